@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Installs the dependencies and builds the kubelet binary (build/cmd/kubelet/kubelet).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+BUILD_DIR=${BUILD_DIR:-build}
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build "$BUILD_DIR" -j"$(nproc)" --target kubelet

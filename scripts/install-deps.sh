@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs everything the kubelet needs to build, run and be tested, from Debian 12 packages.
+# Idempotent and non-interactive; run as root (or with sudo available).
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config git clang-format
+  # libraries
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
+  nlohmann-json3-dev libyaml-cpp-dev libssl-dev libsystemd-dev libboost-dev libboost-system-dev
+  prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
+  # runtime and test harness: containerd + runc + CNI, images built from busybox, a registry
+  containerd runc containernetworking-plugins busybox-static docker-registry
+  iproute2 iptables curl ca-certificates procps util-linux
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The Debian containerd package starts a system containerd under systemd where systemd runs; we
+# start our own with private paths, so the system one is left alone.
+echo "install-deps: done"

@@ -1,0 +1,126 @@
+#include "app/options.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "app/version.h"
+#include "common/log.h"
+#include "config/config_flags.h"
+#include "config/flagset.h"
+#include "config/validation.h"
+
+namespace kubelet::app {
+namespace {
+
+constexpr const char* kLongHelp =
+    "The kubelet is the node agent: it runs the containers of the pods described by its\n"
+    "pod sources (static pod files or a manifest URL in standalone mode, the API server\n"
+    "otherwise) through a CRI container runtime, and keeps them healthy.\n"
+    "\n"
+    "This is a C++ implementation with the flags, configuration file and on-disk layout of\n"
+    "the upstream Kubernetes v1.28 kubelet.\n";
+
+}  // namespace
+
+absl::Status ParseCommandLine(const std::vector<std::string>& args, KubeletServer* server,
+                              std::ostream& out, ParseResult* result) {
+  *result = ParseResult::kRun;
+  server->config = config::DefaultKubeletConfiguration();
+
+  config::FlagSet fs("kubelet");
+  bool help = false;
+  std::string version;
+  config::AddKubeletFlags(fs, &server->flags);
+  config::AddKubeletConfigFlags(fs, &server->config);
+  fs.Bool("help", &help, "help for kubelet").shorthand = "h";
+  config::Flag version_flag;
+  version_flag.name = "version";
+  version_flag.type_name = "version[=true]";
+  version_flag.usage = "--version, --version=raw prints version information and quits";
+  version_flag.default_value = "false";
+  version_flag.is_bool = true;
+  version_flag.set = [&version](std::string_view v, bool) {
+    version = std::string(v);
+    return absl::OkStatus();
+  };
+  fs.Add(std::move(version_flag));
+
+  if (absl::Status st = fs.Parse(args); !st.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("failed to parse kubelet flag: ", std::string(st.message()),
+                     "\nSee 'kubelet --help' for usage."));
+  }
+  for (const std::string& w : fs.Warnings()) {
+    // pflag prints deprecation notices on stderr as the flag is parsed.
+    std::fprintf(stderr, "%s\n", w.c_str());
+  }
+  if (!fs.Args().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown command ", fs.Args().front()));
+  }
+  if (help) {
+    out << kLongHelp << "\nUsage:\n  kubelet [flags]\n\nFlags:\n" << fs.Usages();
+    *result = ParseResult::kExit;
+    return absl::OkStatus();
+  }
+  if (!version.empty() && version != "false") {
+    if (version == "raw") {
+      out << "version.Info{Major:\"1\", Minor:\"28\", GitVersion:\"" << VersionString()
+          << "\", BuildId:\"" << BuildId() << "\"}\n";
+    } else {
+      out << "Kubernetes " << VersionString() << "\n";
+    }
+    *result = ParseResult::kExit;
+    return absl::OkStatus();
+  }
+  if (absl::Status st = server->gates.SetFromMap(server->config.feature_gates); !st.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("failed to set feature gates from initial flags-based config: ",
+                     std::string(st.message())));
+  }
+  if (absl::Status st = config::ValidateKubeletFlags(server->flags); !st.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("failed to validate kubelet flags: ", std::string(st.message())));
+  }
+  if (fs.Changed("pod-infra-container-image")) {
+    KLOG_INFO(
+        "--pod-infra-container-image will not be pruned by the image garbage collector in "
+        "kubelet and should also be set in the remote runtime");
+  }
+  const std::string& config_file = server->flags.kubelet_config_file;
+  if (!config_file.empty()) {
+    auto loaded = config::LoadKubeletConfigFile(config_file, config::DecodeOptions{.strict = true});
+    if (!loaded.ok()) return loaded.status();
+    server->config = std::move(loaded->config);
+    server->file_fields = std::move(loaded->fields_set);
+    // Flags win over the file: replay the command line onto the loaded configuration.
+    if (absl::Status st = fs.Apply(); !st.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("failed to precedence kubeletConfigFlag: ", std::string(st.message())));
+    }
+    if (absl::Status st = server->gates.SetFromMap(server->config.feature_gates); !st.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("failed to set feature gates from initial flags-based config: ",
+                       std::string(st.message())));
+    }
+  }
+  // Configuration complete: logging can be set up.
+  log::Format format;
+  if (absl::Status st = log::ParseFormat(server->config.logging.format, &format); !st.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("initialize logging: logging.format: ", std::string(st.message())));
+  }
+  log::Configure(log::Options{static_cast<int>(server->config.logging.verbosity), format, {}});
+
+  if (absl::Status st = config::ValidateKubeletConfiguration(server->config, server->gates);
+      !st.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("failed to validate kubelet configuration, error: ", std::string(st.message()),
+                     config_file.empty() ? "" : absl::StrCat(", path: ", config_file)));
+  }
+  if (!server->config.kubelet_cgroups.empty() && !server->config.kube_reserved_cgroup.empty() &&
+      server->config.kubelet_cgroups.rfind(server->config.kube_reserved_cgroup, 0) != 0) {
+    KLOG_INFO("unsupported configuration:KubeletCgroups is not within KubeReservedCgroup");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kubelet::app

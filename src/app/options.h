@@ -1,0 +1,44 @@
+// Command-line and configuration-file handling for the kubelet binary, with the upstream
+// precedence rules (cmd/kubelet/app: NewKubeletCommand):
+//   defaults -> flags parsed -> --config file loaded -> command line replayed over it (flags win;
+//   --feature-gates merge per key over the file's featureGates) -> feature gates set ->
+//   logging configured -> flags and configuration validated.
+// Errors name the flag, file or field. Not thread-safe; called once from main.
+#ifndef KUBELET_APP_OPTIONS_H_
+#define KUBELET_APP_OPTIONS_H_
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "config/feature_gates.h"
+#include "config/kubelet_configuration.h"
+#include "config/kubelet_flags.h"
+
+namespace kubelet::app {
+
+struct KubeletServer {
+  config::KubeletFlags flags;
+  config::KubeletConfiguration config;
+  config::FeatureGate gates;
+  // JSON paths of the fields the --config file set (for the not-yet-implemented report).
+  std::vector<std::string> file_fields;
+  // Config-bound flags given on the command line, as their config field names.
+  std::vector<std::string> changed_flags;
+};
+
+enum class ParseResult {
+  kRun,   // configuration complete: go on to Run
+  kExit,  // --help or --version was served: exit 0
+};
+
+// Parses `args` (argv without the program name) into `server`. --help and --version print to
+// `out`. On error returns a status whose message is what the kubelet prints after "Error: ".
+absl::Status ParseCommandLine(const std::vector<std::string>& args, KubeletServer* server,
+                              std::ostream& out, ParseResult* result);
+
+}  // namespace kubelet::app
+
+#endif  // KUBELET_APP_OPTIONS_H_

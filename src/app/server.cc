@@ -1,0 +1,285 @@
+#include "app/server.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "app/version.h"
+#include "common/flock.h"
+#include "common/log.h"
+#include "config/kubelet_configuration.h"
+#include "cri/remote/remote_runtime.h"
+#include "kubelet/kubelet.h"
+#include "server/configz.h"
+#include "server/healthz.h"
+#include "server/http_server.h"
+#include "systemd/sd-daemon.h"
+
+namespace kubelet::app {
+namespace {
+
+// Configuration fields this kubelet acts on. Everything else that a config file sets is parsed
+// and validated, then reported once at start-up as not implemented yet.
+const std::set<std::string>& ImplementedFields() {
+  static const std::set<std::string>* fields = new std::set<std::string>{
+      "apiVersion",
+      "kind",
+      "containerRuntimeEndpoint",
+      "imageServiceEndpoint",
+      "runtimeRequestTimeout",
+      "healthzPort",
+      "healthzBindAddress",
+      "oomScoreAdj",
+      "maxOpenFiles",
+      "featureGates",
+      "logging",
+      "logging.format",
+      "logging.verbosity",
+  };
+  return *fields;
+}
+
+// Sets our own oom_score_adj. Without CAP_SYS_RESOURCE a negative value is refused (EACCES);
+// upstream logs that and carries on.
+absl::Status ApplyOOMScoreAdj(int value) {
+  std::ofstream f("/proc/self/oom_score_adj");
+  if (!f) {
+    return absl::UnavailableError(
+        absl::StrCat("failed to open /proc/self/oom_score_adj: ", std::strerror(errno)));
+  }
+  f << value;
+  f.flush();
+  if (!f) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("failed to set oom_score_adj to ", value, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SetMaxOpenFiles(int64_t max) {
+  struct rlimit rl;
+  rl.rlim_cur = static_cast<rlim_t>(max);
+  rl.rlim_max = static_cast<rlim_t>(max);
+  if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+    return absl::UnavailableError(
+        absl::StrCat("failed to set max open files to ", max, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+// Connects to the CRI runtime. Like upstream's gRPC dial, an unreachable socket is retried with
+// back-off (100 ms doubling to 3 s) until the runtime request timeout runs out; then the error
+// names the endpoint.
+template <typename Service, typename Factory>
+absl::StatusOr<std::unique_ptr<Service>> ConnectWithRetry(const std::string& what,
+                                                          const std::string& endpoint,
+                                                          absl::Duration timeout, Factory factory) {
+  absl::Time deadline = absl::Now() + timeout;
+  absl::Duration backoff = absl::Milliseconds(100);
+  for (int attempt = 1;; ++attempt) {
+    auto svc = factory();
+    if (svc.ok()) return svc;
+    bool retryable = svc.status().code() == absl::StatusCode::kUnavailable ||
+                     svc.status().code() == absl::StatusCode::kDeadlineExceeded;
+    if (!retryable || absl::Now() + backoff > deadline) {
+      return absl::Status(svc.status().code(),
+                          absl::StrCat("validate service connection: validate CRI v1 ", what,
+                                       " API for endpoint \"", endpoint,
+                                       "\": ", std::string(svc.status().message())));
+    }
+    KLOG_INFO("Waiting for the container runtime", "endpoint", endpoint, "attempt", attempt, "err",
+              svc.status());
+    absl::SleepFor(backoff);
+    backoff = std::min(backoff * 2, absl::Seconds(3));
+  }
+}
+
+// Blocks SIGTERM/SIGINT for every thread (call before any thread starts) and returns a
+// signalfd that reports them.
+int BlockShutdownSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return ::signalfd(-1, &set, SFD_CLOEXEC);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> GetHostname(const std::string& hostname_override) {
+  std::string name(absl::StripAsciiWhitespace(hostname_override));
+  if (name.empty()) {
+    char buf[256] = {0};
+    if (::gethostname(buf, sizeof(buf) - 1) != 0) {
+      return absl::UnavailableError(
+          absl::StrCat("couldn't determine hostname: ", std::strerror(errno)));
+    }
+    name = std::string(absl::StripAsciiWhitespace(buf));
+  }
+  absl::AsciiStrToLower(&name);
+  if (name.empty()) return absl::InvalidArgumentError("empty hostname is invalid");
+  return name;
+}
+
+std::vector<std::string> UnimplementedFields(const std::vector<std::string>& file_fields) {
+  std::vector<std::string> out;
+  for (const std::string& f : file_fields) {
+    if (ImplementedFields().count(f)) continue;
+    // A nested field counts as implemented when its parent object is.
+    size_t dot = f.find('.');
+    if (dot != std::string::npos && ImplementedFields().count(f.substr(0, dot)) &&
+        f.substr(0, dot) != "logging") {
+      continue;
+    }
+    out.push_back(f);
+  }
+  return out;
+}
+
+int Run(KubeletServer& s) {
+  int signal_fd = BlockShutdownSignals();
+  const config::KubeletConfiguration& cfg = s.config;
+  auto fail = [](const absl::Status& st) {
+    KLOG_ERROR(st, "command failed");
+    return 1;
+  };
+
+  KLOG_INFO("Kubelet version", "kubeletVersion", VersionString());
+  for (const std::string& field : UnimplementedFields(s.file_fields)) {
+    KLOG_WARNING("Configuration field is accepted but not implemented yet", "field", field);
+  }
+
+  // Lock file.
+  if (s.flags.exit_on_lock_contention && s.flags.lock_file_path.empty()) {
+    return fail(
+        absl::InvalidArgumentError("cannot exit on lock file contention: no lock file specified"));
+  }
+  int lock_watch_fd = -1;
+  if (!s.flags.lock_file_path.empty()) {
+    KLOG_INFO("Acquiring file lock", "path", s.flags.lock_file_path);
+    auto lock = AcquireFileLock(s.flags.lock_file_path);
+    if (!lock.ok()) {
+      return fail(absl::UnavailableError(
+          absl::StrCat("unable to acquire file lock on \"", s.flags.lock_file_path,
+                       "\": ", std::string(lock.status().message()))));
+    }
+    if (s.flags.exit_on_lock_contention) {
+      KLOG_INFO("Watching for inotify events", "path", s.flags.lock_file_path);
+      auto watch = WatchForLockContention(s.flags.lock_file_path);
+      if (!watch.ok()) return fail(watch.status());
+      lock_watch_fd = *watch;
+    }
+  }
+
+  // configz.
+  server::Configz configz;
+  if (absl::Status st = configz.Register("kubeletconfig", config::KubeletConfigurationToJson(cfg));
+      !st.ok()) {
+    return fail(st);
+  }
+
+  // Standalone vs API mode.
+  if (!s.flags.kube_config.empty()) {
+    return fail(absl::UnimplementedError(absl::StrCat(
+        "--kubeconfig=", s.flags.kube_config,
+        ": API server mode is not supported by this build yet; run without --kubeconfig for "
+        "standalone mode")));
+  }
+  KLOG_INFO("Standalone mode, no API client");
+
+  auto hostname = GetHostname(s.flags.hostname_override);
+  if (!hostname.ok()) return fail(hostname.status());
+  const std::string node_name = *hostname;
+  KLOG_INFO("Node name", "node", node_name);
+
+  if (::geteuid() != 0) {
+    KLOG_ERROR(absl::PermissionDeniedError(absl::StrCat(
+                   "kubelet needs to run as uid `0`. It is being run as ", ::geteuid())),
+               "kubelet running with insufficient permissions");
+  }
+
+  if (absl::Status st = ApplyOOMScoreAdj(cfg.oom_score_adj); !st.ok()) {
+    KLOG_INFO("Failed to ApplyOOMScoreAdj", "err", st);
+  }
+
+  // CRI runtime.
+  const std::string runtime_endpoint = cfg.container_runtime_endpoint;
+  const std::string image_endpoint =
+      cfg.image_service_endpoint.empty() ? runtime_endpoint : cfg.image_service_endpoint;
+  KLOG_INFO("Connecting to the container runtime", "endpoint", runtime_endpoint);
+  auto runtime = ConnectWithRetry<cri::RuntimeService>(
+      "runtime", runtime_endpoint, cfg.runtime_request_timeout,
+      [&] { return cri::NewRemoteRuntimeService(runtime_endpoint, cfg.runtime_request_timeout); });
+  if (!runtime.ok()) return fail(runtime.status());
+  auto images = ConnectWithRetry<cri::ImageManagerService>(
+      "image", image_endpoint, cfg.runtime_request_timeout,
+      [&] { return cri::NewRemoteImageService(image_endpoint, cfg.runtime_request_timeout); });
+  if (!images.ok()) return fail(images.status());
+  auto version = (*runtime)->Version("v1");
+  if (version.ok()) {
+    KLOG_INFO("Container runtime initialized", "containerRuntime", version->runtime_name(),
+              "version", version->runtime_version(), "apiVersion", version->runtime_api_version());
+  }
+
+  // RunKubelet.
+  if (absl::Status st = SetMaxOpenFiles(cfg.max_open_files); !st.ok()) {
+    KLOG_WARNING("Failed to set the open files limit", "err", st);
+  }
+  Kubelet kubelet(KubeletOptions{.node_name = node_name}, **runtime, **images);
+  kubelet.Start();
+
+  // healthz.
+  std::unique_ptr<server::HttpServer> healthz;
+  if (cfg.healthz_port > 0) {
+    healthz = std::make_unique<server::HttpServer>(server::HttpServerOptions{
+        .name = "healthz", .address = cfg.healthz_bind_address, .port = cfg.healthz_port});
+    server::InstallHealthz(*healthz, {});
+    if (absl::Status st = healthz->Start(); !st.ok()) {
+      KLOG_ERROR(st, "Failed to start healthz server");
+      healthz.reset();
+    } else {
+      KLOG_INFO("Started healthz server", "address",
+                absl::StrCat(cfg.healthz_bind_address, ":", cfg.healthz_port));
+    }
+  }
+
+  // Tell systemd we are up (a no-op without NOTIFY_SOCKET).
+  if (int rc = sd_notify(0, "READY=1"); rc < 0) {
+    KLOG_WARNING("Failed to notify systemd", "err", absl::UnavailableError(std::strerror(-rc)));
+  }
+
+  // Wait for a shutdown signal or lock contention.
+  for (;;) {
+    struct pollfd fds[2] = {{signal_fd, POLLIN, 0}, {lock_watch_fd, POLLIN, 0}};
+    int n = ::poll(fds, lock_watch_fd >= 0 ? 2 : 1, -1);
+    if (n < 0 && errno == EINTR) continue;
+    if (fds[0].revents & POLLIN) {
+      struct signalfd_siginfo si;
+      ssize_t r = ::read(signal_fd, &si, sizeof(si));
+      (void)r;
+      KLOG_INFO("Received signal, shutting down", "signal",
+                strsignal(static_cast<int>(si.ssi_signo)));
+      break;
+    }
+    if (lock_watch_fd >= 0 && (fds[1].revents & POLLIN)) {
+      KLOG_INFO("inotify event on the lock file, exiting", "path", s.flags.lock_file_path);
+      break;
+    }
+  }
+  if (healthz) healthz->Stop();
+  kubelet.Stop();
+  KLOG_INFO("Kubelet stopped");
+  return 0;
+}
+
+}  // namespace kubelet::app

@@ -1,0 +1,44 @@
+#include "test/e2e/e2e_env.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+namespace kubelet::e2e {
+namespace {
+
+bool RuntimeDescribed() {
+  const char* sock = std::getenv("KUBELET_E2E_CONTAINERD_SOCK");
+  return sock != nullptr && *sock != '\0';
+}
+
+}  // namespace
+
+bool LoadE2EEnvFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    std::cerr << "e2e: cannot read env file " << path << "\n";
+    return RuntimeDescribed();
+  }
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    const std::string::size_type eq = line.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    const std::string key = line.substr(0, eq);
+    const std::string value = line.substr(eq + 1);
+    // overwrite = 0: a variable the caller set explicitly wins over the file.
+    ::setenv(key.c_str(), value.c_str(), /*overwrite=*/0);
+  }
+  return RuntimeDescribed();
+}
+
+bool LoadE2EEnv() {
+  const char* file = std::getenv("KUBELET_E2E_ENV_FILE");
+  if (file == nullptr || *file == '\0') return RuntimeDescribed();
+  return LoadE2EEnvFile(file);
+}
+
+}  // namespace kubelet::e2e
