@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "common/strings.h"
 
 namespace kubelet::api {
 namespace {
@@ -248,7 +249,7 @@ bool ParseImageReference(std::string_view image, std::string* tag, std::string* 
   if (size_t i = rest.find('/'); i != std::string_view::npos) {
     std::string_view first = rest.substr(0, i);
     const bool is_domain = first.find_first_of(".:") != std::string_view::npos ||
-                           first == "localhost" || absl::AsciiStrToLower(first) != first;
+                           first == "localhost" || absl::AsciiStrToLower(AV(first)) != first;
     if (is_domain) {
       if (!ValidDomain(first)) return false;
       remote = rest.substr(i + 1);

@@ -1,0 +1,146 @@
+#include "app/options.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "app/server.h"
+#include "gtest/gtest.h"
+
+namespace kubelet::app {
+namespace {
+
+class OptionsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char templ[] = "/tmp/kubelet-options-XXXXXX";
+    dir_ = ::mkdtemp(templ);
+  }
+  std::string WriteConfig(const std::string& body) {
+    std::string path = dir_ + "/kubelet.yaml";
+    std::ofstream f(path);
+    f << "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n" << body;
+    return path;
+  }
+  absl::Status Parse(std::vector<std::string> args) {
+    server_ = std::make_unique<KubeletServer>();
+    out_.str("");
+    return ParseCommandLine(args, server_.get(), out_, &result_);
+  }
+  std::string dir_;
+  std::unique_ptr<KubeletServer> server_;
+  std::ostringstream out_;
+  ParseResult result_ = ParseResult::kRun;
+};
+
+TEST_F(OptionsTest, NoConfigUsesUpstreamFlagDefaults) {
+  ASSERT_TRUE(Parse({}).ok());
+  EXPECT_EQ(result_, ParseResult::kRun);
+  const auto& c = server_->config;
+  EXPECT_EQ(c.sync_frequency, absl::Minutes(1));
+  EXPECT_EQ(c.healthz_port, 10248);
+  EXPECT_EQ(c.healthz_bind_address, "127.0.0.1");
+  EXPECT_EQ(c.max_pods, 110);
+  EXPECT_EQ(c.oom_score_adj, -999);
+  EXPECT_EQ(c.container_runtime_endpoint, "unix:///run/containerd/containerd.sock");
+  EXPECT_EQ(server_->flags.root_directory, "/var/lib/kubelet");
+}
+
+TEST_F(OptionsTest, FlagsWinOverTheConfigFile) {
+  std::string path = WriteConfig(
+      "maxPods: 50\nsyncFrequency: 30s\nfeatureGates:\n  GracefulNodeShutdown: false\n"
+      "  InPlacePodVerticalScaling: true\nhealthzPort: 1234\n");
+  ASSERT_TRUE(
+      Parse({"--config", path, "--max-pods=20", "--feature-gates=GracefulNodeShutdown=true"}).ok());
+  const auto& c = server_->config;
+  EXPECT_EQ(c.max_pods, 20);                       // flag wins
+  EXPECT_EQ(c.sync_frequency, absl::Seconds(30));  // only in the file
+  EXPECT_EQ(c.healthz_port, 1234);
+  // --feature-gates merges per key over the file's featureGates.
+  EXPECT_TRUE(c.feature_gates.at("GracefulNodeShutdown"));
+  EXPECT_TRUE(c.feature_gates.at("InPlacePodVerticalScaling"));
+  EXPECT_TRUE(server_->gates.Enabled("InPlacePodVerticalScaling"));
+  EXPECT_TRUE(server_->gates.Enabled("GracefulNodeShutdown"));
+  EXPECT_NE(std::find(server_->file_fields.begin(), server_->file_fields.end(), "maxPods"),
+            server_->file_fields.end());
+}
+
+TEST_F(OptionsTest, ConfigErrorsNameFileAndField) {
+  std::string path = WriteConfig("maxPods: lots\n");
+  absl::Status st = Parse({"--config", path});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find(path), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("maxPods"), std::string::npos) << st.message();
+
+  path = WriteConfig("authentication:\n  x509:\n    clientCAFil: /x\n");
+  st = Parse({"--config", path});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("clientCAFil"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find(path), std::string::npos) << st.message();
+
+  st = Parse({"--config", dir_ + "/missing.yaml"});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("missing.yaml"), std::string::npos) << st.message();
+}
+
+TEST_F(OptionsTest, ValidationErrorsNameTheField) {
+  std::string path =
+      WriteConfig("imageGCHighThresholdPercent: 50\nimageGCLowThresholdPercent: 80\n");
+  absl::Status st = Parse({"--config", path});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("imageGCLowThresholdPercent (--image-gc-low-threshold) 80 must be "
+                              "less than imageGCHighThresholdPercent"),
+            std::string::npos)
+      << st.message();
+  // The same rule through flags alone.
+  st = Parse({"--image-gc-high-threshold=10", "--image-gc-low-threshold=20"});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("imageGCHighThresholdPercent"), std::string::npos);
+}
+
+TEST_F(OptionsTest, FeatureGateErrors) {
+  absl::Status st = Parse({"--feature-gates=NoSuchGate=true"});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("unrecognized feature gate: NoSuchGate"), std::string::npos)
+      << st.message();
+  st = Parse({"--feature-gates=CPUManager=false"});  // GA and locked in v1.28
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("cannot set feature gate CPUManager to false"), std::string::npos)
+      << st.message();
+}
+
+TEST_F(OptionsTest, HelpAndVersion) {
+  ASSERT_TRUE(Parse({"--help"}).ok());
+  EXPECT_EQ(result_, ParseResult::kExit);
+  EXPECT_NE(out_.str().find("--pod-manifest-path string"), std::string::npos);
+  EXPECT_NE(out_.str().find("--config string"), std::string::npos);
+  ASSERT_TRUE(Parse({"--version"}).ok());
+  EXPECT_EQ(result_, ParseResult::kExit);
+  EXPECT_EQ(out_.str().rfind("Kubernetes v1.28.", 0), 0u) << out_.str();
+}
+
+TEST_F(OptionsTest, BadCommandLines) {
+  EXPECT_EQ(Parse({"--bogus"}).message(),
+            "failed to parse kubelet flag: unknown flag: --bogus\nSee 'kubelet --help' for usage.");
+  EXPECT_EQ(Parse({"run"}).message(), "unknown command run");
+  EXPECT_TRUE(Parse({"--container-runtime=remote"}).ok());
+  EXPECT_FALSE(Parse({"--node-labels=kubernetes.io/foo=bar"}).ok());
+}
+
+TEST(Hostname, OverrideIsTrimmedAndLowercased) {
+  EXPECT_EQ(*GetHostname("  Node-1.Example "), "node-1.example");
+  auto h = GetHostname("");
+  ASSERT_TRUE(h.ok());
+  EXPECT_FALSE(h->empty());
+}
+
+TEST(UnimplementedFields, ReportsOnlyFieldsNotActedOn) {
+  auto out = UnimplementedFields({"healthzPort", "containerRuntimeEndpoint", "logging.format",
+                                  "cpuManagerPolicy", "logging.vmodule"});
+  EXPECT_EQ(out, (std::vector<std::string>{"cpuManagerPolicy", "logging.vmodule"}));
+}
+
+}  // namespace
+}  // namespace kubelet::app

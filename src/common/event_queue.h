@@ -1,0 +1,70 @@
+// An unbounded multi-producer queue whose pending state is visible as a readable eventfd, so one
+// thread can wait on several queues (and timers, signals) with a single poll(2). This is how the
+// sync loop multiplexes config updates, PLEG events and probe results.
+//
+// Thread-safety: Push and Drain may be called from any thread. The fd stays valid for the
+// queue's lifetime; it is readable while items are pending (level-triggered after Drain resets).
+#ifndef KUBELET_COMMON_EVENT_QUEUE_H_
+#define KUBELET_COMMON_EVENT_QUEUE_H_
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <deque>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+
+namespace kubelet {
+
+template <typename T>
+class EventQueue {
+ public:
+  EventQueue() : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+  ~EventQueue() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  EventQueue(const EventQueue&) = delete;
+  EventQueue& operator=(const EventQueue&) = delete;
+
+  void Push(T item) {
+    {
+      absl::MutexLock lock(&mu_);
+      items_.push_back(std::move(item));
+    }
+    uint64_t one = 1;
+    ssize_t n = ::write(fd_, &one, sizeof(one));
+    (void)n;
+  }
+
+  // Takes every pending item, oldest first, and clears the fd's readiness.
+  std::vector<T> Drain() {
+    uint64_t v;
+    ssize_t n = ::read(fd_, &v, sizeof(v));
+    (void)n;
+    absl::MutexLock lock(&mu_);
+    std::vector<T> out(std::make_move_iterator(items_.begin()),
+                       std::make_move_iterator(items_.end()));
+    items_.clear();
+    return out;
+  }
+
+  size_t Size() const {
+    absl::MutexLock lock(&mu_);
+    return items_.size();
+  }
+
+  int fd() const { return fd_; }
+
+ private:
+  const int fd_;
+  mutable absl::Mutex mu_;
+  std::deque<T> items_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace kubelet
+
+#endif  // KUBELET_COMMON_EVENT_QUEUE_H_

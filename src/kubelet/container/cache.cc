@@ -1,0 +1,50 @@
+#include "kubelet/container/cache.h"
+
+namespace kubelet::container {
+
+Cache::Entry Cache::Get(const std::string& uid) const {
+  absl::MutexLock lock(&mu_);
+  auto it = pods_.find(uid);
+  if (it != pods_.end()) return it->second;
+  Entry e;
+  e.status.id = uid;
+  return e;
+}
+
+bool Cache::IsNewer(const std::string& uid, absl::Time min_time) const {
+  auto it = pods_.find(uid);
+  if (it != pods_.end() && it->second.modified > min_time) return true;
+  return global_timestamp_ > min_time;
+}
+
+Cache::Entry Cache::GetNewerThan(const std::string& uid, absl::Time min_time,
+                                 absl::Duration timeout) const {
+  {
+    absl::MutexLock lock(&mu_);
+    auto cond = [this, &uid, min_time]()
+                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return IsNewer(uid, min_time); };
+    mu_.AwaitWithTimeout(absl::Condition(&cond), timeout);
+  }
+  return Get(uid);
+}
+
+void Cache::Set(const std::string& uid, PodStatus status, absl::Status error,
+                absl::Time timestamp) {
+  absl::MutexLock lock(&mu_);
+  Entry& e = pods_[uid];
+  e.status = std::move(status);
+  e.error = std::move(error);
+  e.modified = timestamp;
+}
+
+void Cache::UpdateTime(absl::Time timestamp) {
+  absl::MutexLock lock(&mu_);
+  if (timestamp > global_timestamp_) global_timestamp_ = timestamp;
+}
+
+void Cache::Delete(const std::string& uid) {
+  absl::MutexLock lock(&mu_);
+  pods_.erase(uid);
+}
+
+}  // namespace kubelet::container

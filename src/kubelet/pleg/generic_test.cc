@@ -1,0 +1,151 @@
+#include "kubelet/pleg/generic.h"
+
+#include <algorithm>
+
+#include "gtest/gtest.h"
+
+namespace kubelet::pleg {
+namespace {
+
+// A container::Runtime whose pod list the test sets directly.
+class ListRuntime : public container::Runtime {
+ public:
+  std::string Type() const override { return "fake"; }
+  absl::StatusOr<std::vector<container::Pod>> GetPods(bool) override { return pods; }
+  container::PodSyncResult SyncPod(const api::Pod&, const container::PodStatus&) override {
+    return {};
+  }
+  absl::Status KillPod(const api::Pod*, const container::Pod&, std::optional<int64_t>) override {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<container::PodStatus> GetPodStatus(const std::string& uid, const std::string& name,
+                                                    const std::string& ns) override {
+    ++status_calls[uid];
+    if (!status_error.ok()) return status_error;
+    container::PodStatus s;
+    s.id = uid;
+    s.name = name;
+    s.namespace_ = ns;
+    return s;
+  }
+  absl::Status GarbageCollect(const container::GCPolicy&, bool) override {
+    return absl::OkStatus();
+  }
+  void ForgetPod(const std::string&) override {}
+
+  std::vector<container::Pod> pods;
+  std::map<std::string, int> status_calls;
+  absl::Status status_error;
+};
+
+container::Container C(const std::string& id, container::State s) {
+  container::Container c;
+  c.id = {"containerd", id};
+  c.name = "c-" + id;
+  c.state = s;
+  return c;
+}
+
+container::Pod P(const std::string& uid, std::vector<container::Container> cs,
+                 std::vector<container::Container> sandboxes = {}) {
+  container::Pod p;
+  p.id = uid;
+  p.name = "pod-" + uid;
+  p.namespace_ = "default";
+  p.containers = std::move(cs);
+  p.sandboxes = std::move(sandboxes);
+  return p;
+}
+
+std::vector<std::string> Names(std::vector<PodLifecycleEvent> events) {
+  std::vector<std::string> out;
+  for (auto& e : events) out.push_back(e.pod_id + "/" + e.data + "/" + EventTypeName(e.type));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class GenericPLEGTest : public ::testing::Test {
+ protected:
+  GenericPLEGTest() : pleg_(GenericPLEGOptions{}, runtime_, cache_, clock_) {}
+  ListRuntime runtime_;
+  container::Cache cache_;
+  FakeClock clock_;
+  GenericPLEG pleg_;
+};
+
+TEST_F(GenericPLEGTest, EmitsStartedDiedRemoved) {
+  runtime_.pods = {P("u1", {C("a", container::State::kRunning), C("b", container::State::kExited)},
+                     {C("s1", container::State::kRunning)})};
+  pleg_.Relist();
+  EXPECT_EQ(Names(pleg_.Events().Drain()),
+            (std::vector<std::string>{"u1/a/ContainerStarted", "u1/b/ContainerDied",
+                                      "u1/s1/ContainerStarted"}));
+  EXPECT_EQ(runtime_.status_calls["u1"], 1);
+  EXPECT_EQ(cache_.Get("u1").status.name, "pod-u1");
+
+  // Nothing changed: no events, no status call, but the global timestamp moves.
+  clock_.Advance(absl::Seconds(1));
+  pleg_.Relist();
+  EXPECT_TRUE(pleg_.Events().Drain().empty());
+  EXPECT_EQ(runtime_.status_calls["u1"], 1);
+  EXPECT_EQ(cache_.GetNewerThan("u1", clock_.Now() - absl::Milliseconds(1), absl::ZeroDuration())
+                .status.id,
+            "u1");
+
+  // a dies, b is removed, c appears created (ContainerChanged is not published).
+  runtime_.pods = {P("u1", {C("a", container::State::kExited), C("c", container::State::kCreated)},
+                     {C("s1", container::State::kRunning)})};
+  pleg_.Relist();
+  EXPECT_EQ(Names(pleg_.Events().Drain()),
+            (std::vector<std::string>{"u1/a/ContainerDied", "u1/b/ContainerRemoved"}));
+  EXPECT_EQ(runtime_.status_calls["u1"], 2);
+
+  // The pod vanishes: a running-then-gone container reports died + removed.
+  runtime_.pods = {P("u1", {C("c", container::State::kRunning)}, {})};
+  pleg_.Relist();
+  runtime_.pods = {};
+  pleg_.Relist();
+  auto names = Names(pleg_.Events().Drain());
+  EXPECT_NE(std::find(names.begin(), names.end(), "u1/c/ContainerDied"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "u1/c/ContainerRemoved"), names.end());
+}
+
+TEST_F(GenericPLEGTest, FailedInspectionIsRetried) {
+  runtime_.pods = {P("u2", {C("x", container::State::kRunning)})};
+  runtime_.status_error = absl::UnavailableError("boom");
+  pleg_.Relist();
+  EXPECT_FALSE(cache_.Get("u2").error.ok());
+  runtime_.status_error = absl::OkStatus();
+  pleg_.Relist();  // no new events, but the pod is reinspected
+  EXPECT_EQ(runtime_.status_calls["u2"], 2);
+  EXPECT_TRUE(cache_.Get("u2").error.ok());
+}
+
+TEST_F(GenericPLEGTest, HealthFollowsRelistTime) {
+  EXPECT_TRUE(pleg_.Healthy().ok());
+  pleg_.Relist();
+  clock_.Advance(absl::Minutes(2));
+  EXPECT_TRUE(pleg_.Healthy().ok());
+  clock_.Advance(absl::Minutes(2));
+  EXPECT_FALSE(pleg_.Healthy().ok());
+}
+
+TEST_F(GenericPLEGTest, RunsOnItsThreadAndPokeTriggersRelist) {
+  GenericPLEG fast(GenericPLEGOptions{.relist_period = absl::Hours(1)}, runtime_, cache_, clock_);
+  fast.Start();
+  // The first relist happens at start; a later change is seen only after a poke.
+  for (int i = 0; i < 500 && runtime_.status_calls.empty(); ++i)
+    absl::SleepFor(absl::Milliseconds(2));
+  runtime_.pods = {P("u3", {C("z", container::State::kRunning)})};
+  fast.Poke();
+  bool seen = false;
+  for (int i = 0; i < 1000 && !seen; ++i) {
+    for (auto& e : fast.Events().Drain()) seen |= e.pod_id == "u3";
+    if (!seen) absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_TRUE(seen);
+  fast.Stop();
+}
+
+}  // namespace
+}  // namespace kubelet::pleg
