@@ -63,7 +63,9 @@ struct IntOrString {
   std::string str_val;
 
   static IntOrString FromInt(int32_t v) { return IntOrString{Type::kInt, v, ""}; }
-  static IntOrString FromString(std::string s) { return IntOrString{Type::kString, 0, std::move(s)}; }
+  static IntOrString FromString(std::string s) {
+    return IntOrString{Type::kString, 0, std::move(s)};
+  }
   bool is_string() const { return type == Type::kString; }
   std::string ToString() const;  // "8080" or "http"
   bool operator==(const IntOrString&) const = default;
@@ -227,7 +229,7 @@ struct Volume {
   std::optional<ConfigMapVolumeSource> config_map;
   std::optional<ProjectedVolumeSource> projected;
   // Every other upstream VolumeSource member (nfs, iscsi, csi, ephemeral, rbd, ...), keyed by its
-  // JSON name, kept opaque. See kOpaqueVolumeSources in pod_codec.cc for the accepted names.
+  // JSON name, kept opaque (kVolumeSourceOrder in pod_codec.cc lists the accepted names).
   std::map<std::string, RawJson> other_sources;
   bool operator==(const Volume&) const = default;
 };

@@ -21,19 +21,41 @@ namespace {
 using Json = nlohmann::json;
 using Path = std::string;
 
-constexpr int kMaxDepth = 1000;               // nesting levels accepted in a document
-constexpr size_t kMaxYamlNodes = 4'000'000;   // guards against alias ("billion laughs") bombs
-constexpr size_t kMaxValueInMessage = 200;    // chars of a bad value quoted in an error
+constexpr int kMaxDepth = 1000;             // nesting levels accepted in a document
+constexpr size_t kMaxValueInMessage = 200;  // chars of a bad value quoted in an error
 constexpr char kScheme[] = "pkg/api/legacyscheme/scheme.go:30";
 
 // VolumeSource members kept opaque, in Go declaration order interleaved with the typed ones.
 constexpr const char* kVolumeSourceOrder[] = {
-    "hostPath",  "emptyDir",  "gcePersistentDisk", "awsElasticBlockStore", "gitRepo",
-    "secret",    "nfs",       "iscsi",             "glusterfs",            "persistentVolumeClaim",
-    "rbd",       "flexVolume", "cinder",           "cephfs",               "flocker",
-    "downwardAPI", "fc",      "azureFile",         "configMap",            "vsphereVolume",
-    "quobyte",   "azureDisk", "photonPersistentDisk", "projected",         "portworxVolume",
-    "scaleIO",   "storageos", "csi",               "ephemeral",
+    "hostPath",
+    "emptyDir",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "gitRepo",
+    "secret",
+    "nfs",
+    "iscsi",
+    "glusterfs",
+    "persistentVolumeClaim",
+    "rbd",
+    "flexVolume",
+    "cinder",
+    "cephfs",
+    "flocker",
+    "downwardAPI",
+    "fc",
+    "azureFile",
+    "configMap",
+    "vsphereVolume",
+    "quobyte",
+    "azureDisk",
+    "photonPersistentDisk",
+    "projected",
+    "portworxVolume",
+    "scaleIO",
+    "storageos",
+    "csi",
+    "ephemeral",
 };
 
 bool IsTypedVolumeSource(std::string_view k) {
@@ -420,13 +442,12 @@ Json FloatToJson(double f) {
 
 absl::StatusOr<Json> ResolvePlainScalar(const std::string& s) {
   static const char* const kNull[] = {"", "~", "null", "Null", "NULL"};
-  static const char* const kTrue[] = {"y", "Y", "yes", "Yes", "YES", "true", "True",
-                                      "TRUE", "on", "On", "ON"};
-  static const char* const kFalse[] = {"n", "N", "no", "No", "NO", "false", "False",
-                                       "FALSE", "off", "Off", "OFF"};
-  static const char* const kSpecialFloat[] = {".nan", ".NaN", ".NAN", ".inf", ".Inf",
-                                              ".INF", "+.inf", "+.Inf", "+.INF",
-                                              "-.inf", "-.Inf", "-.INF"};
+  static const char* const kTrue[] = {"y",    "Y",    "yes", "Yes", "YES", "true",
+                                      "True", "TRUE", "on",  "On",  "ON"};
+  static const char* const kFalse[] = {"n",     "N",     "no",  "No",  "NO", "false",
+                                       "False", "FALSE", "off", "Off", "OFF"};
+  static const char* const kSpecialFloat[] = {".nan",  ".NaN",  ".NAN",  ".inf",  ".Inf",  ".INF",
+                                              "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF"};
   for (const char* n : kNull) {
     if (s == n) return Json(nullptr);
   }
@@ -464,14 +485,18 @@ absl::StatusOr<Json> ResolvePlainScalar(const std::string& s) {
   return Json(s);
 }
 
+// Every YAML node but an alias costs at least one byte of input, so a node budget proportional
+// to the input size admits every real document and stops alias ("billion laughs") expansion.
 class YamlConverter {
  public:
+  explicit YamlConverter(size_t input_size) : max_nodes_(input_size + 1024) {}
+
   absl::StatusOr<Json> Convert(const YAML::Node& n, int depth) {
     if (depth > kMaxDepth) {
       return absl::InvalidArgumentError(
           absl::StrCat("error converting YAML to JSON: exceeded max depth of ", kMaxDepth));
     }
-    if (++nodes_ > kMaxYamlNodes) {
+    if (++nodes_ > max_nodes_) {
       return absl::InvalidArgumentError(
           "error converting YAML to JSON: document too large (too many nodes or aliases)");
     }
@@ -517,8 +542,8 @@ class YamlConverter {
     auto v = ResolvePlainScalar(s);
     if (!v.ok()) return v;
     auto mismatch = [&]() {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "error converting YAML to JSON: yaml: cannot decode ", s, " as a ", tag));
+      return absl::InvalidArgumentError(
+          absl::StrCat("error converting YAML to JSON: yaml: cannot decode ", s, " as a ", tag));
     };
     if (tag == "tag:yaml.org,2002:int" && !v->is_number_integer()) return mismatch();
     if (tag == "tag:yaml.org,2002:bool" && !v->is_boolean()) return mismatch();
@@ -548,6 +573,7 @@ class YamlConverter {
     return k.Scalar();
   }
 
+  const size_t max_nodes_;
   size_t nodes_ = 0;
 };
 
@@ -573,11 +599,11 @@ absl::StatusOr<Json> ParseDocument(std::string_view data) {
   }
   try {
     YAML::Node root = YAML::Load(std::string(data));
-    YamlConverter conv;
+    YamlConverter conv(data.size());
     return conv.Convert(root, 0);
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("error converting YAML to JSON: yaml: line ",
-                                                   e.mark.line + 1, ": ", e.msg));
+    return absl::InvalidArgumentError(
+        absl::StrCat("error converting YAML to JSON: yaml: line ", e.mark.line + 1, ": ", e.msg));
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("error converting YAML to JSON: ", e.what()));
   }
@@ -599,10 +625,10 @@ absl::Status TypeError(const Path& p, std::string_view want, const Json& v) {
       absl::StrCat(p, ": expected ", AV(want), ", got ", Describe(v)));
 }
 
-#define KRETURN_IF_ERROR(expr)             \
-  do {                                     \
-    absl::Status _st = (expr);             \
-    if (!_st.ok()) return _st;             \
+#define KRETURN_IF_ERROR(expr) \
+  do {                         \
+    absl::Status _st = (expr); \
+    if (!_st.ok()) return _st; \
   } while (0)
 
 class Decoder {
@@ -732,8 +758,8 @@ class Decoder {
   // Decodes the Container fields of `k` (shared by Container and EphemeralContainer).
   std::optional<absl::Status> ContainerField(const std::string& k, const Json& f, const Path& fp,
                                              Container* o);
-  std::optional<absl::Status> ProbeHandlerField(const std::string& k, const Json& f,
-                                                const Path& fp, Probe* o);
+  std::optional<absl::Status> ProbeHandlerField(const std::string& k, const Json& f, const Path& fp,
+                                                Probe* o);
 
   std::vector<std::string>* unknown_;
 };
@@ -759,8 +785,7 @@ absl::Status DecodeInt(const Json& v, const Path& p, int64_t lo, int64_t hi, con
   if (v.is_number_unsigned()) {
     const uint64_t u = v.get<uint64_t>();
     if (u > static_cast<uint64_t>(hi)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(p, ": value ", u, " out of range for ", type));
+      return absl::InvalidArgumentError(absl::StrCat(p, ": value ", u, " out of range for ", type));
     }
     *o = static_cast<int64_t>(u);
     return absl::OkStatus();
@@ -768,8 +793,7 @@ absl::Status DecodeInt(const Json& v, const Path& p, int64_t lo, int64_t hi, con
   if (v.is_number_integer()) {
     const int64_t i = v.get<int64_t>();
     if (i < lo || i > hi) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(p, ": value ", i, " out of range for ", type));
+      return absl::InvalidArgumentError(absl::StrCat(p, ": value ", i, " out of range for ", type));
     }
     *o = i;
     return absl::OkStatus();
@@ -1452,53 +1476,52 @@ absl::Status Decoder::Dec(const Json& v, const Path& p, PodResourceClaim* o) {
 
 absl::Status Decoder::Dec(const Json& v, const Path& p, PodSpec* o) {
   std::string deprecated_service_account;
-  KRETURN_IF_ERROR(
-      Fields(v, p, [&](const std::string& k, const Json& f, const Path& fp) -> Field {
-        if (k == "volumes") return Dec(f, fp, &o->volumes);
-        if (k == "initContainers") return Dec(f, fp, &o->init_containers);
-        if (k == "containers") return Dec(f, fp, &o->containers);
-        if (k == "ephemeralContainers") return Dec(f, fp, &o->ephemeral_containers);
-        if (k == "restartPolicy") return Dec(f, fp, &o->restart_policy);
-        if (k == "terminationGracePeriodSeconds") {
-          return Dec(f, fp, &o->termination_grace_period_seconds);
-        }
-        if (k == "activeDeadlineSeconds") return Dec(f, fp, &o->active_deadline_seconds);
-        if (k == "dnsPolicy") return Dec(f, fp, &o->dns_policy);
-        if (k == "nodeSelector") return Dec(f, fp, &o->node_selector);
-        if (k == "serviceAccountName") return Dec(f, fp, &o->service_account_name);
-        if (k == "serviceAccount") return Dec(f, fp, &deprecated_service_account);
-        if (k == "automountServiceAccountToken") {
-          return Dec(f, fp, &o->automount_service_account_token);
-        }
-        if (k == "nodeName") return Dec(f, fp, &o->node_name);
-        if (k == "hostNetwork") return Dec(f, fp, &o->host_network);
-        if (k == "hostPID") return Dec(f, fp, &o->host_pid);
-        if (k == "hostIPC") return Dec(f, fp, &o->host_ipc);
-        if (k == "shareProcessNamespace") return Dec(f, fp, &o->share_process_namespace);
-        if (k == "securityContext") return Dec(f, fp, &o->security_context);
-        if (k == "imagePullSecrets") return Dec(f, fp, &o->image_pull_secrets);
-        if (k == "hostname") return Dec(f, fp, &o->hostname);
-        if (k == "subdomain") return Dec(f, fp, &o->subdomain);
-        if (k == "affinity") return Dec(f, fp, &o->affinity);
-        if (k == "schedulerName") return Dec(f, fp, &o->scheduler_name);
-        if (k == "tolerations") return Dec(f, fp, &o->tolerations);
-        if (k == "hostAliases") return Dec(f, fp, &o->host_aliases);
-        if (k == "priorityClassName") return Dec(f, fp, &o->priority_class_name);
-        if (k == "priority") return Dec(f, fp, &o->priority);
-        if (k == "dnsConfig") return Dec(f, fp, &o->dns_config);
-        if (k == "readinessGates") return Dec(f, fp, &o->readiness_gates);
-        if (k == "runtimeClassName") return Dec(f, fp, &o->runtime_class_name);
-        if (k == "enableServiceLinks") return Dec(f, fp, &o->enable_service_links);
-        if (k == "preemptionPolicy") return Dec(f, fp, &o->preemption_policy);
-        if (k == "overhead") return Dec(f, fp, &o->overhead);
-        if (k == "topologySpreadConstraints") return Dec(f, fp, &o->topology_spread_constraints);
-        if (k == "setHostnameAsFQDN") return Dec(f, fp, &o->set_hostname_as_fqdn);
-        if (k == "os") return Dec(f, fp, &o->os);
-        if (k == "hostUsers") return Dec(f, fp, &o->host_users);
-        if (k == "schedulingGates") return Dec(f, fp, &o->scheduling_gates);
-        if (k == "resourceClaims") return Dec(f, fp, &o->resource_claims);
-        return std::nullopt;
-      }));
+  KRETURN_IF_ERROR(Fields(v, p, [&](const std::string& k, const Json& f, const Path& fp) -> Field {
+    if (k == "volumes") return Dec(f, fp, &o->volumes);
+    if (k == "initContainers") return Dec(f, fp, &o->init_containers);
+    if (k == "containers") return Dec(f, fp, &o->containers);
+    if (k == "ephemeralContainers") return Dec(f, fp, &o->ephemeral_containers);
+    if (k == "restartPolicy") return Dec(f, fp, &o->restart_policy);
+    if (k == "terminationGracePeriodSeconds") {
+      return Dec(f, fp, &o->termination_grace_period_seconds);
+    }
+    if (k == "activeDeadlineSeconds") return Dec(f, fp, &o->active_deadline_seconds);
+    if (k == "dnsPolicy") return Dec(f, fp, &o->dns_policy);
+    if (k == "nodeSelector") return Dec(f, fp, &o->node_selector);
+    if (k == "serviceAccountName") return Dec(f, fp, &o->service_account_name);
+    if (k == "serviceAccount") return Dec(f, fp, &deprecated_service_account);
+    if (k == "automountServiceAccountToken") {
+      return Dec(f, fp, &o->automount_service_account_token);
+    }
+    if (k == "nodeName") return Dec(f, fp, &o->node_name);
+    if (k == "hostNetwork") return Dec(f, fp, &o->host_network);
+    if (k == "hostPID") return Dec(f, fp, &o->host_pid);
+    if (k == "hostIPC") return Dec(f, fp, &o->host_ipc);
+    if (k == "shareProcessNamespace") return Dec(f, fp, &o->share_process_namespace);
+    if (k == "securityContext") return Dec(f, fp, &o->security_context);
+    if (k == "imagePullSecrets") return Dec(f, fp, &o->image_pull_secrets);
+    if (k == "hostname") return Dec(f, fp, &o->hostname);
+    if (k == "subdomain") return Dec(f, fp, &o->subdomain);
+    if (k == "affinity") return Dec(f, fp, &o->affinity);
+    if (k == "schedulerName") return Dec(f, fp, &o->scheduler_name);
+    if (k == "tolerations") return Dec(f, fp, &o->tolerations);
+    if (k == "hostAliases") return Dec(f, fp, &o->host_aliases);
+    if (k == "priorityClassName") return Dec(f, fp, &o->priority_class_name);
+    if (k == "priority") return Dec(f, fp, &o->priority);
+    if (k == "dnsConfig") return Dec(f, fp, &o->dns_config);
+    if (k == "readinessGates") return Dec(f, fp, &o->readiness_gates);
+    if (k == "runtimeClassName") return Dec(f, fp, &o->runtime_class_name);
+    if (k == "enableServiceLinks") return Dec(f, fp, &o->enable_service_links);
+    if (k == "preemptionPolicy") return Dec(f, fp, &o->preemption_policy);
+    if (k == "overhead") return Dec(f, fp, &o->overhead);
+    if (k == "topologySpreadConstraints") return Dec(f, fp, &o->topology_spread_constraints);
+    if (k == "setHostnameAsFQDN") return Dec(f, fp, &o->set_hostname_as_fqdn);
+    if (k == "os") return Dec(f, fp, &o->os);
+    if (k == "hostUsers") return Dec(f, fp, &o->host_users);
+    if (k == "schedulingGates") return Dec(f, fp, &o->scheduling_gates);
+    if (k == "resourceClaims") return Dec(f, fp, &o->resource_claims);
+    return std::nullopt;
+  }));
   // v1 -> internal conversion: serviceAccountName wins, else the deprecated serviceAccount.
   if (o->service_account_name.empty()) o->service_account_name = deprecated_service_account;
   return absl::OkStatus();
@@ -1631,9 +1654,10 @@ absl::StatusOr<TypeMeta> InterpretTypeMeta(const Json& doc) {
   if (!doc.is_object()) {
     return absl::InvalidArgumentError(
         absl::StrCat("couldn't get version/kind; json parse error: json: cannot unmarshal ",
-                     doc.is_array() ? "array" : doc.is_string() ? "string"
-                                            : doc.is_boolean() ? "bool"
-                                                               : "number",
+                     doc.is_array()     ? "array"
+                     : doc.is_string()  ? "string"
+                     : doc.is_boolean() ? "bool"
+                                        : "number",
                      " into Go value of type struct { APIVersion string "
                      "\"json:\\\"apiVersion,omitempty\\\"\"; Kind string "
                      "\"json:\\\"kind,omitempty\\\"\" }"));
@@ -1642,11 +1666,13 @@ absl::StatusOr<TypeMeta> InterpretTypeMeta(const Json& doc) {
     auto it = doc.find(key);
     if (it == doc.end() || it->is_null()) return absl::OkStatus();
     if (!it->is_string()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "couldn't get version/kind; json parse error: json: cannot unmarshal ",
-          it->is_number() ? "number" : it->is_boolean() ? "bool" : it->is_array() ? "array"
-                                                                                  : "object",
-          " into Go struct field .", key, " of type string"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("couldn't get version/kind; json parse error: json: cannot unmarshal ",
+                       it->is_number()    ? "number"
+                       : it->is_boolean() ? "bool"
+                       : it->is_array()   ? "array"
+                                          : "object",
+                       " into Go struct field .", key, " of type string"));
     }
     *out = it->get<std::string>();
     return absl::OkStatus();
@@ -1662,10 +1688,9 @@ absl::StatusOr<TypeMeta> InterpretTypeMeta(const Json& doc) {
         absl::StrCat("Object 'apiVersion' is missing in '", Dump(doc), "'"));
   }
   if (tm.api_version != "v1") {
-    return absl::InvalidArgumentError(absl::StrCat("no kind \"", tm.kind,
-                                                   "\" is registered for version \"",
-                                                   tm.api_version, "\" in scheme \"", kScheme,
-                                                   "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("no kind \"", tm.kind, "\" is registered for version \"", tm.api_version,
+                     "\" in scheme \"", kScheme, "\""));
   }
   return tm;
 }
@@ -1719,8 +1744,8 @@ absl::StatusOr<std::vector<Pod>> DecodeImpl(std::string_view data, bool allow_li
       return out;
     }
     if (allow_list) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "invalid pods list: object of kind \"", tm->kind, "\" is not a PodList"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid pods list: object of kind \"", tm->kind, "\" is not a PodList"));
     }
     return absl::InvalidArgumentError(
         absl::StrCat("invalid pod: object of kind \"", tm->kind, "\" is not a Pod"));

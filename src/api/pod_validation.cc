@@ -25,8 +25,7 @@ using Strs = std::vector<std::string>;
 
 constexpr char kIsNegativeErrorMsg[] = "must be greater than or equal to 0";
 constexpr char kIsNotIntegerErrorMsg[] = "must be an integer";
-constexpr char kFileModeErrorMsg[] =
-    "must be a number between 0 and 0777 (octal), both inclusive";
+constexpr char kFileModeErrorMsg[] = "must be a number between 0 and 0777 (octal), both inclusive";
 constexpr int64_t kMaxInt32 = 2147483647;
 constexpr size_t kTotalAnnotationSizeLimitB = 256 * (1 << 10);
 
@@ -97,7 +96,9 @@ void Append(Strs* e, Strs more) {
 // ---------------------------------------------------------------------------------------------
 // String format checks (k8s.io/apimachinery/pkg/util/validation).
 
-std::string MaxLenError(size_t n) { return absl::StrCat("must be no more than ", n, " characters"); }
+std::string MaxLenError(size_t n) {
+  return absl::StrCat("must be no more than ", n, " characters");
+}
 
 std::string RegexError(std::string_view msg, std::string_view fmt, const Strs& examples) {
   std::string out(msg);
@@ -260,8 +261,14 @@ bool IsStandardResourceName(std::string_view n) {
 }
 bool IsIntegerResourceName(std::string_view n) {
   static const std::set<std::string, std::less<>> kInt = {
-      "pods",    "services",   "replicationcontrollers", "resourcequotas",
-      "secrets", "configmaps", "persistentvolumeclaims", "services.nodeports",
+      "pods",
+      "services",
+      "replicationcontrollers",
+      "resourcequotas",
+      "secrets",
+      "configmaps",
+      "persistentvolumeclaims",
+      "services.nodeports",
       "services.loadbalancers",
   };
   return kInt.count(n) > 0 || IsExtendedResourceName(n);
@@ -337,11 +344,15 @@ Errs ValidateOwnerReferences(const std::vector<OwnerReference>& refs, const std:
       version = version.substr(slash + 1);
     }
     if (version.empty()) {
-      e.push_back(InvalidS(Child(path, "apiVersion"), ref.api_version, "version must not be empty"));
+      e.push_back(
+          InvalidS(Child(path, "apiVersion"), ref.api_version, "version must not be empty"));
     }
-    if (ref.kind.empty()) e.push_back(InvalidS(Child(path, "kind"), ref.kind, "kind must not be empty"));
-    if (ref.name.empty()) e.push_back(InvalidS(Child(path, "name"), ref.name, "name must not be empty"));
-    if (ref.uid.empty()) e.push_back(InvalidS(Child(path, "uid"), ref.uid, "uid must not be empty"));
+    if (ref.kind.empty())
+      e.push_back(InvalidS(Child(path, "kind"), ref.kind, "kind must not be empty"));
+    if (ref.name.empty())
+      e.push_back(InvalidS(Child(path, "name"), ref.name, "name must not be empty"));
+    if (ref.uid.empty())
+      e.push_back(InvalidS(Child(path, "uid"), ref.uid, "uid must not be empty"));
     if (ref.api_version == "v1" && ref.kind == "Event") {
       e.push_back(Invalid(path, "{...}", "/v1, Kind=Event is disallowed from being an owner"));
     }
@@ -374,8 +385,8 @@ Errs ValidateObjectMeta(const ObjectMeta& m, const std::string& path) {
   if (m.namespace_.empty()) {
     e.push_back(Required(Child(path, "namespace")));
   } else {
-    Append(&e, NameErrs(NameIsDNSLabel(m.namespace_, false), Child(path, "namespace"),
-                        m.namespace_));
+    Append(&e,
+           NameErrs(NameIsDNSLabel(m.namespace_, false), Child(path, "namespace"), m.namespace_));
   }
   if (m.generation < 0) {
     e.push_back(InvalidI(Child(path, "generation"), m.generation, kIsNegativeErrorMsg));
@@ -392,7 +403,8 @@ Errs ValidateObjectMeta(const ObjectMeta& m, const std::string& path) {
     foreground = foreground || f == "foregroundDeletion";
   }
   if (orphan && foreground) {
-    e.push_back(Invalid(fin_path, "[...]", "finalizer orphan and foregroundDeletion cannot be both set"));
+    e.push_back(
+        Invalid(fin_path, "[...]", "finalizer orphan and foregroundDeletion cannot be both set"));
   }
   // core validateKubeFinalizerName.
   for (size_t i = 0; i < m.finalizers.size(); ++i) {
@@ -558,9 +570,9 @@ absl::Status ConvertDownwardAPIFieldLabel(std::string_view version, std::string_
         absl::StrCat("field label does not support subscript: ", AV(label)));
   }
   static const std::set<std::string, std::less<>> kSupported = {
-      "metadata.annotations", "metadata.labels",  "metadata.name",      "metadata.namespace",
-      "metadata.uid",         "spec.nodeName",    "spec.restartPolicy", "spec.serviceAccountName",
-      "spec.schedulerName",   "status.phase",     "status.hostIP",      "status.hostIPs",
+      "metadata.annotations", "metadata.labels", "metadata.name",      "metadata.namespace",
+      "metadata.uid",         "spec.nodeName",   "spec.restartPolicy", "spec.serviceAccountName",
+      "spec.schedulerName",   "status.phase",    "status.hostIP",      "status.hostIPs",
       "status.podIP",         "status.podIPs",
   };
   if (kSupported.count(label) > 0) {
@@ -576,12 +588,11 @@ absl::Status ConvertDownwardAPIFieldLabel(std::string_view version, std::string_
 
 const Strs kVolumeFieldPaths = {"metadata.annotations", "metadata.labels", "metadata.name",
                                 "metadata.namespace", "metadata.uid"};
-const Strs kEnvFieldPaths = {"metadata.name",           "metadata.namespace", "metadata.uid",
-                             "spec.nodeName",           "spec.serviceAccountName",
-                             "status.hostIP",           "status.podIP",       "status.podIPs"};
-const Strs kResourceFieldPaths = {"limits.cpu",    "limits.ephemeral-storage",
-                                  "limits.memory", "requests.cpu",
-                                  "requests.ephemeral-storage", "requests.memory"};
+const Strs kEnvFieldPaths = {
+    "metadata.name",           "metadata.namespace", "metadata.uid", "spec.nodeName",
+    "spec.serviceAccountName", "status.hostIP",      "status.podIP", "status.podIPs"};
+const Strs kResourceFieldPaths = {"limits.cpu",   "limits.ephemeral-storage",   "limits.memory",
+                                  "requests.cpu", "requests.ephemeral-storage", "requests.memory"};
 
 Errs ValidateObjectFieldSelector(const ObjectFieldSelector& fs, const Strs& expressions,
                                  const std::string& path) {
@@ -631,7 +642,8 @@ Errs ValidateContainerResourceDivisor(std::string_view r, const Quantity& diviso
                            "resource"));
     }
   }
-  if (absl::StartsWith(AV(r), "requests.hugepages-") || absl::StartsWith(AV(r), "limits.hugepages-")) {
+  if (absl::StartsWith(AV(r), "requests.hugepages-") ||
+      absl::StartsWith(AV(r), "limits.hugepages-")) {
     if (kBytes.count(d) == 0) {
       e.push_back(InvalidS(Child(path, "divisor"), r,
                            "only divisor's values 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, "
@@ -663,10 +675,11 @@ Errs ValidateDownwardAPIVolumeFile(const DownwardAPIVolumeFile& f, const std::st
   if (f.path.empty()) e.push_back(Required(Child(path, "path")));
   Append(&e, ValidateLocalNonReservedPath(f.path, Child(path, "path")));
   if (f.field_ref.has_value()) {
-    Append(&e, ValidateObjectFieldSelector(*f.field_ref, kVolumeFieldPaths, Child(path, "fieldRef")));
+    Append(&e,
+           ValidateObjectFieldSelector(*f.field_ref, kVolumeFieldPaths, Child(path, "fieldRef")));
     if (f.resource_field_ref.has_value()) {
-      e.push_back(
-          InvalidS(path, "resource", "fieldRef and resourceFieldRef can not be specified simultaneously"));
+      e.push_back(InvalidS(path, "resource",
+                           "fieldRef and resourceFieldRef can not be specified simultaneously"));
     }
   } else if (f.resource_field_ref.has_value()) {
     Append(&e, ValidateContainerResourceFieldSelector(*f.resource_field_ref,
@@ -733,8 +746,8 @@ Errs ValidateProjectedVolumeSource(const ProjectedVolumeSource& pv, const std::s
       if (src.service_account_token->path.empty()) {
         e.push_back(Required(Child(path, "path")));
       } else {
-        Append(&e, ValidateLocalNonReservedPath(src.service_account_token->path,
-                                                Child(path, "path")));
+        Append(&e,
+               ValidateLocalNonReservedPath(src.service_account_token->path, Child(path, "path")));
       }
     }
     if (num > 1) {
@@ -815,7 +828,8 @@ Errs ValidateVolumeSource(const Volume& v, const std::string& path) {
       continue;
     }
     if (num > 0) {
-      e.push_back(Forbidden(Child(path, s.forbidden_name), "may not specify more than 1 volume type"));
+      e.push_back(
+          Forbidden(Child(path, s.forbidden_name), "may not specify more than 1 volume type"));
       continue;
     }
     ++num;
@@ -827,8 +841,9 @@ Errs ValidateVolumeSource(const Volume& v, const std::string& path) {
         continue;
       }
       Append(&e, ValidatePathNoBacksteps(hp.path, Child(sp, "path")));
-      static const Strs kTypes = {"",     "BlockDevice",  "CharDevice", "Directory",
-                                  "DirectoryOrCreate", "File", "FileOrCreate", "Socket"};
+      static const Strs kTypes = {
+          "",     "BlockDevice",  "CharDevice", "Directory", "DirectoryOrCreate",
+          "File", "FileOrCreate", "Socket"};
       if (hp.type.has_value() &&
           std::find(kTypes.begin(), kTypes.end(), *hp.type) == kTypes.end()) {
         e.push_back(NotSupported(Child(sp, "type"), Q(*hp.type), kTypes));
@@ -963,15 +978,14 @@ Errs ValidateEnv(const std::vector<EnvVar>& vars, const std::string& path) {
     }
     if (vf.config_map_key_ref.has_value()) {
       ++num;
-      Append(&e, ValidateSecretOrConfigMapKeySelector(
-                     vf.config_map_key_ref->name, vf.config_map_key_ref->key,
-                     Child(vp, "configMapKeyRef")));
+      Append(&e, ValidateSecretOrConfigMapKeySelector(vf.config_map_key_ref->name,
+                                                      vf.config_map_key_ref->key,
+                                                      Child(vp, "configMapKeyRef")));
     }
     if (vf.secret_key_ref.has_value()) {
       ++num;
-      Append(&e, ValidateSecretOrConfigMapKeySelector(vf.secret_key_ref->name,
-                                                      vf.secret_key_ref->key,
-                                                      Child(vp, "secretKeyRef")));
+      Append(&e, ValidateSecretOrConfigMapKeySelector(
+                     vf.secret_key_ref->name, vf.secret_key_ref->key, Child(vp, "secretKeyRef")));
     }
     if (num == 0) {
       e.push_back(Invalid(vp, Q(""),
@@ -1060,8 +1074,8 @@ Errs ValidateVolumeMounts(const Container& c, const std::map<std::string, const 
       const bool privileged =
           c.security_context.has_value() && c.security_context->privileged.value_or(false);
       if (mp == "Bidirectional" && !privileged) {
-        e.push_back(
-            Forbidden(pp, "Bidirectional mount propagation is available only to privileged containers"));
+        e.push_back(Forbidden(
+            pp, "Bidirectional mount propagation is available only to privileged containers"));
       }
     }
   }
@@ -1096,8 +1110,8 @@ Errs ValidateVolumeDevices(const Container& c, const std::map<std::string, const
       e.push_back(InvalidS(Child(idx, "devicePath"), d.device_path, "must be unique"));
     }
     if (!d.device_path.empty() && !ValidatePathNoBacksteps(d.device_path, path).empty()) {
-      e.push_back(InvalidS(Child(idx, "devicePath"), d.device_path,
-                           "can not contain backsteps ('..')"));
+      e.push_back(
+          InvalidS(Child(idx, "devicePath"), d.device_path, "can not contain backsteps ('..')"));
     } else {
       device_paths.insert(d.device_path);
     }
@@ -1130,8 +1144,9 @@ Errs ValidateResourceRequirements(const ResourceRequirements& r,
     if (IsHugePageResourceName(name)) {
       lim_huge = true;
       if (!HugePageValueDivisible(name, q)) {
-        e.push_back(InvalidS(fp, q.String(),
-                             absl::StrCat(q.String(), " is not positive integer multiple of ", name)));
+        e.push_back(
+            InvalidS(fp, q.String(),
+                     absl::StrCat(q.String(), " is not positive integer multiple of ", name)));
       }
     }
     if (name == kResourceCPU || name == kResourceMemory) lim_cpu_mem = true;
@@ -1143,7 +1158,8 @@ Errs ValidateResourceRequirements(const ResourceRequirements& r,
     if (auto it = r.limits.find(name); it != r.limits.end()) {
       const Quantity& limit = it->second;
       if (!(q == limit) && !IsOvercommitAllowed(name)) {
-        e.push_back(InvalidS(req_path, q.String(), absl::StrCat("must be equal to ", name, " limit")));
+        e.push_back(
+            InvalidS(req_path, q.String(), absl::StrCat("must be equal to ", name, " limit")));
       } else if (q > limit) {
         e.push_back(InvalidS(req_path, q.String(),
                              absl::StrCat("must be less than or equal to ", name, " limit")));
@@ -1154,8 +1170,9 @@ Errs ValidateResourceRequirements(const ResourceRequirements& r,
     if (IsHugePageResourceName(name)) {
       req_huge = true;
       if (!HugePageValueDivisible(name, q)) {
-        e.push_back(InvalidS(fp, q.String(),
-                             absl::StrCat(q.String(), " is not positive integer multiple of ", name)));
+        e.push_back(
+            InvalidS(fp, q.String(),
+                     absl::StrCat(q.String(), " is not positive integer multiple of ", name)));
       }
     }
     if (name == kResourceCPU || name == kResourceMemory) req_cpu_mem = true;
@@ -1188,23 +1205,23 @@ Errs ValidateResourceRequirements(const ResourceRequirements& r,
   return e;
 }
 
-Errs ValidateSeccompProfileField(const std::optional<SeccompProfile>& sp,
-                                 const std::string& path) {
+Errs ValidateSeccompProfileField(const std::optional<SeccompProfile>& sp, const std::string& path) {
   if (!sp.has_value()) return {};
   Errs e;
   const std::string& t = sp->type;
   if (t.empty()) {
     e.push_back(Required(Child(path, "type"), "type is required when seccompProfile is set"));
   } else if (t != "Localhost" && t != "RuntimeDefault" && t != "Unconfined") {
-    e.push_back(NotSupported(Child(path, "type"), Q(t), {"Localhost", "RuntimeDefault", "Unconfined"}));
+    e.push_back(
+        NotSupported(Child(path, "type"), Q(t), {"Localhost", "RuntimeDefault", "Unconfined"}));
   }
   if (t == "Localhost") {
     if (!sp->localhost_profile.has_value()) {
-      e.push_back(Required(Child(path, "localhostProfile"),
-                           "must be set when seccomp type is Localhost"));
+      e.push_back(
+          Required(Child(path, "localhostProfile"), "must be set when seccomp type is Localhost"));
     } else {
-      Append(&e, ValidateLocalDescendingPath(*sp->localhost_profile,
-                                             Child(path, "localhostProfile")));
+      Append(&e,
+             ValidateLocalDescendingPath(*sp->localhost_profile, Child(path, "localhostProfile")));
     }
   } else if (sp->localhost_profile.has_value()) {
     e.push_back(Invalid(Child(path, "localhostProfile"), "{...}",
@@ -1228,13 +1245,15 @@ Errs ValidateSecurityContext(const std::optional<SecurityContext>& sc, const std
     }
   }
   if (sc->proc_mount.has_value() && *sc->proc_mount != "Default" && *sc->proc_mount != "Unmasked") {
-    e.push_back(NotSupported(Child(path, "procMount"), Q(*sc->proc_mount), {"Default", "Unmasked"}));
+    e.push_back(
+        NotSupported(Child(path, "procMount"), Q(*sc->proc_mount), {"Default", "Unmasked"}));
   }
   Append(&e, ValidateSeccompProfileField(sc->seccomp_profile, Child(path, "seccompProfile")));
   if (sc->allow_privilege_escalation.has_value() && !*sc->allow_privilege_escalation) {
     if (sc->privileged.value_or(false)) {
-      e.push_back(Invalid(path, "{...}",
-                          "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"));
+      e.push_back(
+          Invalid(path, "{...}",
+                  "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"));
     }
     if (sc->capabilities.has_value()) {
       for (const auto& cap : sc->capabilities->add) {
@@ -1262,7 +1281,8 @@ Errs ValidateContainerCommon(const Container& c, const std::map<std::string, con
   const std::string& tmp = c.termination_message_policy;
   if (tmp.empty()) {
     e.push_back(Required(Child(path, "terminationMessagePolicy")));
-  } else if (tmp != kTerminationMessageReadFile && tmp != kTerminationMessageFallbackToLogsOnError) {
+  } else if (tmp != kTerminationMessageReadFile &&
+             tmp != kTerminationMessageFallbackToLogsOnError) {
     e.push_back(NotSupported(Child(path, "terminationMessagePolicy"), Q(tmp),
                              {"File", "FallbackToLogsOnError"}));
   }
@@ -1275,8 +1295,8 @@ Errs ValidateContainerCommon(const Container& c, const std::map<std::string, con
   if (pp.empty()) {
     e.push_back(Required(Child(path, "imagePullPolicy")));
   } else if (pp != kPullAlways && pp != kPullIfNotPresent && pp != kPullNever) {
-    e.push_back(NotSupported(Child(path, "imagePullPolicy"), Q(pp),
-                             {"Always", "IfNotPresent", "Never"}));
+    e.push_back(
+        NotSupported(Child(path, "imagePullPolicy"), Q(pp), {"Always", "IfNotPresent", "Never"}));
   }
   Append(&e, ValidateResourceRequirements(c.resources, claim_names, Child(path, "resources")));
   // validateResizePolicy.
@@ -1501,7 +1521,8 @@ Errs ValidateInitContainers(const std::vector<Container>& containers,
       }
     }
     if (!c.resize_policy.empty()) {
-      e.push_back(Invalid(Child(p, "resizePolicy"), "[...]", "must not be set for init containers"));
+      e.push_back(
+          Invalid(Child(p, "resizePolicy"), "[...]", "must not be set for init containers"));
     }
   }
   return e;
@@ -1509,7 +1530,8 @@ Errs ValidateInitContainers(const std::vector<Container>& containers,
 
 Errs ValidateEphemeralContainers(const PodSpec& spec,
                                  const std::map<std::string, const Volume*>& vols,
-                                 const std::set<std::string>& claim_names, const std::string& path) {
+                                 const std::set<std::string>& claim_names,
+                                 const std::string& path) {
   Errs e;
   if (spec.ephemeral_containers.empty()) return e;
   std::set<std::string> other, all;
@@ -1522,7 +1544,8 @@ Errs ValidateEphemeralContainers(const PodSpec& spec,
     const std::string p = Idx(path, i);
     Append(&e, ValidateContainerCommon(c, vols, claim_names, p));
     if (c.image.size() != std::string(absl::StripAsciiWhitespace(c.image)).size()) {
-      e.push_back(InvalidS(Child(p, "image"), c.image, "must not have leading or trailing whitespace"));
+      e.push_back(
+          InvalidS(Child(p, "image"), c.image, "must not have leading or trailing whitespace"));
     }
     if (!all.insert(c.name).second) e.push_back(Duplicate(Child(p, "name"), Q(c.name)));
     if (!ec.target_container_name.empty() && other.count(ec.target_container_name) == 0) {
@@ -1603,7 +1626,8 @@ Errs ValidatePodSecurityContext(const PodSpec& spec, const std::string& spec_pat
   const std::string path = Child(spec_path, "securityContext");
   const PodSecurityContext sc = spec.security_context.value_or(PodSecurityContext{});
   if (sc.fs_group.has_value()) {
-    for (auto& m : IsValidUserID(*sc.fs_group)) e.push_back(InvalidI(Child(path, "fsGroup"), *sc.fs_group, m));
+    for (auto& m : IsValidUserID(*sc.fs_group))
+      e.push_back(InvalidI(Child(path, "fsGroup"), *sc.fs_group, m));
   }
   if (sc.run_as_user.has_value()) {
     for (auto& m : IsValidUserID(*sc.run_as_user)) {
@@ -1617,7 +1641,8 @@ Errs ValidatePodSecurityContext(const PodSpec& spec, const std::string& spec_pat
   }
   for (size_t g = 0; g < sc.supplemental_groups.size(); ++g) {
     for (auto& m : IsValidUserID(sc.supplemental_groups[g])) {
-      e.push_back(InvalidI(Idx(Child(path, "supplementalGroups"), g), sc.supplemental_groups[g], m));
+      e.push_back(
+          InvalidI(Idx(Child(path, "supplementalGroups"), g), sc.supplemental_groups[g], m));
     }
   }
   if (spec.share_process_namespace.value_or(false) && spec.host_pid) {
@@ -1633,9 +1658,10 @@ Errs ValidatePodSecurityContext(const PodSpec& spec, const std::string& spec_pat
       if (n.empty()) {
         e.push_back(Required(np));
       } else if (!IsValidSysctlName(n)) {
-        e.push_back(InvalidS(np, n,
-                             "must have at most 253 characters and match regex "
-                             "^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$"));
+        e.push_back(
+            InvalidS(np, n,
+                     "must have at most 253 characters and match regex "
+                     "^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$"));
       } else if (names.count(n) > 0) {
         e.push_back(Duplicate(np, Q(n)));
       }
@@ -1708,7 +1734,8 @@ Errs ValidateDNSConfig(const PodSpec& spec, const std::string& path) {
   }
   if (!cfg.has_value()) return e;
   if (cfg->nameservers.size() > 3) {
-    e.push_back(Invalid(Child(path, "nameservers"), "[...]", "must not have more than 3 nameservers"));
+    e.push_back(
+        Invalid(Child(path, "nameservers"), "[...]", "must not have more than 3 nameservers"));
   }
   for (size_t i = 0; i < cfg->nameservers.size(); ++i) {
     for (auto& m : IsValidIP(cfg->nameservers[i])) {
@@ -1716,7 +1743,8 @@ Errs ValidateDNSConfig(const PodSpec& spec, const std::string& path) {
     }
   }
   if (cfg->searches.size() > 32) {
-    e.push_back(Invalid(Child(path, "searches"), "[...]", "must not have more than 32 search paths"));
+    e.push_back(
+        Invalid(Child(path, "searches"), "[...]", "must not have more than 32 search paths"));
   }
   if (absl::StrJoin(cfg->searches, " ").size() > 2048) {
     e.push_back(Invalid(Child(path, "searches"), "[...]",
@@ -1776,9 +1804,9 @@ Errs ValidatePodResourceClaims(const PodSpec& spec, const ObjectMeta& meta,
                           Child(sp, "resourceClaimName"), *src.resource_claim_name));
     }
     if (src.resource_claim_template_name.has_value()) {
-      Append(&e, NameErrs(IsDNS1123Subdomain(*src.resource_claim_template_name),
-                          Child(sp, "resourceClaimTemplateName"),
-                          *src.resource_claim_template_name));
+      Append(&e,
+             NameErrs(IsDNS1123Subdomain(*src.resource_claim_template_name),
+                      Child(sp, "resourceClaimTemplateName"), *src.resource_claim_template_name));
     }
   }
   return e;
@@ -1798,7 +1826,8 @@ Errs ValidatePodSpec(const PodSpec& spec, const ObjectMeta& meta, const std::str
   Append(&e, ValidateContainers(spec.containers, vols, claim_names, Child(path, "containers")));
   Append(&e, ValidateInitContainers(spec.init_containers, spec.containers, vols, claim_names,
                                     Child(path, "initContainers")));
-  Append(&e, ValidateEphemeralContainers(spec, vols, claim_names, Child(path, "ephemeralContainers")));
+  Append(&e,
+         ValidateEphemeralContainers(spec, vols, claim_names, Child(path, "ephemeralContainers")));
   // validatePodHostNetworkDeps (ResourceIsPod is false in the kubelet's options).
   if (spec.host_network) {
     for (size_t i = 0; i < spec.containers.size(); ++i) {
@@ -1815,8 +1844,10 @@ Errs ValidatePodSpec(const PodSpec& spec, const ObjectMeta& meta, const std::str
   const std::string& rp = spec.restart_policy;
   if (rp.empty()) {
     e.push_back(Required(Child(path, "restartPolicy")));
-  } else if (rp != kRestartPolicyAlways && rp != kRestartPolicyOnFailure && rp != kRestartPolicyNever) {
-    e.push_back(NotSupported(Child(path, "restartPolicy"), Q(rp), {"Always", "OnFailure", "Never"}));
+  } else if (rp != kRestartPolicyAlways && rp != kRestartPolicyOnFailure &&
+             rp != kRestartPolicyNever) {
+    e.push_back(
+        NotSupported(Child(path, "restartPolicy"), Q(rp), {"Always", "OnFailure", "Never"}));
   }
   const std::string& dp = spec.dns_policy;
   if (dp.empty()) {
@@ -1831,8 +1862,9 @@ Errs ValidatePodSpec(const PodSpec& spec, const ObjectMeta& meta, const std::str
   // validateImagePullSecrets: only name can be set, which our model enforces.
   Append(&e, ValidateDNSConfig(spec, Child(path, "dnsConfig")));
   for (size_t i = 0; i < spec.readiness_gates.size(); ++i) {
-    Append(&e, ValidateQualifiedName(spec.readiness_gates[i].condition_type,
-                                     Child(Idx(Child(path, "readinessGates"), i), "conditionType")));
+    Append(&e,
+           ValidateQualifiedName(spec.readiness_gates[i].condition_type,
+                                 Child(Idx(Child(path, "readinessGates"), i), "conditionType")));
   }
   std::set<std::string> gates;
   for (size_t i = 0; i < spec.scheduling_gates.size(); ++i) {
@@ -1864,7 +1896,8 @@ Errs ValidatePodSpec(const PodSpec& spec, const ObjectMeta& meta, const std::str
                            absl::StrCat("must be between 1 and ", kMaxInt32, ", inclusive")));
     }
   }
-  if (!spec.hostname.empty()) Append(&e, ValidateDNS1123Label(spec.hostname, Child(path, "hostname")));
+  if (!spec.hostname.empty())
+    Append(&e, ValidateDNS1123Label(spec.hostname, Child(path, "hostname")));
   if (!spec.subdomain.empty()) {
     Append(&e, ValidateDNS1123Label(spec.subdomain, Child(path, "subdomain")));
   }
@@ -1894,8 +1927,8 @@ Errs ValidatePodSpec(const PodSpec& spec, const ObjectMeta& meta, const std::str
     if (pp.empty()) {
       e.push_back(Required(Child(path, "preemptionPolicy")));
     } else if (pp != "PreemptLowerPriority" && pp != "Never") {
-      e.push_back(NotSupported(Child(path, "preemptionPolicy"), Q(pp),
-                               {"PreemptLowerPriority", "Never"}));
+      e.push_back(
+          NotSupported(Child(path, "preemptionPolicy"), Q(pp), {"PreemptLowerPriority", "Never"}));
     }
   }
   if (!spec.overhead.empty()) {
@@ -2011,9 +2044,10 @@ std::vector<std::string> IsQualifiedName(std::string_view value) {
       for (auto& m : IsDNS1123Subdomain(prefix)) e.push_back("prefix part " + m);
     }
   } else {
-    e.push_back("a qualified name " +
-                RegexError(kQualifiedNameErrMsg, kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}) +
-                " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
+    e.push_back(
+        "a qualified name " +
+        RegexError(kQualifiedNameErrMsg, kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}) +
+        " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
     return e;
   }
   if (name.empty()) {
@@ -2022,8 +2056,8 @@ std::vector<std::string> IsQualifiedName(std::string_view value) {
     e.push_back("name part " + MaxLenError(63));
   }
   if (!MatchesQualifiedNamePart(name)) {
-    e.push_back("name part " +
-                RegexError(kQualifiedNameErrMsg, kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}));
+    e.push_back("name part " + RegexError(kQualifiedNameErrMsg, kQualifiedNameFmt,
+                                          {"MyName", "my.name", "123-abc"}));
   }
   return e;
 }
@@ -2060,9 +2094,10 @@ std::vector<std::string> IsConfigMapKey(std::string_view value) {
   bool ok = !value.empty();
   for (char c : value) ok = ok && (Alnum(c) || c == '-' || c == '.' || c == '_');
   if (!ok) {
-    e.push_back(RegexError("a valid config key must consist of alphanumeric characters, '-', '_' "
-                           "or '.'",
-                           "[-._a-zA-Z0-9]+", {"key.name", "KEY_NAME", "key-name"}));
+    e.push_back(
+        RegexError("a valid config key must consist of alphanumeric characters, '-', '_' "
+                   "or '.'",
+                   "[-._a-zA-Z0-9]+", {"key.name", "KEY_NAME", "key-name"}));
   }
   Append(&e, HasChDirPrefix(value));
   return e;
@@ -2141,22 +2176,26 @@ FieldErrorList ValidatePodCreate(const Pod& pod) {
     e.push_back(Forbidden("spec.ephemeralContainers", "cannot be set on create"));
   }
   if (!pod.spec.node_name.empty() && !pod.spec.scheduling_gates.empty()) {
-    e.push_back(Forbidden("spec.nodeName", "cannot be set until all schedulingGates have been cleared"));
+    e.push_back(
+        Forbidden("spec.nodeName", "cannot be set until all schedulingGates have been cleared"));
   }
   // validateSeccompAnnotationsAndFields: annotation and field must agree when both are set.
   auto seccomp_match = [&](const std::string& annotation, const SeccompProfile& field,
                            const std::string& path) {
     if (field.type == "Unconfined") {
       if (annotation != "unconfined") {
-        e.push_back(Forbidden(Child(path, "type"), "seccomp type in annotation and field must match"));
+        e.push_back(
+            Forbidden(Child(path, "type"), "seccomp type in annotation and field must match"));
       }
     } else if (field.type == "RuntimeDefault") {
       if (annotation != "runtime/default" && annotation != "docker/default") {
-        e.push_back(Forbidden(Child(path, "type"), "seccomp type in annotation and field must match"));
+        e.push_back(
+            Forbidden(Child(path, "type"), "seccomp type in annotation and field must match"));
       }
     } else if (field.type == "Localhost") {
       if (!absl::StartsWith(annotation, "localhost/")) {
-        e.push_back(Forbidden(Child(path, "type"), "seccomp type in annotation and field must match"));
+        e.push_back(
+            Forbidden(Child(path, "type"), "seccomp type in annotation and field must match"));
       } else if (!field.localhost_profile.has_value() ||
                  annotation.substr(10) != *field.localhost_profile) {
         e.push_back(Forbidden(Child(path, "localhostProfile"),
@@ -2165,7 +2204,8 @@ FieldErrorList ValidatePodCreate(const Pod& pod) {
     }
   };
   const auto& ann = pod.metadata.annotations;
-  if (pod.spec.security_context.has_value() && pod.spec.security_context->seccomp_profile.has_value()) {
+  if (pod.spec.security_context.has_value() &&
+      pod.spec.security_context->seccomp_profile.has_value()) {
     if (auto it = ann.find("seccomp.security.alpha.kubernetes.io/pod"); it != ann.end()) {
       seccomp_match(it->second, *pod.spec.security_context->seccomp_profile,
                     "spec.securityContext.seccompProfile");

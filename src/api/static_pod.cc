@@ -81,19 +81,19 @@ std::string FormatRFC3339Nano(absl::Time t, absl::TimeZone tz) {
   const int offset = tz.At(t).offset;
   if (offset == 0) return s + "Z";
   const int abs_off = std::abs(offset);
-  char buf[8];
-  snprintf(buf, sizeof(buf), "%c%02d:%02d", offset < 0 ? '-' : '+', abs_off / 3600,
-           (abs_off / 60) % 60);
-  return s + buf;
+  const int hours = abs_off / 3600, minutes = (abs_off / 60) % 60;
+  absl::StrAppend(&s, offset < 0 ? "-" : "+", hours < 10 ? "0" : "", hours, ":",
+                  minutes < 10 ? "0" : "", minutes);
+  return s;
 }
 
 absl::Status ApplyStaticPodDefaults(Pod* pod, std::string_view node_name, std::string_view source,
                                     std::string_view source_path, absl::Time now) {
   const bool is_file = source == kFileSource;
   if (!is_file && source != kHTTPSource) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown static pod source ", ::kubelet::log::Quote(source),
-                     " (want \"file\" or \"http\")"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown static pod source ",
+                                                   ::kubelet::log::Quote(source),
+                                                   " (want \"file\" or \"http\")"));
   }
   if (pod->metadata.uid.empty()) {
     std::string input = EncodePodJson(*pod);
@@ -108,8 +108,7 @@ absl::Status ApplyStaticPodDefaults(Pod* pod, std::string_view node_name, std::s
     KLOG_V(5, "Generated UID", "pod", PodKey(*pod), "podUID", pod->metadata.uid, "source",
            source_path);
   }
-  pod->metadata.name =
-      absl::StrCat(pod->metadata.name, "-", absl::AsciiStrToLower(AV(node_name)));
+  pod->metadata.name = absl::StrCat(pod->metadata.name, "-", absl::AsciiStrToLower(AV(node_name)));
   KLOG_V(5, "Generated pod name", "pod", PodKey(*pod), "podUID", pod->metadata.uid, "source",
          source_path);
   if (pod->metadata.namespace_.empty()) pod->metadata.namespace_ = kNamespaceDefault;
@@ -133,9 +132,8 @@ absl::StatusOr<Pod> DecodeStaticPodFile(std::string_view data, std::string_view 
   bool parsed = false;
   auto pod = TryDecodeSinglePod(data, node_name, kFileSource, path, now, &parsed);
   if (pod.ok() || parsed) return pod;
-  return absl::InvalidArgumentError(absl::StrCat(AV(path), ": couldn't parse as pod(",
-                                                 pod.status().message(),
-                                                 "), please check config file"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      AV(path), ": couldn't parse as pod(", pod.status().message(), "), please check config file"));
 }
 
 absl::StatusOr<std::vector<Pod>> DecodeStaticPodsHTTP(std::string_view data,
@@ -199,10 +197,25 @@ std::vector<std::string> GetAPIReferences(const Pod& pod) {
   for (const auto& c : spec.containers) visit_container(c);
   for (const auto& c : spec.ephemeral_containers) visit_container(c.common);
   static const std::set<std::string> kLocalSources = {
-      "awsElasticBlockStore", "azureDisk",      "azureFile",     "cephfs",     "cinder",
-      "fc",                   "flexVolume",     "flocker",       "gcePersistentDisk",
-      "gitRepo",              "glusterfs",      "iscsi",         "nfs",        "photonPersistentDisk",
-      "portworxVolume",       "quobyte",        "rbd",           "scaleIO",    "storageos",
+      "awsElasticBlockStore",
+      "azureDisk",
+      "azureFile",
+      "cephfs",
+      "cinder",
+      "fc",
+      "flexVolume",
+      "flocker",
+      "gcePersistentDisk",
+      "gitRepo",
+      "glusterfs",
+      "iscsi",
+      "nfs",
+      "photonPersistentDisk",
+      "portworxVolume",
+      "quobyte",
+      "rbd",
+      "scaleIO",
+      "storageos",
       "vsphereVolume",
   };
   for (const auto& v : spec.volumes) {
@@ -212,7 +225,8 @@ std::vector<std::string> GetAPIReferences(const Pod& pod) {
     if (v.projected.has_value()) {
       for (const auto& s : v.projected->sources) {
         if (s.secret.has_value()) refs.insert(absl::StrCat("Secret ", q(s.secret->name)));
-        if (s.config_map.has_value()) refs.insert(absl::StrCat("ConfigMap ", q(s.config_map->name)));
+        if (s.config_map.has_value())
+          refs.insert(absl::StrCat("ConfigMap ", q(s.config_map->name)));
       }
     }
     // Volume types.

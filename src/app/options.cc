@@ -102,6 +102,10 @@ absl::Status ParseCommandLine(const std::vector<std::string>& args, KubeletServe
                        std::string(st.message())));
     }
   }
+  for (const std::string& name : fs.ChangedFlags()) {
+    std::string_view field = config::ConfigFieldForFlag(name);
+    if (!field.empty()) server->changed_flags.emplace_back(field);
+  }
   // Configuration complete: logging can be set up.
   log::Format format;
   if (absl::Status st = log::ParseFormat(server->config.logging.format, &format); !st.ok()) {

@@ -1,5 +1,9 @@
 #include "app/server.h"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -9,7 +13,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <atomic>
 #include <set>
+#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -19,6 +25,9 @@
 #include "config/kubelet_configuration.h"
 #include "cri/remote/remote_runtime.h"
 #include "kubelet/kubelet.h"
+#include "kubelet/kuberuntime/kuberuntime_manager.h"
+#include "api/quantity.h"
+#include "common/clock.h"
 #include "server/configz.h"
 #include "server/healthz.h"
 #include "server/http_server.h"
@@ -114,6 +123,98 @@ int BlockShutdownSignals() {
   return ::signalfd(-1, &set, SFD_CLOEXEC);
 }
 
+
+// The node's primary IP (upstream nodeutil.GetNodeHostIPs without a cloud provider): --node-ip
+// when given, else the host name's first non-loopback IPv4 address, else the address of the
+// interface holding the default route, else the first non-loopback IPv4 of an interface that is
+// up.
+std::string DetectNodeIP(const std::string& node_ip_flag, const std::string& hostname) {
+  if (!node_ip_flag.empty()) {
+    std::string first = node_ip_flag.substr(0, node_ip_flag.find(','));
+    return first;
+  }
+  struct addrinfo hints {};
+  hints.ai_family = AF_INET;
+  struct addrinfo* res = nullptr;
+  if (::getaddrinfo(hostname.c_str(), nullptr, &hints, &res) == 0) {
+    for (auto* ai = res; ai != nullptr; ai = ai->ai_next) {
+      auto* sin = reinterpret_cast<sockaddr_in*>(ai->ai_addr);
+      char buf[INET_ADDRSTRLEN];
+      ::inet_ntop(AF_INET, &sin->sin_addr, buf, sizeof(buf));
+      if (std::string(buf).rfind("127.", 0) != 0) {
+        ::freeaddrinfo(res);
+        return buf;
+      }
+    }
+    ::freeaddrinfo(res);
+  }
+  std::string default_if;
+  std::ifstream routes("/proc/net/route");
+  std::string line;
+  std::getline(routes, line);  // header
+  while (std::getline(routes, line)) {
+    std::istringstream is(line);
+    std::string iface, dest;
+    is >> iface >> dest;
+    if (dest == "00000000") {
+      default_if = iface;
+      break;
+    }
+  }
+  std::string fallback;
+  struct ifaddrs* ifs = nullptr;
+  if (::getifaddrs(&ifs) == 0) {
+    for (auto* i = ifs; i != nullptr; i = i->ifa_next) {
+      if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+      if ((i->ifa_flags & IFF_UP) == 0 || (i->ifa_flags & IFF_LOOPBACK) != 0) continue;
+      char buf[INET_ADDRSTRLEN];
+      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf,
+                  sizeof(buf));
+      if (default_if == i->ifa_name) {
+        fallback = buf;
+        break;
+      }
+      if (fallback.empty()) fallback = buf;
+    }
+    ::freeifaddrs(ifs);
+  }
+  return fallback;
+}
+
+// Forwards to a PodStateProvider set after construction (the Kubelet, which itself needs the
+// runtime manager that asks it). Until set, no pod counts as removable.
+class LatePodStateProvider final : public container::PodStateProvider {
+ public:
+  void Set(const container::PodStateProvider* target) { target_.store(target); }
+  bool ShouldPodContentBeRemoved(const std::string& uid) const override {
+    const auto* t = target_.load();
+    return t != nullptr && t->ShouldPodContentBeRemoved(uid);
+  }
+  bool ShouldPodRuntimeBeRemoved(const std::string& uid) const override {
+    const auto* t = target_.load();
+    return t != nullptr && t->ShouldPodRuntimeBeRemoved(uid);
+  }
+
+ private:
+  std::atomic<const container::PodStateProvider*> target_{nullptr};
+};
+
+// Sum of a reservation map's cpu (millicores) and memory (bytes); unparsable values were
+// rejected by validation, so they count as zero here.
+void AddReserved(const std::map<std::string, std::string>& reserved, int64_t* milli_cpu,
+                 int64_t* memory) {
+  auto cpu = reserved.find("cpu");
+  if (cpu != reserved.end()) {
+    auto q = api::Quantity::Parse(cpu->second);
+    if (q.ok()) *milli_cpu += q->MilliValue();
+  }
+  auto mem = reserved.find("memory");
+  if (mem != reserved.end()) {
+    auto q = api::Quantity::Parse(mem->second);
+    if (q.ok()) *memory += q->Value();
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> GetHostname(const std::string& hostname_override) {
@@ -157,6 +258,12 @@ int Run(KubeletServer& s) {
   KLOG_INFO("Kubelet version", "kubeletVersion", VersionString());
   for (const std::string& field : UnimplementedFields(s.file_fields)) {
     KLOG_WARNING("Configuration field is accepted but not implemented yet", "field", field);
+  }
+  for (const std::string& field : UnimplementedFields(s.changed_flags)) {
+    if (std::find(s.file_fields.begin(), s.file_fields.end(), field) != s.file_fields.end()) {
+      continue;  // reported above
+    }
+    KLOG_WARNING("Configuration flag is accepted but not implemented yet", "field", field);
   }
 
   // Lock file.
@@ -235,8 +342,49 @@ int Run(KubeletServer& s) {
   if (absl::Status st = SetMaxOpenFiles(cfg.max_open_files); !st.ok()) {
     KLOG_WARNING("Failed to set the open files limit", "err", st);
   }
-  Kubelet kubelet(KubeletOptions{.node_name = node_name}, **runtime, **images);
-  kubelet.Start();
+  const std::string node_ip = DetectNodeIP(s.flags.node_ip, node_name);
+  KLOG_INFO("Node IP", "nodeIP", node_ip);
+  RealClock clock;
+  kuberuntime::Options ro;
+  ro.root_dir = s.flags.root_directory;
+  ro.node_name = node_name;
+  if (!node_ip.empty()) ro.node_ips.push_back(node_ip);
+  ro.cluster_dns = cfg.cluster_dns;
+  ro.cluster_domain = cfg.cluster_domain;
+  ro.resolv_conf = cfg.resolv_conf;
+  ro.cpu_cfs_quota = cfg.cpu_cfs_quota;
+  if (s.gates.Enabled("CustomCPUCFSQuotaPeriod")) ro.cpu_cfs_quota_period = cfg.cpu_cfs_quota_period;
+  ro.seccomp_default = cfg.seccomp_default || s.flags.seccomp_default;
+  ro.serialize_image_pulls = cfg.serialize_image_pulls;
+  ro.max_parallel_image_pulls = cfg.max_parallel_image_pulls;
+  ro.registry_pull_qps = cfg.registry_pull_qps;
+  ro.registry_burst = cfg.registry_burst;
+  ro.pod_host_ips = s.gates.Enabled("PodHostIPs");
+  // The runtime manager asks the Kubelet (built next, around the manager) which pods are gone.
+  LatePodStateProvider pod_state;
+  auto manager = std::make_unique<kuberuntime::KubeGenericRuntimeManager>(**runtime, **images,
+                                                                          clock, ro, &pod_state);
+
+  KubeletOptions ko;
+  ko.node_name = node_name;
+  ko.host_ip = node_ip;
+  ko.root_dir = s.flags.root_directory;
+  ko.static_pod_path = cfg.static_pod_path;
+  ko.file_check_frequency = cfg.file_check_frequency;
+  ko.static_pod_url = cfg.static_pod_url;
+  ko.static_pod_url_header = cfg.static_pod_url_header;
+  ko.http_check_frequency = cfg.http_check_frequency;
+  ko.sync_frequency = cfg.sync_frequency;
+  ko.gc_policy.max_per_pod_container = s.flags.max_per_pod_container_count;
+  ko.gc_policy.max_containers = s.flags.max_container_count;
+  ko.gc_policy.min_age = s.flags.minimum_gc_age;
+  int64_t reserved_cpu = 0, reserved_mem = 0;
+  AddReserved(cfg.system_reserved, &reserved_cpu, &reserved_mem);
+  AddReserved(cfg.kube_reserved, &reserved_cpu, &reserved_mem);
+  ko.allocatable = MachineAllocatable(cfg.max_pods, reserved_cpu, reserved_mem);
+  Kubelet kubelet(ko, **runtime, *manager, clock);
+  pod_state.Set(&kubelet);
+  if (absl::Status st = kubelet.Start(); !st.ok()) return fail(st);
 
   // healthz.
   std::unique_ptr<server::HttpServer> healthz;

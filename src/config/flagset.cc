@@ -321,6 +321,14 @@ bool FlagSet::Changed(std::string_view name) const {
   return f != nullptr && f->changed;
 }
 
+std::vector<std::string> FlagSet::ChangedFlags() const {
+  std::vector<std::string> out;
+  for (const Occurrence& o : occurrences_) {
+    if (std::find(out.begin(), out.end(), o.flag->name) == out.end()) out.push_back(o.flag->name);
+  }
+  return out;
+}
+
 std::string FlagSet::Usages() const {
   std::vector<const Flag*> visible;
   for (const auto& f : flags_) {

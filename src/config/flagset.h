@@ -77,6 +77,8 @@ class FlagSet {
 
   const Flag* Lookup(std::string_view name) const;
   bool Changed(std::string_view name) const;
+  // Names of the flags given on the command line, in first-use order.
+  std::vector<std::string> ChangedFlags() const;
   const std::vector<std::string>& Args() const { return positional_; }
   // Warnings for deprecated flags that were used, in command-line order.
   const std::vector<std::string>& Warnings() const { return warnings_; }

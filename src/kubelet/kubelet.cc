@@ -1,31 +1,581 @@
 #include "kubelet/kubelet.h"
 
+#include <dirent.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/static_pod.h"
 #include "common/log.h"
+#include "kubelet/podsource/file_source.h"
+#include "kubelet/podsource/http_source.h"
 
 namespace kubelet {
+namespace {
 
-Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& runtime,
-                 cri::ImageManagerService& images)
-    : options_(std::move(options)), runtime_(runtime), images_(images) {}
+const char* ActionName(container::SyncResult::Action a) {
+  using A = container::SyncResult::Action;
+  switch (a) {
+    case A::kStartContainer:
+      return "StartContainer";
+    case A::kKillContainer:
+      return "KillContainer";
+    case A::kCreatePodSandbox:
+      return "CreatePodSandbox";
+    case A::kKillPodSandbox:
+      return "KillPodSandbox";
+    case A::kInitContainer:
+      return "InitContainer";
+    case A::kConfigPodSandbox:
+      return "ConfigPodSandbox";
+  }
+  return "Unknown";
+}
 
-Kubelet::~Kubelet() { Stop(); }
+// upstream PodSyncResult.Error(): `failed to "StartContainer" for "main" with CrashLoopBackOff:
+// "back-off 10s restarting failed container=..."`, several joined as an aggregate.
+absl::Status SyncResultError(const container::PodSyncResult& r) {
+  if (!r.sync_error.ok()) return r.sync_error;
+  std::vector<std::string> errs;
+  for (const auto& s : r.results) {
+    if (s.error.ok()) continue;
+    std::string reason = s.reason.empty() ? std::string(s.error.message()) : s.reason;
+    std::string message = s.message.empty() ? std::string(s.error.message()) : s.message;
+    errs.push_back(absl::StrCat("failed to \"", ActionName(s.action), "\" for \"", s.target,
+                                "\" with ", reason, ": ", log::Quote(message)));
+  }
+  if (errs.empty()) return absl::OkStatus();
+  if (errs.size() == 1) return absl::UnknownError(errs[0]);
+  return absl::UnknownError(absl::StrCat("[", absl::StrJoin(errs, ", "), "]"));
+}
 
-void Kubelet::Start() {
+std::vector<std::string> PodKeys(const std::vector<api::Pod>& pods) {
+  std::vector<std::string> out;
+  for (const auto& p : pods) out.push_back(api::PodKey(p));
+  return out;
+}
+
+// The runtime view of a pod rebuilt from its status, for KillPod.
+container::Pod RunningPodFromStatus(const container::PodStatus& st) {
+  container::Pod p;
+  p.id = st.id;
+  p.name = st.name;
+  p.namespace_ = st.namespace_;
+  for (const auto& cs : st.container_statuses) {
+    container::Container c;
+    c.id = cs.id;
+    c.name = cs.name;
+    c.image = cs.image;
+    c.image_id = cs.image_id;
+    c.hash = cs.hash;
+    c.state = cs.state;
+    c.created_at = cs.created_at;
+    p.containers.push_back(std::move(c));
+  }
+  for (const auto& ss : st.sandbox_statuses) {
+    container::Container s;
+    s.id = container::ContainerID{"", ss.id};
+    s.state = ss.ready ? container::State::kRunning : container::State::kExited;
+    s.created_at = ss.created_at;
+    p.sandboxes.push_back(std::move(s));
+  }
+  return p;
+}
+
+bool HasMountsUnder(const std::string& dir) {
+  std::ifstream mounts("/proc/mounts");
+  std::string dev, mnt;
+  std::string rest;
+  while (mounts >> dev >> mnt) {
+    std::getline(mounts, rest);
+    if (mnt.rfind(dir + "/", 0) == 0 || mnt == dir) return true;
+  }
+  return false;
+}
+
+void Wake(int fd) {
+  uint64_t one = 1;
+  ssize_t n = ::write(fd, &one, sizeof(one));
+  (void)n;
+}
+
+void Consume(int fd) {
+  uint64_t v;
+  ssize_t n = ::read(fd, &v, sizeof(v));
+  (void)n;
+}
+
+}  // namespace
+
+Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
+                 container::Runtime& runtime, const Clock& clock)
+    : options_(std::move(options)),
+      cri_runtime_(cri_runtime),
+      runtime_(runtime),
+      clock_(clock),
+      stop_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+      housekeeping_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  pod_config_ = std::make_unique<podsource::PodConfig>(const_cast<Clock&>(clock_));
+  pleg_ = std::make_unique<pleg::GenericPLEG>(
+      pleg::GenericPLEGOptions{.relist_period = options_.pleg_relist_period}, runtime_, cache_,
+      clock_);
+  pod_workers_ = std::make_unique<PodWorkers>(
+      PodWorkersOptions{.threads = options_.pod_worker_threads,
+                        .resync_interval = options_.sync_frequency},
+      *this, cache_, clock_);
+}
+
+Kubelet::~Kubelet() {
+  Stop();
+  ::close(stop_fd_);
+  ::close(housekeeping_fd_);
+}
+
+absl::Status Kubelet::Start() {
   KLOG_INFO("Starting kubelet main sync loop", "node", options_.node_name);
-  thread_ = std::thread([this] {
+  if (!options_.static_pod_path.empty()) {
+    KLOG_INFO("Adding static pod path", "path", options_.static_pod_path);
+    podsource::FileSourceOptions fo;
+    fo.path = options_.static_pod_path;
+    fo.node_name = options_.node_name;
+    fo.check_frequency = options_.file_check_frequency;
+    file_source_ = std::make_unique<podsource::FileSource>(fo, *pod_config_,
+                                                           const_cast<Clock&>(clock_));
+  }
+  if (!options_.static_pod_url.empty()) {
+    KLOG_INFO("Adding pod URL with HTTP header", "URL", options_.static_pod_url);
+    podsource::HttpSourceOptions ho;
+    ho.url = options_.static_pod_url;
+    ho.header = options_.static_pod_url_header;
+    ho.node_name = options_.node_name;
+    ho.check_frequency = options_.http_check_frequency;
+    http_source_ = std::make_unique<podsource::HttpSource>(ho, *pod_config_,
+                                                           const_cast<Clock&>(clock_));
+  }
+  runtime_thread_ = std::thread([this] {
     do {
       UpdateRuntimeUp();
     } while (!stop_.WaitForNotificationWithTimeout(options_.runtime_status_period));
   });
+  pleg_->Start();
+  housekeeping_thread_ = std::thread([this] {
+    for (;;) {
+      struct pollfd fds[2] = {{stop_fd_, POLLIN, 0}, {housekeeping_fd_, POLLIN, 0}};
+      if (::poll(fds, 2, -1) < 0 && errno == EINTR) continue;
+      if (fds[0].revents & POLLIN) return;
+      if (fds[1].revents & POLLIN) {
+        Consume(housekeeping_fd_);
+        Housekeeping();
+        housekeeping_running_ = false;
+      }
+    }
+  });
+  sync_thread_ = std::thread([this] { SyncLoop(); });
+  if (file_source_) {
+    if (absl::Status st = file_source_->Start(); !st.ok()) return st;
+  }
+  if (http_source_) {
+    if (absl::Status st = http_source_->Start(); !st.ok()) return st;
+  }
+  return absl::OkStatus();
 }
 
 void Kubelet::Stop() {
-  if (!stop_.HasBeenNotified()) stop_.Notify();
-  if (thread_.joinable()) thread_.join();
+  if (stop_.HasBeenNotified()) return;
+  stop_.Notify();
+  Wake(stop_fd_);
+  if (file_source_) file_source_->Stop();
+  if (http_source_) http_source_->Stop();
+  pod_config_->Shutdown();
+  if (sync_thread_.joinable()) sync_thread_.join();
+  if (housekeeping_thread_.joinable()) housekeeping_thread_.join();
+  pleg_->Stop();
+  pod_workers_->Stop();
+  if (runtime_thread_.joinable()) runtime_thread_.join();
+}
+
+absl::Status Kubelet::SyncLoopHealthy() const {
+  int64_t last = last_sync_loop_nanos_.load();
+  if (last == 0) return absl::OkStatus();
+  absl::Duration since = clock_.Now() - absl::FromUnixNanos(last);
+  // Upstream: unhealthy when no iteration for more than 2 minutes + the sync tick.
+  if (since > absl::Minutes(2) + options_.sync_tick) {
+    return absl::UnavailableError(
+        absl::StrCat("sync Loop took longer than expected: ", absl::FormatDuration(since)));
+  }
+  return absl::OkStatus();
+}
+
+void Kubelet::SyncLoop() {
+  KLOG_INFO("Starting kubelet main sync loop");
+  absl::Time next_sync = clock_.Now() + options_.sync_tick;
+  absl::Time next_housekeeping = clock_.Now() + options_.housekeeping_period;
+  for (;;) {
+    last_sync_loop_nanos_ = absl::ToUnixNanos(clock_.Now());
+    absl::Time now = clock_.Now();
+    absl::Duration wait = std::min(next_sync, next_housekeeping) - now;
+    int timeout_ms = static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(wait)));
+    struct pollfd fds[3] = {{stop_fd_, POLLIN, 0},
+                            {pod_config_->fd(), POLLIN, 0},
+                            {pleg_->Events().fd(), POLLIN, 0}};
+    int n = ::poll(fds, 3, timeout_ms);
+    if (n < 0 && errno != EINTR) {
+      KLOG_ERROR(absl::InternalError(std::strerror(errno)), "Sync loop poll failed");
+    }
+    if (fds[0].revents & POLLIN) return;
+    if (fds[1].revents & POLLIN) {
+      for (const podsource::PodUpdate& u : pod_config_->Drain()) HandleUpdate(u);
+    }
+    if (fds[2].revents & POLLIN) {
+      for (const pleg::PodLifecycleEvent& e : pleg_->Events().Drain()) HandlePLEGEvent(e);
+    }
+    now = clock_.Now();
+    if (now >= next_sync) {
+      pod_workers_->SyncDue();
+      next_sync = now + options_.sync_tick;
+    }
+    if (now >= next_housekeeping) {
+      // Housekeeping lists the runtime: it runs on its own thread, one round at a time.
+      if (!housekeeping_running_.exchange(true)) Wake(housekeeping_fd_);
+      next_housekeeping = now + options_.housekeeping_period;
+    }
+  }
+}
+
+void Kubelet::HandleUpdate(const podsource::PodUpdate& u) {
+  sources_seen_.insert(u.source);
+  sources_ready_ = pod_config_->SeenAllSources(sources_seen_);
+  using Op = podsource::PodOperation;
+  switch (u.op) {
+    case Op::kAdd:
+      if (u.pods.empty()) return;
+      KLOG_INFO("SyncLoop ADD", "source", u.source, "pods", PodKeys(u.pods));
+      HandlePodAdditions(u.pods);
+      break;
+    case Op::kUpdate:
+      KLOG_INFO("SyncLoop UPDATE", "source", u.source, "pods", PodKeys(u.pods));
+      HandlePodUpdates(u.pods);
+      break;
+    case Op::kRemove:
+      KLOG_INFO("SyncLoop REMOVE", "source", u.source, "pods", PodKeys(u.pods));
+      HandlePodRemoves(u.pods);
+      break;
+    case Op::kReconcile:
+      KLOG_V(4, "SyncLoop RECONCILE", "source", u.source, "pods", PodKeys(u.pods));
+      HandlePodUpdates(u.pods);
+      break;
+    case Op::kDelete:
+      KLOG_INFO("SyncLoop DELETE", "source", u.source, "pods", PodKeys(u.pods));
+      // Graceful deletion: the pod must stop, with its deletion grace period.
+      for (const auto& p : u.pods) {
+        pod_manager_.AddOrUpdatePod(p);
+        pod_workers_->UpdatePod({SyncPodType::kKill, p, std::nullopt,
+                                 p.metadata.deletion_grace_period_seconds});
+      }
+      break;
+    case Op::kSet:
+      KLOG_WARNING("Kubelet does not support snapshot update");
+      break;
+  }
+}
+
+void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
+  std::vector<api::Pod> sorted = pods;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const api::Pod& a, const api::Pod& b) {
+    return a.metadata.creation_timestamp.seconds < b.metadata.creation_timestamp.seconds;
+  });
+  for (const api::Pod& pod : sorted) {
+    // Pods admitted before, still known to the workers, are not admitted twice.
+    std::vector<api::Pod> admitted;
+    for (const api::Pod& p : pod_manager_.GetPods()) {
+      if (p.metadata.uid == pod.metadata.uid) continue;
+      auto st = status_manager_.GetPodStatus(p.metadata.uid);
+      if (st && status::IsTerminalPhase(st->status.phase)) continue;
+      if (pod_workers_->IsPodTerminationRequested(p.metadata.uid)) continue;
+      admitted.push_back(p);
+    }
+    pod_manager_.AddOrUpdatePod(pod);
+    AdmitResult r = AdmitPod(pod, admitted, options_.allocatable);
+    if (!r.admit) {
+      RejectPod(pod, r.reason, r.message);
+      continue;
+    }
+    pod_workers_->UpdatePod({SyncPodType::kCreate, pod, std::nullopt, std::nullopt});
+  }
+}
+
+void Kubelet::RejectPod(const api::Pod& pod, const std::string& reason,
+                        const std::string& message) {
+  KLOG_INFO("Pod admission denied", "podUID", pod.metadata.uid, "pod", api::PodKey(pod),
+            "reason", reason, "message", message);
+  api::PodStatus st;
+  st.phase = "Failed";
+  st.reason = reason;
+  st.message = "Pod was rejected: " + message;
+  st.host_ip = options_.host_ip;
+  st.qos_class = std::string(api::QOSClassName(api::ComputePodQOS(pod)));
+  status_manager_.SetPodStatus(pod.metadata.uid, std::move(st));
+}
+
+void Kubelet::HandlePodUpdates(const std::vector<api::Pod>& pods) {
+  for (const api::Pod& pod : pods) {
+    pod_manager_.AddOrUpdatePod(pod);
+    auto st = status_manager_.GetPodStatus(pod.metadata.uid);
+    if (st && !st->status.reason.empty() && st->status.phase == "Failed" &&
+        !pod_workers_->IsKnown(pod.metadata.uid)) {
+      continue;  // rejected at admission
+    }
+    pod_workers_->UpdatePod({SyncPodType::kUpdate, pod, std::nullopt, std::nullopt});
+  }
+}
+
+void Kubelet::HandlePodRemoves(const std::vector<api::Pod>& pods) {
+  for (const api::Pod& pod : pods) {
+    pod_manager_.RemovePod(pod.metadata.uid);
+    pod_workers_->UpdatePod({SyncPodType::kKill, pod, std::nullopt, std::nullopt});
+  }
+}
+
+void Kubelet::HandlePLEGEvent(const pleg::PodLifecycleEvent& e) {
+  auto pod = pod_manager_.GetPodByUID(e.pod_id);
+  if (!pod) return;  // orphans are handled by housekeeping
+  KLOG_V(2, "SyncLoop (PLEG): event for pod", "pod", api::PodKey(*pod), "event",
+         absl::StrCat("{ID:", e.pod_id, " Type:", pleg::EventTypeName(e.type), " Data:", e.data,
+                      "}"));
+  pod_workers_->UpdatePod({SyncPodType::kSync, *pod, std::nullopt, std::nullopt});
+}
+
+void Kubelet::Housekeeping() {
+  if (!sources_ready_.load() && !pod_config_->SeenAllSources({})) {
+    KLOG_V(4, "SyncLoop (housekeeping, skipped): sources aren't ready yet");
+    return;
+  }
+  KLOG_V(4, "SyncLoop (housekeeping)");
+  std::set<std::string> desired = pod_manager_.UIDs();
+  pod_workers_->SyncKnownPods(desired);
+
+  // Orphans: pods the runtime runs that no source wants any more (e.g. after a restart of the
+  // kubelet with a manifest removed meanwhile) are killed.
+  auto running = runtime_.GetPods(false);
+  if (!running.ok()) {
+    KLOG_ERROR(running.status(), "Error listing containers");
+  } else {
+    for (const container::Pod& rp : *running) {
+      if (desired.count(rp.id)) continue;
+      if (pod_workers_->IsKnown(rp.id) && !pod_workers_->IsFinished(rp.id)) continue;
+      KLOG_INFO("Clean up orphaned pod containers", "podUID", rp.id, "pod",
+                rp.namespace_ + "/" + rp.name);
+      pod_workers_->UpdatePod({SyncPodType::kKill, std::nullopt, rp, std::nullopt});
+    }
+  }
+
+  std::set<std::string> keep_status = desired;
+  status_manager_.RemoveOrphanedStatuses(keep_status);
+  {
+    absl::MutexLock lock(&reasons_mu_);
+    for (auto it = reasons_.begin(); it != reasons_.end();) {
+      it = desired.count(it->first) ? std::next(it) : reasons_.erase(it);
+    }
+  }
+  CleanupOrphanedPodDirs(desired);
+
+  absl::Time now = clock_.Now();
+  if (now - last_gc_ >= options_.container_gc_period) {
+    last_gc_ = now;
+    if (absl::Status st = runtime_.GarbageCollect(options_.gc_policy, true); !st.ok()) {
+      KLOG_ERROR(st, "Container garbage collection failed");
+    }
+  }
+}
+
+void Kubelet::CleanupOrphanedPodDirs(const std::set<std::string>& desired) {
+  std::string pods_dir = options_.root_dir + "/pods";
+  DIR* d = ::opendir(pods_dir.c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> uids;
+  while (struct dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    uids.push_back(name);
+  }
+  ::closedir(d);
+  for (const std::string& uid : uids) {
+    if (desired.count(uid)) continue;
+    if (pod_workers_->CouldHaveRunningContainers(uid) && pod_workers_->IsKnown(uid)) continue;
+    std::string dir = pods_dir + "/" + uid;
+    if (HasMountsUnder(dir)) {
+      KLOG_V(3, "Orphaned pod found, but volumes are still mounted", "podUID", uid);
+      continue;
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    if (ec) {
+      KLOG_ERROR(absl::InternalError(ec.message()), "Failed to remove orphaned pod dir",
+                 "podUID", uid, "path", dir);
+    } else {
+      KLOG_V(3, "Cleaned up orphaned pod directory", "podUID", uid, "path", dir);
+    }
+  }
+}
+
+absl::Status Kubelet::MakePodDataDirs(const api::Pod& pod) {
+  std::string base = options_.root_dir + "/pods/" + pod.metadata.uid;
+  std::error_code ec;
+  for (const char* sub : {"", "/volumes", "/plugins", "/containers"}) {
+    std::filesystem::create_directories(base + sub, ec);
+    if (ec) {
+      return absl::InternalError(
+          absl::StrCat("error making pod data directories: mkdir ", base, sub, ": ", ec.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+status::ReasonCache Kubelet::Reasons(const std::string& uid) const {
+  absl::MutexLock lock(&reasons_mu_);
+  auto it = reasons_.find(uid);
+  return it == reasons_.end() ? status::ReasonCache() : it->second;
+}
+
+void Kubelet::UpdateReasons(const std::string& uid, const container::PodSyncResult& result) {
+  absl::MutexLock lock(&reasons_mu_);
+  status::ReasonCache& rc = reasons_[uid];
+  for (const auto& r : result.results) {
+    if (r.action != container::SyncResult::Action::kStartContainer &&
+        r.action != container::SyncResult::Action::kInitContainer) {
+      continue;
+    }
+    if (r.error.ok()) {
+      rc.erase(r.target);
+    } else {
+      rc[r.target] = status::WaitingReason{
+          r.reason.empty() ? "CreateContainerError" : r.reason,
+          r.message.empty() ? std::string(r.error.message()) : r.message};
+    }
+  }
+}
+
+absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
+                                      const container::PodStatus& runtime_status) {
+  const std::string& uid = pod.metadata.uid;
+  auto old = status_manager_.GetPodStatus(uid);
+  status::ReasonCache reasons = Reasons(uid);
+  status::GenerateInput in;
+  in.pod = &pod;
+  in.runtime_status = &runtime_status;
+  in.old_status = old ? &old->status : nullptr;
+  in.reasons = &reasons;
+  in.host_ip = options_.host_ip;
+  in.now = clock_.Now();
+  api::PodStatus api_status = status::GeneratePodStatus(in);
+  const bool terminal = status::IsTerminalPhase(api_status.phase);
+  status_manager_.SetPodStatus(uid, api_status);
+  if (terminal) {
+    KLOG_V(2, "Pod is terminal, tearing it down", "pod", api::PodKey(pod), "phase",
+           api_status.phase);
+    return true;
+  }
+  if (absl::Status st = MakePodDataDirs(pod); !st.ok()) return st;
+  KLOG_V(4, "SyncPod enter", "pod", api::PodKey(pod), "podUID", uid, "updateType",
+         SyncPodTypeName(type));
+  container::PodSyncResult result = runtime_.SyncPod(pod, runtime_status);
+  UpdateReasons(uid, result);
+  pleg_->Poke();  // see what this sync changed without waiting for the relist period
+  if (absl::Status err = SyncResultError(result); !err.ok()) return err;
+  return false;
+}
+
+absl::Status Kubelet::SyncTerminatingPod(const api::Pod& pod, const container::PodStatus& st,
+                                         std::optional<int64_t> grace_period_seconds) {
+  KLOG_V(2, "Pod terminating", "pod", api::PodKey(pod), "podUID", pod.metadata.uid);
+  container::Pod running = RunningPodFromStatus(st);
+  // The status may be older than the last start: also take what the runtime lists now.
+  auto now_running = runtime_.GetPods(false);
+  if (now_running.ok()) {
+    for (const auto& rp : *now_running) {
+      if (rp.id != pod.metadata.uid) continue;
+      for (const auto& c : rp.containers) {
+        bool known = std::any_of(running.containers.begin(), running.containers.end(),
+                                 [&](const container::Container& k) { return k.id == c.id; });
+        if (!known) running.containers.push_back(c);
+      }
+      for (const auto& s : rp.sandboxes) {
+        bool known = std::any_of(running.sandboxes.begin(), running.sandboxes.end(),
+                                 [&](const container::Container& k) { return k.id.id == s.id.id; });
+        if (!known) running.sandboxes.push_back(s);
+      }
+    }
+  }
+  running.id = pod.metadata.uid;
+  running.name = pod.metadata.name;
+  running.namespace_ = pod.metadata.namespace_;
+  if (absl::Status err = runtime_.KillPod(&pod, running, grace_period_seconds); !err.ok()) {
+    return absl::Status(err.code(), absl::StrCat("failed to \"KillPodSandbox\" for \"",
+                                                 pod.metadata.uid, "\" with KillPodSandboxError: ",
+                                                 std::string(err.message())));
+  }
+  // Record the final state of the containers.
+  auto final_status = runtime_.GetPodStatus(pod.metadata.uid, pod.metadata.name,
+                                            pod.metadata.namespace_);
+  if (final_status.ok() && pod_manager_.GetPodByUID(pod.metadata.uid)) {
+    auto old = status_manager_.GetPodStatus(pod.metadata.uid);
+    status::GenerateInput in;
+    in.pod = &pod;
+    in.runtime_status = &*final_status;
+    in.old_status = old ? &old->status : nullptr;
+    in.host_ip = options_.host_ip;
+    in.pod_is_terminal = true;
+    in.now = clock_.Now();
+    status_manager_.SetPodStatus(pod.metadata.uid, status::GeneratePodStatus(in));
+  }
+  KLOG_V(2, "Pod termination stopped all running containers", "pod", api::PodKey(pod));
+  return absl::OkStatus();
+}
+
+absl::Status Kubelet::SyncTerminatingRuntimePod(const container::Pod& running) {
+  KLOG_V(2, "Stopping orphaned pod", "podUID", running.id, "pod",
+         running.namespace_ + "/" + running.name);
+  return runtime_.KillPod(nullptr, running, std::nullopt);
+}
+
+absl::Status Kubelet::SyncTerminatedPod(const api::Pod& pod, const container::PodStatus&) {
+  KLOG_V(2, "Pod is terminated and will need no more status updates", "pod", api::PodKey(pod));
+  if (!pod_manager_.GetPodByUID(pod.metadata.uid)) runtime_.ForgetPod(pod.metadata.uid);
+  return absl::OkStatus();
+}
+
+bool Kubelet::ShouldPodContentBeRemoved(const std::string& uid) const {
+  if (pod_manager_.GetPodByUID(uid)) {
+    return pod_workers_->IsPodKnownTerminated(uid);
+  }
+  return !pod_workers_->IsKnown(uid) || pod_workers_->IsPodKnownTerminated(uid);
+}
+
+bool Kubelet::ShouldPodRuntimeBeRemoved(const std::string& uid) const {
+  if (!pod_workers_->IsKnown(uid)) return !pod_manager_.GetPodByUID(uid).has_value();
+  return pod_workers_->IsPodKnownTerminated(uid);
+}
+
+std::vector<api::Pod> Kubelet::GetPodsWithStatus() const {
+  std::vector<api::Pod> pods = pod_manager_.GetPods();
+  for (api::Pod& p : pods) {
+    auto st = status_manager_.GetPodStatus(p.metadata.uid);
+    if (st) p.status = st->status;
+  }
+  return pods;
 }
 
 void Kubelet::UpdateRuntimeUp() {
-  auto status = runtime_.Status(false);
+  auto status = cri_runtime_.Status(false);
   if (!status.ok()) {
     KLOG_ERROR(status.status(), "Container runtime sanity check failed");
     runtime_ready_ = false;
@@ -40,7 +590,7 @@ void Kubelet::UpdateRuntimeUp() {
       network_message = cond.reason() + ": " + cond.message();
     }
   }
-  if (network_ready != network_ready_.load() || first_update_) {
+  if (network_ready != network_ready_.load() || first_runtime_update_) {
     if (network_ready) {
       KLOG_V(2, "Container runtime network ready");
     } else {
@@ -48,14 +598,14 @@ void Kubelet::UpdateRuntimeUp() {
                  "networkReady", network_ready);
     }
   }
-  if (runtime_ready != runtime_ready_.load() || first_update_) {
+  if (runtime_ready != runtime_ready_.load() || first_runtime_update_) {
     if (runtime_ready) {
       KLOG_INFO("Container runtime status", "runtimeReady", true);
     } else {
       KLOG_ERROR(absl::UnavailableError("RuntimeReady=false"), "Container runtime not ready");
     }
   }
-  first_update_ = false;
+  first_runtime_update_ = false;
   network_ready_ = network_ready;
   runtime_ready_ = runtime_ready;
 }

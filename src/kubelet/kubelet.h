@@ -1,50 +1,155 @@
-// The Kubelet: owns the node agent's long-running loops once start-up has wired its
-// dependencies. This stage runs the runtime health loop (upstream's updateRuntimeUp: runtime
-// Status every 5 s, RuntimeReady / NetworkReady tracked and logged on change); the pod sources,
-// sync loop, pod workers and PLEG plug in here.
+// The Kubelet: the sync loop and the pieces it drives (upstream pkg/kubelet/kubelet.go).
 //
-// Thread-safety: Start() and Stop() are called from the main thread; RuntimeReady() from any.
-// Ownership: the Kubelet borrows the runtime services, which must outlive it.
+//   pod sources -> PodConfig -> sync loop -> pod workers -> container::Runtime (kuberuntime/CRI)
+//                                   ^    ^
+//                         PLEG events    1 s sync tick, 2 s housekeeping tick
+//
+// The sync loop runs on its own thread and multiplexes, with one poll(2): config updates
+// (ADD/UPDATE/REMOVE/RECONCILE/DELETE), PLEG events, the sync tick (due re-syncs), the
+// housekeeping tick (orphan pods, finished workers, stale statuses, pod directories, container
+// GC) and, later, probe results. It never calls the runtime itself: pod work runs on the pod
+// workers' pool, relists on the PLEG thread, orphan listing on the housekeeping worker.
+//
+// The Kubelet implements PodSyncer (the pod workers' callbacks) and container::PodStateProvider
+// (for GC). A runtime health loop (upstream updateRuntimeUp) checks CRI Status every 5 s.
+//
+// Thread-safety: Start/Stop from the owner's thread; queries (RuntimeReady, GetPodStatus, ...)
+// from any thread. Ownership: runtime services and the container runtime are borrowed.
 #ifndef KUBELET_KUBELET_KUBELET_H_
 #define KUBELET_KUBELET_KUBELET_H_
 
 #include <atomic>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "common/clock.h"
 #include "cri/runtime_service.h"
+#include "kubelet/admission.h"
+#include "kubelet/container/cache.h"
+#include "kubelet/container/runtime.h"
+#include "kubelet/pleg/generic.h"
+#include "kubelet/pod_manager.h"
+#include "kubelet/pod_workers.h"
+#include "kubelet/podsource/pod_config.h"
+#include "kubelet/status/generate.h"
+#include "kubelet/status/status_manager.h"
 
 namespace kubelet {
 
+namespace podsource {
+class FileSource;
+class HttpSource;
+}  // namespace podsource
+
 struct KubeletOptions {
   std::string node_name;
+  std::string host_ip;
+  std::string root_dir = "/var/lib/kubelet";
   absl::Duration runtime_status_period = absl::Seconds(5);
+  // Pod sources.
+  std::string static_pod_path;
+  absl::Duration file_check_frequency = absl::Seconds(20);
+  std::string static_pod_url;
+  std::map<std::string, std::vector<std::string>> static_pod_url_header;
+  absl::Duration http_check_frequency = absl::Seconds(20);
+  // Loop periods.
+  absl::Duration sync_frequency = absl::Minutes(1);  // re-sync of a healthy pod
+  absl::Duration sync_tick = absl::Seconds(1);
+  absl::Duration housekeeping_period = absl::Seconds(2);
+  absl::Duration container_gc_period = absl::Minutes(1);
+  absl::Duration pleg_relist_period = absl::Seconds(1);
+  int pod_worker_threads = 16;
+  container::GCPolicy gc_policy;
+  NodeAllocatable allocatable;
 };
 
-class Kubelet {
+class Kubelet final : public PodSyncer, public container::PodStateProvider {
  public:
-  Kubelet(KubeletOptions options, cri::RuntimeService& runtime, cri::ImageManagerService& images);
-  ~Kubelet();
+  Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
+          container::Runtime& runtime, const Clock& clock);
+  ~Kubelet() override;
 
-  void Start();
+  absl::Status Start();
   void Stop();
 
   bool RuntimeReady() const { return runtime_ready_.load(); }
   bool NetworkReady() const { return network_ready_.load(); }
+  // PLEG health and sync-loop liveness, for /healthz.
+  absl::Status PLEGHealthy() const { return pleg_->Healthy(); }
+  absl::Status SyncLoopHealthy() const;
+
+  // Desired pods with their current API status (for /pods).
+  std::vector<api::Pod> GetPodsWithStatus() const;
+  const PodManager& pod_manager() const { return pod_manager_; }
+  const status::StatusManager& status_manager() const { return status_manager_; }
+
+  // PodSyncer.
+  absl::StatusOr<bool> SyncPod(SyncPodType type, const api::Pod& pod,
+                               const container::PodStatus& status) override;
+  absl::Status SyncTerminatingPod(const api::Pod& pod, const container::PodStatus& status,
+                                  std::optional<int64_t> grace_period_seconds) override;
+  absl::Status SyncTerminatingRuntimePod(const container::Pod& running) override;
+  absl::Status SyncTerminatedPod(const api::Pod& pod, const container::PodStatus& status) override;
+
+  // PodStateProvider.
+  bool ShouldPodContentBeRemoved(const std::string& uid) const override;
+  bool ShouldPodRuntimeBeRemoved(const std::string& uid) const override;
 
  private:
+  void SyncLoop();
+  void HandleUpdate(const podsource::PodUpdate& update);
+  void HandlePodAdditions(const std::vector<api::Pod>& pods);
+  void HandlePodUpdates(const std::vector<api::Pod>& pods);
+  void HandlePodRemoves(const std::vector<api::Pod>& pods);
+  void HandlePLEGEvent(const pleg::PodLifecycleEvent& e);
+  void Housekeeping();
   void UpdateRuntimeUp();
+  void RejectPod(const api::Pod& pod, const std::string& reason, const std::string& message);
+  absl::Status MakePodDataDirs(const api::Pod& pod);
+  void CleanupOrphanedPodDirs(const std::set<std::string>& desired);
+  status::ReasonCache Reasons(const std::string& uid) const;
+  void UpdateReasons(const std::string& uid, const container::PodSyncResult& result);
 
   KubeletOptions options_;
-  cri::RuntimeService& runtime_;
-  cri::ImageManagerService& images_;
+  cri::RuntimeService& cri_runtime_;
+  container::Runtime& runtime_;
+  const Clock& clock_;
+
+  container::Cache cache_;
+  PodManager pod_manager_;
+  status::StatusManager status_manager_;
+  std::unique_ptr<podsource::PodConfig> pod_config_;
+  std::unique_ptr<podsource::FileSource> file_source_;
+  std::unique_ptr<podsource::HttpSource> http_source_;
+  std::unique_ptr<pleg::GenericPLEG> pleg_;
+  std::unique_ptr<PodWorkers> pod_workers_;
+
+  std::set<std::string> sources_seen_;  // sync-loop thread only
+  std::atomic<bool> sources_ready_{false};
+  absl::Time last_gc_ = absl::InfinitePast();  // housekeeping thread only
+  std::atomic<int64_t> last_sync_loop_nanos_{0};
+
+  mutable absl::Mutex reasons_mu_;
+  std::map<std::string, status::ReasonCache> reasons_ ABSL_GUARDED_BY(reasons_mu_);
+
   std::atomic<bool> runtime_ready_{false};
   std::atomic<bool> network_ready_{false};
-  bool first_update_ = true;
+  bool first_runtime_update_ = true;
+  std::atomic<bool> housekeeping_running_{false};
+
+  int stop_fd_ = -1;
   absl::Notification stop_;
-  std::thread thread_;
+  std::thread sync_thread_;
+  std::thread runtime_thread_;
+  std::thread housekeeping_thread_;
+  int housekeeping_fd_ = -1;
 };
 
 }  // namespace kubelet

@@ -1,6 +1,7 @@
 #include "kubelet/kubelet.h"
 
 #include "cri/testing/fake_runtime.h"
+#include "kubelet/container/testing/fake_container_runtime.h"
 #include "gtest/gtest.h"
 
 namespace kubelet {
@@ -30,9 +31,12 @@ bool WaitFor(Pred pred) {
 TEST(Kubelet, TracksRuntimeConditions) {
   cri::FakeRuntime fake;
   fake.SetRuntimeStatus(MakeStatus(true, false));
-  Kubelet k(KubeletOptions{.node_name = "n1", .runtime_status_period = absl::Milliseconds(10)},
-            fake, fake);
-  k.Start();
+  container::FakeContainerRuntime runtime;
+  RealClock clock;
+  Kubelet k(KubeletOptions{.node_name = "n1", .root_dir = ::testing::TempDir() + "/kubelet-root",
+                           .runtime_status_period = absl::Milliseconds(10)},
+            fake, runtime, clock);
+  ASSERT_TRUE(k.Start().ok());
   ASSERT_TRUE(WaitFor([&] { return k.RuntimeReady(); }));
   EXPECT_FALSE(k.NetworkReady());
   fake.SetRuntimeStatus(MakeStatus(true, true));

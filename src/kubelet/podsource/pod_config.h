@@ -23,8 +23,9 @@
 // consumer learns the source is ready. An unchanged snapshot emits nothing.
 //
 // Delivery: a bounded FIFO (capacity 50 updates, like upstream's channel). Producers block while
-// it is full (SetSource/Merge return false if Shutdown() or their `cancel` flag ends the wait:
-// that update is then lost, which only happens while stopping). The consumer either polls fd()
+// it is full or another producer is mid-merge (SetSource/Merge return false if Shutdown() or
+// their `cancel` flag ends the wait: that update is then lost, which only happens while
+// stopping). The consumer either polls fd()
 // (an eventfd readable exactly while updates are pending) and calls Drain(), or calls Next().
 // The consumer must never call Merge/SetSource/Sync from its own thread while the queue could be
 // full (it would wait for itself).
@@ -113,6 +114,9 @@ class PodConfig {
   void UpdatePods(const std::string& source, std::vector<api::Pod>& new_pods, PodMap& old_pods,
                   PodMap& pods, MergeResult& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<api::Pod> MergedStateLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Waits until no other producer is merging (so each Merge's updates are enqueued in order and
+  // contiguously) and claims the producer role. False when shut down / cancelled.
+  bool AcquireProducerLocked(const std::atomic<bool>* cancel) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Waits for queue space, then appends. False when shut down / cancelled.
   bool PushLocked(PodUpdate update, const std::atomic<bool>* cancel)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -122,9 +126,8 @@ class PodConfig {
   const PodConfigOptions options_;
   const int event_fd_;
 
-  // Serializes producers so each Merge's updates are enqueued in order and contiguously.
-  absl::Mutex update_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;
+  bool producing_ ABSL_GUARDED_BY(mu_) = false;  // a Merge/Sync is in progress
   std::set<std::string> sources_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> sources_seen_ ABSL_GUARDED_BY(mu_);  // delivered at least one SET
   std::map<std::string, PodMap> pods_ ABSL_GUARDED_BY(mu_);  // source -> pods

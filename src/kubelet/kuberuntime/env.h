@@ -1,0 +1,82 @@
+// Container environment and command expansion, ported from upstream kubelet_pods.go
+// (makeEnvironmentVariables, podFieldSelectorRuntimeValue, defaultPodLimitsForDownwardAPI),
+// pkg/api/v1/resource (ExtractContainerResourceValue), pkg/fieldpath and
+// kubecontainer.ExpandContainerCommandAndArgs.
+//
+// Semantics:
+//   * envFrom (configMapRef / secretRef, with prefix) first, then env in declaration order; a
+//     later definition of a name replaces the earlier value. Keys that are not valid env var
+//     names are skipped. Output order: envFrom keys (by source, sorted by key), then env entries
+//     in declaration order (upstream's order is a Go map's, i.e. random).
+//   * value "$(VAR)" references expand against the variables defined so far (envFrom + earlier
+//     env); "$$" escapes; unknown references stay verbatim.
+//   * valueFrom.fieldRef: metadata.name/namespace/uid, metadata.labels['k'],
+//     metadata.annotations['k'], metadata.labels / metadata.annotations (k="v" lines),
+//     spec.nodeName, spec.serviceAccountName, status.hostIP, status.hostIPs (PodHostIPs gate),
+//     status.podIP, status.podIPs (IPs ordered by the node's primary IP family).
+//   * valueFrom.resourceFieldRef: limits/requests of cpu, memory, ephemeral-storage, hugepages-*
+//     with the divisor, rounded up; unset limits fall back to node allocatable.
+//   * configMapKeyRef / secretKeyRef through hooks; without them the standalone kubelet's
+//     "couldn't get configMap <ns>/<name>, no kubeClient defined" error.
+// Service link variables are not generated (no API server services).
+// Pure functions apart from the hooks; thread-safe.
+#ifndef KUBELET_KUBELET_KUBERUNTIME_ENV_H_
+#define KUBELET_KUBELET_KUBERUNTIME_ENV_H_
+
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "api/pod.h"
+
+namespace kubelet::kuberuntime {
+
+struct EnvVar {
+  std::string name;
+  std::string value;
+  bool operator==(const EnvVar&) const = default;
+};
+
+using DataLookup = std::function<absl::StatusOr<std::map<std::string, std::string>>(
+    const std::string& ns, const std::string& name)>;
+
+struct EnvContext {
+  std::vector<std::string> node_ips;  // primary first
+  bool pod_host_ips = false;          // PodHostIPs feature gate
+  api::ResourceList node_allocatable;
+  DataLookup get_config_map;  // may be empty
+  DataLookup get_secret;      // may be empty
+};
+
+absl::StatusOr<std::vector<EnvVar>> MakeEnvironmentVariables(
+    const api::Pod& pod, const api::Container& container, const std::vector<std::string>& pod_ips,
+    const EnvContext& ctx);
+
+// The value of a downward API field path ("metadata.name", "metadata.labels['app']", ...).
+absl::StatusOr<std::string> PodFieldSelectorRuntimeValue(const api::ObjectFieldSelector& fs,
+                                                         const api::Pod& pod,
+                                                         const std::vector<std::string>& pod_ips,
+                                                         const EnvContext& ctx);
+
+// The value of a resourceFieldRef for `container` (or fs.container_name of `pod`), limits
+// defaulted from node allocatable.
+absl::StatusOr<std::string> ContainerResourceRuntimeValue(const api::ResourceFieldSelector& fs,
+                                                          const api::Pod& pod,
+                                                          const api::Container& container,
+                                                          const api::ResourceList& allocatable);
+
+// command and args with $(VAR) expanded against `envs`.
+std::pair<std::vector<std::string>, std::vector<std::string>> ExpandContainerCommandAndArgs(
+    const api::Container& container, const std::vector<EnvVar>& envs);
+
+// The pod IPs reordered as upstream's sortPodIPs: the first IP of the node's primary family,
+// then the first of the other family.
+std::vector<std::string> SortPodIPs(const std::vector<std::string>& pod_ips,
+                                    const std::vector<std::string>& node_ips);
+
+}  // namespace kubelet::kuberuntime
+
+#endif  // KUBELET_KUBELET_KUBERUNTIME_ENV_H_

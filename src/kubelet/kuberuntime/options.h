@@ -1,0 +1,121 @@
+// Configuration and extension hooks of the CRI-backed runtime manager (KubeGenericRuntimeManager).
+//
+// Plain value struct, filled once by the wiring code (app::Run) from the KubeletConfiguration and
+// flags. Every hook is optional; an unset hook means "the subsystem does not exist yet" and the
+// documented default applies. Hooks are called from pod-worker threads (possibly several at once
+// for different pods) and must be thread-safe; they are never called with a manager lock held.
+#ifndef KUBELET_KUBELET_KUBERUNTIME_OPTIONS_H_
+#define KUBELET_KUBELET_KUBERUNTIME_OPTIONS_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "api/pod.h"
+#include "cri/proto/api.pb.h"
+#include "kubelet/container/runtime.h"
+
+namespace kubelet::kuberuntime {
+
+struct Options {
+  // --root-dir: pod data lives under <root_dir>/pods/<uid>/ (termination-log files, etc-hosts),
+  // seccomp Localhost profiles under <root_dir>/seccomp/.
+  std::string root_dir = "/var/lib/kubelet";
+  // podLogsDir: /var/log/pods/<ns>_<name>_<uid>/<container>/<restartCount>.log.
+  std::string pod_logs_dir = "/var/log/pods";
+
+  std::string node_name;
+  // The node's IPs, primary first (status.hostIP / status.hostIPs, host-network pod IPs, the
+  // localhost nameserver family when resolv_conf is "").
+  std::vector<std::string> node_ips;
+
+  // --- DNS (KubeletConfiguration clusterDNS / clusterDomain / resolvConf) --------------------
+  std::vector<std::string> cluster_dns;
+  std::string cluster_domain;
+  // "" disables host DNS: pods with dnsPolicy Default get nameserver 127.0.0.1 (or ::1).
+  std::string resolv_conf = "/etc/resolv.conf";
+
+  // --- Resources ------------------------------------------------------------------------------
+  bool cpu_cfs_quota = true;
+  // cpu.cfs_period_us for containers with CPU limits. Upstream uses 100ms unless the
+  // CustomCPUCFSQuotaPeriod feature gate is on: pass cpuCFSQuotaPeriod only in that case.
+  absl::Duration cpu_cfs_quota_period = absl::Milliseconds(100);
+  // Machine memory in bytes (burstable oom_score_adj). 0: read MemTotal from /proc/meminfo.
+  int64_t memory_capacity_bytes = 0;
+  // Node allocatable (downward API fallback for unset limits). Unset: capacity (all CPUs of the
+  // machine, memory_capacity_bytes).
+  std::function<api::ResourceList()> node_allocatable;
+  // Whether /sys/fs/cgroup is cgroup v2 ("memory.oom.group" is then set). nullopt: detect.
+  std::optional<bool> cgroup2_unified;
+  // seccompDefault: RuntimeDefault instead of Unconfined for containers without a profile.
+  bool seccomp_default = false;
+  // PodHostIPs feature gate (status.hostIPs in the downward API; "" when off, as upstream).
+  bool pod_host_ips = false;
+
+  // --- Images -----------------------------------------------------------------------------------
+  bool serialize_image_pulls = true;
+  // With serialize_image_pulls false: at most this many pulls at once (nullopt/<1: unbounded).
+  std::optional<int32_t> max_parallel_image_pulls;
+  // registryPullQPS / registryBurst (0 QPS: unlimited).
+  double registry_pull_qps = 5;
+  int32_t registry_burst = 10;
+  absl::Duration image_backoff_initial = absl::Seconds(10);
+  absl::Duration image_backoff_max = absl::Seconds(300);
+  // Crash-loop back-off (upstream backOffPeriod / MaxContainerBackOff).
+  absl::Duration crash_backoff_initial = absl::Seconds(10);
+  absl::Duration crash_backoff_max = absl::Seconds(300);
+
+  // --- Hooks --------------------------------------------------------------------------------
+  // Pod cgroup parent in cgroupfs syntax (container manager). Unset: "" (the runtime decides).
+  std::function<std::string(const api::Pod&)> cgroup_parent;
+  // RuntimeClass -> CRI runtime handler. Unset: "" (default handler).
+  std::function<absl::StatusOr<std::string>(const api::Pod&)> runtime_handler;
+  // Volume mounts for a container (volume manager: volumes, subPaths). They come first in the
+  // container's mount list; the kubelet adds /etc/hosts (unless a mount targets it) and the
+  // termination-message file. An error fails the start with CreateContainerConfigError.
+  std::function<absl::StatusOr<std::vector<runtime::v1::Mount>>(const api::Pod&,
+                                                                const api::Container&)>
+      container_mounts;
+  // Write <root_dir>/pods/<uid>/etc-hosts and mount it at /etc/hosts (upstream makeMounts).
+  bool manage_etc_hosts = true;
+  // ConfigMap / Secret data for env/envFrom (API client). Unset: "no kubeClient defined" errors,
+  // as a standalone upstream kubelet reports. Return NotFound for missing objects (optional
+  // references then skip them).
+  std::function<absl::StatusOr<std::map<std::string, std::string>>(const std::string& ns,
+                                                                   const std::string& name)>
+      get_config_map;
+  std::function<absl::StatusOr<std::map<std::string, std::string>>(const std::string& ns,
+                                                                   const std::string& name)>
+      get_secret;
+  // Registry credentials to try, in order, for pulling `image` (keyring + pull secrets). Unset or
+  // empty: anonymous pull.
+  std::function<std::vector<runtime::v1::AuthConfig>(const api::Pod&, const std::string& image)>
+      pull_credentials;
+  // Runs a lifecycle handler (postStart, preStop) for a container; returns an error message on
+  // failure. `timeout` bounds the call for preStop (the remaining grace period); the hook must
+  // honour it. Unset: handlers are skipped.
+  std::function<absl::Status(const container::ContainerID& id, const api::Pod& pod,
+                             const api::Container& container, const api::LifecycleHandler& handler,
+                             absl::Duration timeout)>
+      run_lifecycle_handler;
+  // Probe results (prober manager). True when the last liveness / startup result for the
+  // container is Failure: the container is killed and restarted per restartPolicy.
+  std::function<bool(const container::ContainerID& id)> liveness_failed;
+  std::function<bool(const container::ContainerID& id)> startup_failed;
+  // True while a container with a startup probe has no successful startup result yet; a sidecar
+  // (restartable init container) then does not count as started. Unset: never pending.
+  std::function<bool(const container::ContainerID& id)> startup_pending;
+  // Annotations to add to containers (device plugins). Unset: none.
+  std::function<std::map<std::string, std::string>(const api::Pod&, const api::Container&)>
+      container_annotations;
+};
+
+}  // namespace kubelet::kuberuntime
+
+#endif  // KUBELET_KUBELET_KUBERUNTIME_OPTIONS_H_

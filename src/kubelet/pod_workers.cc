@@ -1,0 +1,269 @@
+#include "kubelet/pod_workers.h"
+
+#include <algorithm>
+
+#include "common/log.h"
+
+namespace kubelet {
+namespace {
+
+std::string PodRef(const std::optional<api::Pod>& pod, const std::optional<container::Pod>& rp) {
+  if (pod) return pod->metadata.namespace_ + "/" + pod->metadata.name;
+  if (rp) return rp->namespace_ + "/" + rp->name;
+  return "";
+}
+
+}  // namespace
+
+const char* SyncPodTypeName(SyncPodType t) {
+  switch (t) {
+    case SyncPodType::kSync:
+      return "sync";
+    case SyncPodType::kUpdate:
+      return "update";
+    case SyncPodType::kCreate:
+      return "create";
+    case SyncPodType::kKill:
+      return "kill";
+  }
+  return "sync";
+}
+
+PodWorkers::PodWorkers(PodWorkersOptions options, PodSyncer& syncer, container::Cache& cache,
+                       const Clock& clock)
+    : options_(options),
+      syncer_(syncer),
+      cache_(cache),
+      clock_(clock),
+      pool_(std::make_unique<ThreadPool>(options.threads)) {}
+
+PodWorkers::~PodWorkers() { Stop(); }
+
+void PodWorkers::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopped_ = true;
+    for (auto& [uid, st] : states_) st.pending.reset();
+  }
+  pool_->Stop();
+}
+
+absl::Duration PodWorkers::Jitter(absl::Duration d) {
+  // xorshift; up to +50% as wait.Jitter(d, 0.5).
+  rng_ ^= rng_ << 13;
+  rng_ ^= rng_ >> 7;
+  rng_ ^= rng_ << 17;
+  double f = static_cast<double>(rng_ % 1000) / 1000.0 * 0.5;
+  return d + d * f;
+}
+
+void PodWorkers::Merge(State& st, UpdatePodOptions update) {
+  if (st.phase == Phase::kFinished) {
+    if (update.type != SyncPodType::kCreate || !update.pod) return;
+    // The pod was added again after it finished (a manifest removed, then restored): start over.
+    bool working = st.working;
+    st = State();
+    st.working = working;
+  }
+  if (update.pod) st.pod = update.pod;
+  if (update.running_pod) st.running_pod = update.running_pod;
+  if (update.type == SyncPodType::kKill) {
+    if (st.phase == Phase::kSyncing) st.phase = Phase::kTerminating;
+    if (update.kill_grace_period_seconds) {
+      st.grace_period_seconds =
+          st.grace_period_seconds
+              ? std::min(*st.grace_period_seconds, *update.kill_grace_period_seconds)
+              : *update.kill_grace_period_seconds;
+    }
+    st.pending = std::move(update);
+    st.requeue_at.reset();
+    return;
+  }
+  if (st.pending && st.pending->type == SyncPodType::kKill) return;  // a kill is never overwritten
+  st.pending = std::move(update);
+  st.requeue_at.reset();
+}
+
+void PodWorkers::UpdatePod(UpdatePodOptions update) {
+  std::string uid;
+  if (update.pod) {
+    uid = update.pod->metadata.uid;
+  } else if (update.running_pod) {
+    uid = update.running_pod->id;
+  }
+  if (uid.empty()) return;
+  bool schedule = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopped_) return;
+    auto it = states_.find(uid);
+    if (it == states_.end()) {
+      if (!update.pod && update.type != SyncPodType::kKill) return;
+      it = states_.emplace(uid, State()).first;
+    }
+    State& st = it->second;
+    Merge(st, std::move(update));
+    if (st.pending && !st.working) {
+      st.working = true;
+      schedule = true;
+    }
+  }
+  if (schedule) pool_->Submit([this, uid] { Run(uid); });
+}
+
+void PodWorkers::SyncDue() {
+  std::vector<std::string> due;
+  absl::Time now = clock_.Now();
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [uid, st] : states_) {
+      if (st.requeue_at && *st.requeue_at <= now && !st.pending) {
+        st.requeue_at.reset();
+        st.pending = UpdatePodOptions{SyncPodType::kSync, std::nullopt, std::nullopt, std::nullopt};
+        if (!st.working) {
+          st.working = true;
+          due.push_back(uid);
+        }
+      }
+    }
+  }
+  for (const std::string& uid : due) pool_->Submit([this, uid] { Run(uid); });
+}
+
+void PodWorkers::Run(const std::string& uid) {
+  for (;;) {
+    UpdatePodOptions update;
+    Phase phase;
+    std::optional<api::Pod> pod;
+    std::optional<container::Pod> running;
+    std::optional<int64_t> grace;
+    absl::Time last_sync;
+    {
+      absl::MutexLock lock(&mu_);
+      State& st = states_[uid];
+      if (!st.pending || stopped_) {
+        st.working = false;
+        return;
+      }
+      update = std::move(*st.pending);
+      st.pending.reset();
+      phase = st.phase;
+      pod = st.pod;
+      running = st.running_pod;
+      grace = st.grace_period_seconds;
+      last_sync = st.last_sync;
+    }
+    absl::Time start = clock_.Now();
+    container::PodStatus status =
+        cache_.GetNewerThan(uid, last_sync, options_.cache_wait).status;
+    absl::Status err;
+    bool advance = false;
+    switch (phase) {
+      case Phase::kSyncing: {
+        if (!pod) break;
+        auto terminal = syncer_.SyncPod(update.type, *pod, status);
+        if (!terminal.ok()) {
+          err = terminal.status();
+        } else {
+          advance = *terminal;
+        }
+        break;
+      }
+      case Phase::kTerminating:
+        if (pod) {
+          err = syncer_.SyncTerminatingPod(*pod, status, grace);
+        } else if (running) {
+          err = syncer_.SyncTerminatingRuntimePod(*running);
+        }
+        advance = err.ok();
+        break;
+      case Phase::kTerminated:
+        if (pod) err = syncer_.SyncTerminatedPod(*pod, status);
+        advance = err.ok();
+        break;
+      case Phase::kFinished:
+        break;
+    }
+    if (!err.ok()) {
+      KLOG_ERROR(err, "Error syncing pod, skipping", "pod", PodRef(pod, running), "podUID", uid);
+    }
+    absl::MutexLock lock(&mu_);
+    State& st = states_[uid];
+    st.last_sync = start;
+    if (advance && st.phase == phase) {
+      switch (phase) {
+        case Phase::kSyncing:
+          st.phase = Phase::kTerminating;
+          break;
+        case Phase::kTerminating:
+          st.phase = Phase::kTerminated;
+          break;
+        case Phase::kTerminated:
+          st.phase = Phase::kFinished;
+          break;
+        case Phase::kFinished:
+          break;
+      }
+      if (st.phase != Phase::kFinished && !st.pending) {
+        st.pending = UpdatePodOptions{SyncPodType::kSync, std::nullopt, std::nullopt, std::nullopt};
+      }
+      st.requeue_at.reset();
+    } else if (!err.ok()) {
+      st.requeue_at = clock_.Now() + Jitter(options_.backoff_period);
+    } else if (st.phase == Phase::kSyncing) {
+      st.requeue_at = clock_.Now() + Jitter(options_.resync_interval);
+    }
+  }
+}
+
+bool PodWorkers::IsKnown(const std::string& uid) const {
+  absl::MutexLock lock(&mu_);
+  return states_.count(uid) > 0;
+}
+
+bool PodWorkers::IsPodTerminationRequested(const std::string& uid) const {
+  absl::MutexLock lock(&mu_);
+  auto it = states_.find(uid);
+  return it != states_.end() && it->second.phase != Phase::kSyncing;
+}
+
+bool PodWorkers::IsPodKnownTerminated(const std::string& uid) const {
+  absl::MutexLock lock(&mu_);
+  auto it = states_.find(uid);
+  return it != states_.end() &&
+         (it->second.phase == Phase::kTerminated || it->second.phase == Phase::kFinished);
+}
+
+bool PodWorkers::CouldHaveRunningContainers(const std::string& uid) const {
+  absl::MutexLock lock(&mu_);
+  auto it = states_.find(uid);
+  if (it == states_.end()) return true;  // unknown (e.g. before the first sync after restart)
+  return it->second.phase == Phase::kSyncing || it->second.phase == Phase::kTerminating;
+}
+
+bool PodWorkers::IsFinished(const std::string& uid) const {
+  absl::MutexLock lock(&mu_);
+  auto it = states_.find(uid);
+  return it != states_.end() && it->second.phase == Phase::kFinished && !it->second.working;
+}
+
+void PodWorkers::SyncKnownPods(const std::set<std::string>& desired) {
+  absl::MutexLock lock(&mu_);
+  for (auto it = states_.begin(); it != states_.end();) {
+    if (it->second.phase == Phase::kFinished && !it->second.working &&
+        !desired.count(it->first)) {
+      it = states_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+size_t PodWorkers::ActiveCount() const {
+  absl::MutexLock lock(&mu_);
+  size_t n = 0;
+  for (const auto& [uid, st] : states_) n += st.phase != Phase::kFinished;
+  return n;
+}
+
+}  // namespace kubelet

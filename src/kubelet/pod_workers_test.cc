@@ -1,0 +1,181 @@
+#include "kubelet/pod_workers.h"
+
+#include <atomic>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace kubelet {
+namespace {
+
+api::Pod MakePod(const std::string& uid) {
+  api::Pod p;
+  p.metadata.name = "p-" + uid;
+  p.metadata.namespace_ = "default";
+  p.metadata.uid = uid;
+  return p;
+}
+
+// Records every call; SyncPod can be made to block, fail or report terminal.
+class RecordingSyncer : public PodSyncer {
+ public:
+  absl::StatusOr<bool> SyncPod(SyncPodType type, const api::Pod& pod,
+                               const container::PodStatus&) override {
+    Record("sync:" + std::string(SyncPodTypeName(type)) + ":" + pod.metadata.uid);
+    {
+      absl::MutexLock lock(&mu);
+      auto unblocked = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return !block; };
+      mu.Await(absl::Condition(&unblocked));
+    }
+    if (!fail.ok()) return fail;
+    return terminal.load();
+  }
+  absl::Status SyncTerminatingPod(const api::Pod& pod, const container::PodStatus&,
+                                  std::optional<int64_t> grace) override {
+    Record("terminating:" + pod.metadata.uid + ":" + (grace ? std::to_string(*grace) : "none"));
+    return absl::OkStatus();
+  }
+  absl::Status SyncTerminatingRuntimePod(const container::Pod& running) override {
+    Record("orphan:" + running.id);
+    return absl::OkStatus();
+  }
+  absl::Status SyncTerminatedPod(const api::Pod& pod, const container::PodStatus&) override {
+    Record("terminated:" + pod.metadata.uid);
+    return absl::OkStatus();
+  }
+  void Record(std::string s) {
+    absl::MutexLock lock(&mu);
+    calls.push_back(std::move(s));
+  }
+  std::vector<std::string> Calls() {
+    absl::MutexLock lock(&mu);
+    return calls;
+  }
+  void SetBlock(bool b) {
+    absl::MutexLock lock(&mu);
+    block = b;
+  }
+
+  absl::Mutex mu;
+  std::vector<std::string> calls ABSL_GUARDED_BY(mu);
+  bool block ABSL_GUARDED_BY(mu) = false;
+  absl::Status fail;
+  std::atomic<bool> terminal{false};
+};
+
+class PodWorkersTest : public ::testing::Test {
+ protected:
+  PodWorkersTest() {
+    cache_.UpdateTime(clock_.Now());  // as after PLEG's first relist
+    workers_ = std::make_unique<PodWorkers>(
+        PodWorkersOptions{.threads = 4, .cache_wait = absl::ZeroDuration()}, syncer_, cache_,
+        clock_);
+  }
+  template <typename Pred>
+  bool WaitFor(Pred p) {
+    for (int i = 0; i < 2000; ++i) {
+      if (p()) return true;
+      absl::SleepFor(absl::Milliseconds(2));
+    }
+    return false;
+  }
+  bool Idle(const std::string& uid) {
+    return WaitFor([&] { return !workers_->IsKnown(uid) || CallsSettled(); });
+  }
+  bool CallsSettled() {
+    auto n = syncer_.Calls().size();
+    absl::SleepFor(absl::Milliseconds(20));
+    return syncer_.Calls().size() == n;
+  }
+
+  FakeClock clock_;
+  container::Cache cache_;
+  RecordingSyncer syncer_;
+  std::unique_ptr<PodWorkers> workers_;
+};
+
+TEST_F(PodWorkersTest, CreateSyncsThenKillTerminates) {
+  workers_->UpdatePod({SyncPodType::kCreate, MakePod("a"), std::nullopt, std::nullopt});
+  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
+  EXPECT_EQ(syncer_.Calls()[0], "sync:create:a");
+  EXPECT_FALSE(workers_->IsPodTerminationRequested("a"));
+  workers_->UpdatePod({SyncPodType::kKill, MakePod("a"), std::nullopt, 5});
+  ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("a"); }));
+  EXPECT_EQ(syncer_.Calls(), (std::vector<std::string>{"sync:create:a", "terminating:a:5",
+                                                      "terminated:a"}));
+  EXPECT_FALSE(workers_->CouldHaveRunningContainers("a"));
+  workers_->SyncKnownPods({});
+  EXPECT_FALSE(workers_->IsKnown("a"));
+}
+
+TEST_F(PodWorkersTest, UpdatesCoalesceAndKillIsNeverOverwritten) {
+  syncer_.SetBlock(true);
+  workers_->UpdatePod({SyncPodType::kCreate, MakePod("b"), std::nullopt, std::nullopt});
+  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
+  // While the first sync is running: two updates coalesce into one; then a kill; then an update
+  // that must not replace the kill.
+  workers_->UpdatePod({SyncPodType::kUpdate, MakePod("b"), std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kUpdate, MakePod("b"), std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kKill, MakePod("b"), std::nullopt, 30});
+  workers_->UpdatePod({SyncPodType::kKill, MakePod("b"), std::nullopt, 10});  // shorter wins
+  workers_->UpdatePod({SyncPodType::kUpdate, MakePod("b"), std::nullopt, std::nullopt});
+  EXPECT_TRUE(workers_->IsPodTerminationRequested("b"));
+  syncer_.SetBlock(false);
+  ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("b"); }));
+  EXPECT_EQ(syncer_.Calls(), (std::vector<std::string>{"sync:create:b", "terminating:b:10",
+                                                      "terminated:b"}));
+}
+
+TEST_F(PodWorkersTest, TerminalPodIsTornDown) {
+  syncer_.terminal = true;
+  workers_->UpdatePod({SyncPodType::kCreate, MakePod("c"), std::nullopt, std::nullopt});
+  ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("c"); }));
+  EXPECT_EQ(syncer_.Calls(),
+            (std::vector<std::string>{"sync:create:c", "terminating:c:none", "terminated:c"}));
+}
+
+TEST_F(PodWorkersTest, OrphansAreKilledFromTheRuntimeView) {
+  container::Pod running;
+  running.id = "o1";
+  running.name = "ghost";
+  workers_->UpdatePod({SyncPodType::kKill, std::nullopt, running, std::nullopt});
+  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
+  EXPECT_EQ(syncer_.Calls()[0], "orphan:o1");
+  // A plain sync for an unknown pod with no spec is ignored.
+  workers_->UpdatePod({SyncPodType::kSync, std::nullopt, running, std::nullopt});
+  EXPECT_TRUE(CallsSettled());
+  EXPECT_EQ(syncer_.Calls().size(), 1u);
+}
+
+TEST_F(PodWorkersTest, ResyncAfterIntervalAndBackoffAfterError) {
+  workers_->UpdatePod({SyncPodType::kCreate, MakePod("d"), std::nullopt, std::nullopt});
+  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
+  ASSERT_TRUE(CallsSettled());
+  workers_->SyncDue();  // nothing due yet
+  EXPECT_TRUE(CallsSettled());
+  EXPECT_EQ(syncer_.Calls().size(), 1u);
+  clock_.Advance(absl::Seconds(91));  // past resync (1m + up to 50% jitter)
+  cache_.UpdateTime(clock_.Now());
+  syncer_.fail = absl::UnavailableError("back-off");
+  workers_->SyncDue();
+  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 2; }));
+  EXPECT_EQ(syncer_.Calls()[1], "sync:sync:d");
+  ASSERT_TRUE(CallsSettled());
+  clock_.Advance(absl::Seconds(16));  // past the 10 s (+50%) error back-off
+  cache_.UpdateTime(clock_.Now());
+  syncer_.fail = absl::OkStatus();
+  workers_->SyncDue();
+  EXPECT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 3; }));
+}
+
+TEST_F(PodWorkersTest, FinishedPodCanStartAgain) {
+  workers_->UpdatePod({SyncPodType::kCreate, MakePod("e"), std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kKill, MakePod("e"), std::nullopt, 1});
+  ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("e"); }));
+  workers_->UpdatePod({SyncPodType::kCreate, MakePod("e"), std::nullopt, std::nullopt});
+  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().back() == "sync:create:e"; }));
+  EXPECT_FALSE(workers_->IsPodTerminationRequested("e"));
+}
+
+}  // namespace
+}  // namespace kubelet

@@ -1,0 +1,220 @@
+#include "kubelet/status/generate.h"
+
+#include "api/static_pod.h"
+
+namespace kubelet::status {
+namespace {
+
+api::Time ToApiTime(absl::Time t) {
+  if (t == absl::InfinitePast() || t == absl::UnixEpoch()) return api::Time();
+  absl::Duration since = t - absl::UnixEpoch();
+  int64_t secs = absl::ToInt64Seconds(since);
+  int32_t nanos = static_cast<int32_t>(absl::ToInt64Nanoseconds(since - absl::Seconds(secs)));
+  return api::Time::FromUnix(secs, nanos);
+}
+
+const api::ContainerStatus* Find(const std::vector<api::ContainerStatus>& v,
+                                 const std::string& name) {
+  for (const auto& s : v) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+bool IsRestartableInit(const api::Container& c) {
+  return c.restart_policy && *c.restart_policy == "Always";
+}
+
+api::ContainerState Terminated(const container::ContainerStatus& cs) {
+  api::ContainerState st;
+  api::ContainerStateTerminated t;
+  t.exit_code = cs.exit_code;
+  t.reason = cs.reason.empty() ? (cs.exit_code == 0 ? "Completed" : "Error") : cs.reason;
+  t.message = cs.message;
+  t.started_at = ToApiTime(cs.started_at);
+  t.finished_at = ToApiTime(cs.finished_at);
+  t.container_id = cs.id.String();
+  st.terminated = t;
+  return st;
+}
+
+// One list (init or app containers) of API statuses.
+std::vector<api::ContainerStatus> Convert(const std::vector<api::Container>& containers,
+                                          const container::PodStatus& rs,
+                                          const ReasonCache* reasons, bool has_init,
+                                          bool is_init, const api::Pod& pod) {
+  std::vector<api::ContainerStatus> out;
+  for (const api::Container& c : containers) {
+    api::ContainerStatus s;
+    s.name = c.name;
+    s.image = c.image;
+    s.state.waiting = api::ContainerStateWaiting{has_init ? "PodInitializing" : "ContainerCreating", ""};
+    // Runtime statuses of this container, newest first.
+    std::vector<const container::ContainerStatus*> mine;
+    for (const auto& cs : rs.container_statuses) {
+      if (cs.name == c.name) mine.push_back(&cs);
+    }
+    if (!mine.empty()) {
+      const container::ContainerStatus& newest = *mine[0];
+      s.container_id = newest.id.String();
+      s.image_id = newest.image_ref.empty() ? newest.image_id : newest.image_ref;
+      if (!newest.image.empty()) s.image = newest.image;
+      s.restart_count = newest.restart_count;
+      switch (newest.state) {
+        case container::State::kRunning: {
+          s.state = api::ContainerState();
+          s.state.running = api::ContainerStateRunning{ToApiTime(newest.started_at)};
+          // Probes arrive later: a running container without a readiness probe is ready, one
+          // without a startup probe is started.
+          s.started = !c.startup_probe.has_value();
+          s.ready = !c.readiness_probe.has_value() && (!is_init || IsRestartableInit(c));
+          break;
+        }
+        case container::State::kExited:
+          s.state = Terminated(newest);
+          s.started = false;
+          break;
+        default:
+          s.state = api::ContainerState();
+          s.state.waiting = api::ContainerStateWaiting{"ContainerCreating", ""};
+          s.started = false;
+          break;
+      }
+      if (mine.size() > 1 && mine[1]->state == container::State::kExited) {
+        s.last_state = Terminated(*mine[1]);
+      } else if (newest.state != container::State::kExited && mine.size() > 1) {
+        s.last_state = Terminated(*mine[1]);
+      }
+    }
+    // A container that is not running and has a failure reason from the last sync waits with it.
+    if (reasons != nullptr && !s.state.running) {
+      auto it = reasons->find(c.name);
+      if (it != reasons->end()) {
+        bool terminal_ok = s.state.terminated && s.state.terminated->exit_code == 0 &&
+                           (is_init || pod.spec.restart_policy != "Always");
+        if (!terminal_ok) {
+          if (s.state.terminated) s.last_state = s.state;
+          s.state = api::ContainerState();
+          s.state.waiting = api::ContainerStateWaiting{it->second.reason, it->second.message};
+        }
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+bool AnyRegularContainerStarted(const api::Pod& pod,
+                                const std::vector<api::ContainerStatus>& statuses) {
+  for (const auto& c : pod.spec.containers) {
+    const api::ContainerStatus* s = Find(statuses, c.name);
+    if (s && (s->state.running || s->state.terminated || s->last_state.terminated)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool IsTerminalPhase(const std::string& phase) {
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+std::string GetPhase(const api::Pod& pod, const std::vector<api::ContainerStatus>& init_statuses,
+                     const std::vector<api::ContainerStatus>& statuses, bool pod_is_terminal) {
+  int pending_init = 0, failed_init = 0;
+  for (const api::Container& c : pod.spec.init_containers) {
+    const api::ContainerStatus* s = Find(init_statuses, c.name);
+    if (IsRestartableInit(c)) {
+      if (!s) {
+        ++pending_init;
+      } else if (s->state.running) {
+        if (!s->started.value_or(false)) ++pending_init;
+      } else if (s->state.waiting && !s->last_state.terminated) {
+        ++pending_init;
+      }
+      continue;
+    }
+    if (!s) {
+      ++pending_init;
+    } else if (s->state.running) {
+      ++pending_init;
+    } else if (s->state.terminated) {
+      if (s->state.terminated->exit_code != 0) ++failed_init;
+    } else if (s->state.waiting) {
+      if (s->last_state.terminated) {
+        if (s->last_state.terminated->exit_code != 0) ++failed_init;
+      } else {
+        ++pending_init;
+      }
+    } else {
+      ++pending_init;
+    }
+  }
+  int unknown = 0, running = 0, waiting = 0, stopped = 0, succeeded = 0;
+  for (const api::Container& c : pod.spec.containers) {
+    const api::ContainerStatus* s = Find(statuses, c.name);
+    if (!s) {
+      ++unknown;
+    } else if (s->state.running) {
+      ++running;
+    } else if (s->state.terminated) {
+      ++stopped;
+      if (s->state.terminated->exit_code == 0) ++succeeded;
+    } else if (s->state.waiting) {
+      if (s->last_state.terminated) {
+        ++stopped;
+      } else {
+        ++waiting;
+      }
+    } else {
+      ++unknown;
+    }
+  }
+  const std::string& policy = pod.spec.restart_policy;
+  if (failed_init > 0 && policy == "Never") return "Failed";
+  if ((pending_init > 0 && !AnyRegularContainerStarted(pod, statuses)) || waiting > 0) {
+    return "Pending";
+  }
+  if (running > 0 && unknown == 0) return "Running";
+  if (running == 0 && stopped > 0 && unknown == 0) {
+    if (pod_is_terminal) return stopped == succeeded ? "Succeeded" : "Failed";
+    if (policy == "Always") return "Running";
+    if (stopped == succeeded) return "Succeeded";
+    if (policy == "Never") return "Failed";
+    return "Running";
+  }
+  return "Pending";
+}
+
+api::PodStatus GeneratePodStatus(const GenerateInput& in) {
+  const api::Pod& pod = *in.pod;
+  const container::PodStatus& rs = *in.runtime_status;
+  api::PodStatus s;
+  bool has_init = !pod.spec.init_containers.empty();
+  s.init_container_statuses =
+      Convert(pod.spec.init_containers, rs, in.reasons, has_init, true, pod);
+  s.container_statuses = Convert(pod.spec.containers, rs, in.reasons, has_init, false, pod);
+  s.phase = GetPhase(pod, s.init_container_statuses, s.container_statuses, in.pod_is_terminal);
+  // A terminal phase never goes back (upstream keeps the old terminal phase).
+  if (in.old_status && IsTerminalPhase(in.old_status->phase) && !IsTerminalPhase(s.phase)) {
+    s.phase = in.old_status->phase;
+  }
+  s.qos_class = std::string(api::QOSClassName(api::ComputePodQOS(pod)));
+  s.host_ip = in.host_ip;
+  if (!in.host_ip.empty()) s.host_ips.push_back(api::HostIP{in.host_ip});
+  if (pod.spec.host_network) {
+    s.pod_ip = in.host_ip;
+    if (!in.host_ip.empty()) s.pod_ips.push_back(api::PodIP{in.host_ip});
+  } else {
+    for (const std::string& ip : rs.ips) s.pod_ips.push_back(api::PodIP{ip});
+    if (!rs.ips.empty()) s.pod_ip = rs.ips[0];
+  }
+  if (in.old_status && in.old_status->start_time) {
+    s.start_time = in.old_status->start_time;
+  } else {
+    s.start_time = ToApiTime(in.now);
+  }
+  return s;
+}
+
+}  // namespace kubelet::status
