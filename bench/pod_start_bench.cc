@@ -116,7 +116,7 @@ int RunningApp(kubelet::cri::RuntimeService& rt, const std::string& node) {
   int n = 0;
   for (const auto& c : *list) {
     auto it = c.labels().find("io.kubernetes.pod.name");
-    if (it != c.labels().end() && it->second.size() > node.size() &&
+    if (it != c.labels().end() && it->second.size() >= node.size() &&
         it->second.compare(it->second.size() - node.size(), node.size(), node) == 0) {
       ++n;
     }
@@ -130,7 +130,7 @@ int ReadySandboxes(kubelet::cri::RuntimeService& rt, const std::string& node) {
   int n = 0;
   for (const auto& s : *list) {
     const std::string& name = s.metadata().name();
-    if (s.state() == runtime::v1::SANDBOX_READY && name.size() > node.size() &&
+    if (s.state() == runtime::v1::SANDBOX_READY && name.size() >= node.size() &&
         name.compare(name.size() - node.size(), node.size(), node) == 0) {
       ++n;
     }
@@ -231,9 +231,15 @@ int main(int argc, char** argv) {
     std::string cfg = absl::StrCat(dir, "/kubelet-", n, ".yaml");
     kubelet::e2e::WriteFile(cfg, absl::StrCat("apiVersion: kubelet.config.k8s.io/v1beta1\n"
                                               "kind: KubeletConfiguration\n"
-                                              "containerRuntimeEndpoint: ", endpoint, "\n"
-                                              "staticPodPath: ", manifests, "\n"
-                                              "healthzPort: ", kubelet::e2e::FreePort(), "\n"
+                                              "containerRuntimeEndpoint: ",
+                                              endpoint,
+                                              "\n"
+                                              "staticPodPath: ",
+                                              manifests,
+                                              "\n"
+                                              "healthzPort: ",
+                                              kubelet::e2e::FreePort(),
+                                              "\n"
                                               "failSwapOn: false\nmaxPods: 250\n"));
     auto k = KubeletProcess::Start(kubelet_bin,
                                    {"--config", cfg, "--hostname-override", node, "--root-dir",
@@ -275,7 +281,7 @@ int main(int argc, char** argv) {
       kubelet::e2e::WriteFile(staging + "/react.yaml", PodManifest("react"));
       absl::Time written = absl::Now();
       std::filesystem::rename(staging + "/react.yaml", manifests + "/react.yaml");
-      std::string marker = "\"Creating PodSandbox for pod\" pod=\"react-" + node;
+      std::string marker = "\"Creating PodSandbox for pod\" pod=\"react-" + node + "_default";
       (*k)->WaitForLog(marker, absl::Seconds(30));
       auto t = LogTime((*k)->Log(), marker, log_before.size());
       if (t) {
@@ -292,16 +298,16 @@ int main(int argc, char** argv) {
         absl::Time stop_at = absl::Now();
         (void)(**rt).StopContainer((*cs)[0].id(), 0);
         absl::Time exited = absl::Now();
-        std::string restart = "\"Creating container in pod\"";
+
         (*k)->WaitForLog("attempt=1", absl::Seconds(30));
         auto rt_time = LogTime((*k)->Log(), "attempt=1", before);
         if (rt_time) {
-          std::printf("reaction: container exit -> restart CreateContainer: %.2f ms "
-                      "(stop call took %.2f ms)\n",
-                      absl::ToDoubleMilliseconds(*rt_time - exited),
-                      absl::ToDoubleMilliseconds(exited - stop_at));
+          std::printf(
+              "reaction: container exit -> restart CreateContainer: %.2f ms "
+              "(stop call took %.2f ms)\n",
+              absl::ToDoubleMilliseconds(*rt_time - exited),
+              absl::ToDoubleMilliseconds(exited - stop_at));
         }
-        (void)restart;
       }
     }
     // Tear down: remove the manifests; the kubelet stops the pods.

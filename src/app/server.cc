@@ -10,24 +10,24 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <atomic>
 #include <set>
 #include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "api/quantity.h"
 #include "app/version.h"
+#include "common/clock.h"
 #include "common/flock.h"
 #include "common/log.h"
 #include "config/kubelet_configuration.h"
 #include "cri/remote/remote_runtime.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/kuberuntime/kuberuntime_manager.h"
-#include "api/quantity.h"
-#include "common/clock.h"
 #include "server/configz.h"
 #include "server/healthz.h"
 #include "server/http_server.h"
@@ -122,7 +122,6 @@ int BlockShutdownSignals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return ::signalfd(-1, &set, SFD_CLOEXEC);
 }
-
 
 // The node's primary IP (upstream nodeutil.GetNodeHostIPs without a cloud provider): --node-ip
 // when given, else the host name's first non-loopback IPv4 address, else the address of the
@@ -353,7 +352,8 @@ int Run(KubeletServer& s) {
   ro.cluster_domain = cfg.cluster_domain;
   ro.resolv_conf = cfg.resolv_conf;
   ro.cpu_cfs_quota = cfg.cpu_cfs_quota;
-  if (s.gates.Enabled("CustomCPUCFSQuotaPeriod")) ro.cpu_cfs_quota_period = cfg.cpu_cfs_quota_period;
+  if (s.gates.Enabled("CustomCPUCFSQuotaPeriod"))
+    ro.cpu_cfs_quota_period = cfg.cpu_cfs_quota_period;
   ro.seccomp_default = cfg.seccomp_default || s.flags.seccomp_default;
   ro.serialize_image_pulls = cfg.serialize_image_pulls;
   ro.max_parallel_image_pulls = cfg.max_parallel_image_pulls;

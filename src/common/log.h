@@ -97,9 +97,10 @@ void Log(Severity s, int v, const char* file, int line, std::string_view msg, co
 template <typename... KV>
 void LogError(const char* file, int line, const absl::Status& err, std::string_view msg,
               const KV&... kv) {
+  // klog's ErrorS puts err right after the message, and omits it for a nil error.
   std::vector<Field> fields;
+  if (!err.ok()) fields.push_back(MakeField("err", err));
   Collect(fields, kv...);
-  fields.push_back(MakeField("err", err));
   Emit(Severity::kError, 0, file, line, msg, std::move(fields));
 }
 }  // namespace internal

@@ -42,7 +42,7 @@ TEST_F(LogTest, ErrorCarriesErr) {
   KLOG_ERROR(absl::UnavailableError("boom \"x\""), "Failed", "n", 3);
   ASSERT_EQ(lines_.size(), 1u);
   EXPECT_EQ(lines_[0][0], 'E');
-  EXPECT_NE(lines_[0].find("\"Failed\" n=3 err=\"boom \\\"x\\\"\""), std::string::npos)
+  EXPECT_NE(lines_[0].find("\"Failed\" err=\"boom \\\"x\\\"\" n=3"), std::string::npos)
       << lines_[0];
 }
 

@@ -63,8 +63,9 @@ AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::Pod>& admitted,
   if (used_pods + 1 > allocatable.pods) {
     r.admit = false;
     r.reason = "OutOfpods";
-    r.message = absl::StrCat("Node didn't have enough resource: pods, requested: 1, used: ",
-                             used_pods, ", capacity: ", allocatable.pods);
+    r.message =
+        absl::StrCat("Node didn't have enough resource: pods, requested: 1, used: ", used_pods,
+                     ", capacity: ", allocatable.pods);
     return r;
   }
   PodRequests want = ComputePodRequests(pod);
@@ -84,9 +85,9 @@ AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::Pod>& admitted,
   if (want.memory_bytes > 0 && used.memory_bytes + want.memory_bytes > allocatable.memory_bytes) {
     r.admit = false;
     r.reason = "OutOfmemory";
-    r.message = absl::StrCat("Node didn't have enough resource: memory, requested: ",
-                             want.memory_bytes, ", used: ", used.memory_bytes,
-                             ", capacity: ", allocatable.memory_bytes);
+    r.message =
+        absl::StrCat("Node didn't have enough resource: memory, requested: ", want.memory_bytes,
+                     ", used: ", used.memory_bytes, ", capacity: ", allocatable.memory_bytes);
     return r;
   }
   return r;

@@ -128,10 +128,10 @@ Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
   pleg_ = std::make_unique<pleg::GenericPLEG>(
       pleg::GenericPLEGOptions{.relist_period = options_.pleg_relist_period}, runtime_, cache_,
       clock_);
-  pod_workers_ = std::make_unique<PodWorkers>(
-      PodWorkersOptions{.threads = options_.pod_worker_threads,
-                        .resync_interval = options_.sync_frequency},
-      *this, cache_, clock_);
+  pod_workers_ =
+      std::make_unique<PodWorkers>(PodWorkersOptions{.threads = options_.pod_worker_threads,
+                                                     .resync_interval = options_.sync_frequency},
+                                   *this, cache_, clock_);
 }
 
 Kubelet::~Kubelet() {
@@ -148,8 +148,8 @@ absl::Status Kubelet::Start() {
     fo.path = options_.static_pod_path;
     fo.node_name = options_.node_name;
     fo.check_frequency = options_.file_check_frequency;
-    file_source_ = std::make_unique<podsource::FileSource>(fo, *pod_config_,
-                                                           const_cast<Clock&>(clock_));
+    file_source_ =
+        std::make_unique<podsource::FileSource>(fo, *pod_config_, const_cast<Clock&>(clock_));
   }
   if (!options_.static_pod_url.empty()) {
     KLOG_INFO("Adding pod URL with HTTP header", "URL", options_.static_pod_url);
@@ -158,8 +158,8 @@ absl::Status Kubelet::Start() {
     ho.header = options_.static_pod_url_header;
     ho.node_name = options_.node_name;
     ho.check_frequency = options_.http_check_frequency;
-    http_source_ = std::make_unique<podsource::HttpSource>(ho, *pod_config_,
-                                                           const_cast<Clock&>(clock_));
+    http_source_ =
+        std::make_unique<podsource::HttpSource>(ho, *pod_config_, const_cast<Clock&>(clock_));
   }
   runtime_thread_ = std::thread([this] {
     do {
@@ -224,9 +224,8 @@ void Kubelet::SyncLoop() {
     absl::Time now = clock_.Now();
     absl::Duration wait = std::min(next_sync, next_housekeeping) - now;
     int timeout_ms = static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(wait)));
-    struct pollfd fds[3] = {{stop_fd_, POLLIN, 0},
-                            {pod_config_->fd(), POLLIN, 0},
-                            {pleg_->Events().fd(), POLLIN, 0}};
+    struct pollfd fds[3] = {
+        {stop_fd_, POLLIN, 0}, {pod_config_->fd(), POLLIN, 0}, {pleg_->Events().fd(), POLLIN, 0}};
     int n = ::poll(fds, 3, timeout_ms);
     if (n < 0 && errno != EINTR) {
       KLOG_ERROR(absl::InternalError(std::strerror(errno)), "Sync loop poll failed");
@@ -278,8 +277,8 @@ void Kubelet::HandleUpdate(const podsource::PodUpdate& u) {
       // Graceful deletion: the pod must stop, with its deletion grace period.
       for (const auto& p : u.pods) {
         pod_manager_.AddOrUpdatePod(p);
-        pod_workers_->UpdatePod({SyncPodType::kKill, p, std::nullopt,
-                                 p.metadata.deletion_grace_period_seconds});
+        pod_workers_->UpdatePod(
+            {SyncPodType::kKill, p, std::nullopt, p.metadata.deletion_grace_period_seconds});
       }
       break;
     case Op::kSet:
@@ -315,8 +314,8 @@ void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
 
 void Kubelet::RejectPod(const api::Pod& pod, const std::string& reason,
                         const std::string& message) {
-  KLOG_INFO("Pod admission denied", "podUID", pod.metadata.uid, "pod", api::PodKey(pod),
-            "reason", reason, "message", message);
+  KLOG_INFO("Pod admission denied", "podUID", pod.metadata.uid, "pod", api::PodKey(pod), "reason",
+            reason, "message", message);
   api::PodStatus st;
   st.phase = "Failed";
   st.reason = reason;
@@ -348,9 +347,9 @@ void Kubelet::HandlePodRemoves(const std::vector<api::Pod>& pods) {
 void Kubelet::HandlePLEGEvent(const pleg::PodLifecycleEvent& e) {
   auto pod = pod_manager_.GetPodByUID(e.pod_id);
   if (!pod) return;  // orphans are handled by housekeeping
-  KLOG_V(2, "SyncLoop (PLEG): event for pod", "pod", api::PodKey(*pod), "event",
-         absl::StrCat("{ID:", e.pod_id, " Type:", pleg::EventTypeName(e.type), " Data:", e.data,
-                      "}"));
+  KLOG_V(
+      2, "SyncLoop (PLEG): event for pod", "pod", api::PodKey(*pod), "event",
+      absl::StrCat("{ID:", e.pod_id, " Type:", pleg::EventTypeName(e.type), " Data:", e.data, "}"));
   pod_workers_->UpdatePod({SyncPodType::kSync, *pod, std::nullopt, std::nullopt});
 }
 
@@ -419,8 +418,8 @@ void Kubelet::CleanupOrphanedPodDirs(const std::set<std::string>& desired) {
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
     if (ec) {
-      KLOG_ERROR(absl::InternalError(ec.message()), "Failed to remove orphaned pod dir",
-                 "podUID", uid, "path", dir);
+      KLOG_ERROR(absl::InternalError(ec.message()), "Failed to remove orphaned pod dir", "podUID",
+                 uid, "path", dir);
     } else {
       KLOG_V(3, "Cleaned up orphaned pod directory", "podUID", uid, "path", dir);
     }
@@ -457,9 +456,9 @@ void Kubelet::UpdateReasons(const std::string& uid, const container::PodSyncResu
     if (r.error.ok()) {
       rc.erase(r.target);
     } else {
-      rc[r.target] = status::WaitingReason{
-          r.reason.empty() ? "CreateContainerError" : r.reason,
-          r.message.empty() ? std::string(r.error.message()) : r.message};
+      rc[r.target] =
+          status::WaitingReason{r.reason.empty() ? "CreateContainerError" : r.reason,
+                                r.message.empty() ? std::string(r.error.message()) : r.message};
     }
   }
 }
@@ -519,13 +518,13 @@ absl::Status Kubelet::SyncTerminatingPod(const api::Pod& pod, const container::P
   running.name = pod.metadata.name;
   running.namespace_ = pod.metadata.namespace_;
   if (absl::Status err = runtime_.KillPod(&pod, running, grace_period_seconds); !err.ok()) {
-    return absl::Status(err.code(), absl::StrCat("failed to \"KillPodSandbox\" for \"",
-                                                 pod.metadata.uid, "\" with KillPodSandboxError: ",
-                                                 std::string(err.message())));
+    return absl::Status(err.code(),
+                        absl::StrCat("failed to \"KillPodSandbox\" for \"", pod.metadata.uid,
+                                     "\" with KillPodSandboxError: ", std::string(err.message())));
   }
   // Record the final state of the containers.
-  auto final_status = runtime_.GetPodStatus(pod.metadata.uid, pod.metadata.name,
-                                            pod.metadata.namespace_);
+  auto final_status =
+      runtime_.GetPodStatus(pod.metadata.uid, pod.metadata.name, pod.metadata.namespace_);
   if (final_status.ok() && pod_manager_.GetPodByUID(pod.metadata.uid)) {
     auto old = status_manager_.GetPodStatus(pod.metadata.uid);
     status::GenerateInput in;

@@ -72,8 +72,8 @@ struct KubeletOptions {
 
 class Kubelet final : public PodSyncer, public container::PodStateProvider {
  public:
-  Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
-          container::Runtime& runtime, const Clock& clock);
+  Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime, container::Runtime& runtime,
+          const Clock& clock);
   ~Kubelet() override;
 
   absl::Status Start();

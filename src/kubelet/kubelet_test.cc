@@ -1,8 +1,8 @@
 #include "kubelet/kubelet.h"
 
 #include "cri/testing/fake_runtime.h"
-#include "kubelet/container/testing/fake_container_runtime.h"
 #include "gtest/gtest.h"
+#include "kubelet/container/testing/fake_container_runtime.h"
 
 namespace kubelet {
 namespace {
@@ -33,7 +33,8 @@ TEST(Kubelet, TracksRuntimeConditions) {
   fake.SetRuntimeStatus(MakeStatus(true, false));
   container::FakeContainerRuntime runtime;
   RealClock clock;
-  Kubelet k(KubeletOptions{.node_name = "n1", .root_dir = ::testing::TempDir() + "/kubelet-root",
+  Kubelet k(KubeletOptions{.node_name = "n1",
+                           .root_dir = ::testing::TempDir() + "/kubelet-root",
                            .runtime_status_period = absl::Milliseconds(10)},
             fake, runtime, clock);
   ASSERT_TRUE(k.Start().ok());

@@ -153,9 +153,7 @@ void PodWorkers::Run(const std::string& uid) {
       grace = st.grace_period_seconds;
       last_sync = st.last_sync;
     }
-    absl::Time start = clock_.Now();
-    container::PodStatus status =
-        cache_.GetNewerThan(uid, last_sync, options_.cache_wait).status;
+    container::PodStatus status = cache_.GetNewerThan(uid, last_sync, options_.cache_wait).status;
     absl::Status err;
     bool advance = false;
     switch (phase) {
@@ -189,7 +187,10 @@ void PodWorkers::Run(const std::string& uid) {
     }
     absl::MutexLock lock(&mu_);
     State& st = states_[uid];
-    st.last_sync = start;
+    // As upstream: the next step needs a status observed after this one finished, so it sees
+    // the containers this step started (a relist that began during the step may have missed
+    // them).
+    st.last_sync = clock_.Now();
     if (advance && st.phase == phase) {
       switch (phase) {
         case Phase::kSyncing:
@@ -250,8 +251,7 @@ bool PodWorkers::IsFinished(const std::string& uid) const {
 void PodWorkers::SyncKnownPods(const std::set<std::string>& desired) {
   absl::MutexLock lock(&mu_);
   for (auto it = states_.begin(); it != states_.end();) {
-    if (it->second.phase == Phase::kFinished && !it->second.working &&
-        !desired.count(it->first)) {
+    if (it->second.phase == Phase::kFinished && !it->second.working && !desired.count(it->first)) {
       it = states_.erase(it);
     } else {
       ++it;

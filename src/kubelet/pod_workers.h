@@ -43,7 +43,7 @@ const char* SyncPodTypeName(SyncPodType t);  // "sync", "update", "create", "kil
 
 struct UpdatePodOptions {
   SyncPodType type = SyncPodType::kSync;
-  std::optional<api::Pod> pod;                 // the desired pod; absent for orphans
+  std::optional<api::Pod> pod;                // the desired pod; absent for orphans
   std::optional<container::Pod> running_pod;  // for orphans: what the runtime runs
   std::optional<int64_t> kill_grace_period_seconds;
 };

@@ -101,8 +101,8 @@ TEST_F(PodWorkersTest, CreateSyncsThenKillTerminates) {
   EXPECT_FALSE(workers_->IsPodTerminationRequested("a"));
   workers_->UpdatePod({SyncPodType::kKill, MakePod("a"), std::nullopt, 5});
   ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("a"); }));
-  EXPECT_EQ(syncer_.Calls(), (std::vector<std::string>{"sync:create:a", "terminating:a:5",
-                                                      "terminated:a"}));
+  EXPECT_EQ(syncer_.Calls(),
+            (std::vector<std::string>{"sync:create:a", "terminating:a:5", "terminated:a"}));
   EXPECT_FALSE(workers_->CouldHaveRunningContainers("a"));
   workers_->SyncKnownPods({});
   EXPECT_FALSE(workers_->IsKnown("a"));
@@ -122,8 +122,8 @@ TEST_F(PodWorkersTest, UpdatesCoalesceAndKillIsNeverOverwritten) {
   EXPECT_TRUE(workers_->IsPodTerminationRequested("b"));
   syncer_.SetBlock(false);
   ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("b"); }));
-  EXPECT_EQ(syncer_.Calls(), (std::vector<std::string>{"sync:create:b", "terminating:b:10",
-                                                      "terminated:b"}));
+  EXPECT_EQ(syncer_.Calls(),
+            (std::vector<std::string>{"sync:create:b", "terminating:b:10", "terminated:b"}));
 }
 
 TEST_F(PodWorkersTest, TerminalPodIsTornDown) {

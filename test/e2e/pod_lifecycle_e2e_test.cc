@@ -48,13 +48,20 @@ class PodLifecycleTest : public ::testing::Test {
     ASSERT_TRUE(rt.ok()) << rt.status();
     cri_ = std::move(*rt);
     config_path_ = dir_ + "/kubelet.yaml";
-    WriteFile(config_path_, "apiVersion: kubelet.config.k8s.io/v1beta1\n"
-                            "kind: KubeletConfiguration\n"
-                            "containerRuntimeEndpoint: " + endpoint_ + "\n"
-                            "staticPodPath: " + manifests_ + "\n"
-                            "healthzPort: " + std::to_string(healthz_port_) + "\n"
-                            "failSwapOn: false\n"
-                            "fileCheckFrequency: 20s\n");
+    WriteFile(config_path_,
+              "apiVersion: kubelet.config.k8s.io/v1beta1\n"
+              "kind: KubeletConfiguration\n"
+              "containerRuntimeEndpoint: " +
+                  endpoint_ +
+                  "\n"
+                  "staticPodPath: " +
+                  manifests_ +
+                  "\n"
+                  "healthzPort: " +
+                  std::to_string(healthz_port_) +
+                  "\n"
+                  "failSwapOn: false\n"
+                  "fileCheckFrequency: 20s\n");
   }
 
   void TearDown() override {
@@ -77,8 +84,9 @@ class PodLifecycleTest : public ::testing::Test {
   }
 
   void StartKubelet(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--config", config_path_, "--hostname-override", node_,
-                                     "--root-dir", dir_ + "/root", "--v=2"};
+    std::vector<std::string> args = {"--config", config_path_, "--hostname-override",
+                                     node_,      "--root-dir", dir_ + "/root",
+                                     "--v=2"};
     args.insert(args.end(), extra.begin(), extra.end());
     auto p = KubeletProcess::Start(KubeletBinary(), args, {}, dir_ + "/kubelet.log");
     ASSERT_TRUE(p.ok()) << p.status();
@@ -104,9 +112,10 @@ class PodLifecycleTest : public ::testing::Test {
     if (!list.ok()) return out;
     for (const auto& s : *list) {
       const std::string& name = s.metadata().name();
-      bool mine = base.empty() ? name.size() > node_.size() &&
-                                     name.compare(name.size() - node_.size(), node_.size(), node_) == 0
-                               : name == PodName(base);
+      bool mine = base.empty()
+                      ? name.size() > node_.size() &&
+                            name.compare(name.size() - node_.size(), node_.size(), node_) == 0
+                      : name == PodName(base);
       if (mine) out.push_back(s);
     }
     return out;
@@ -149,7 +158,8 @@ class PodLifecycleTest : public ::testing::Test {
            "  containers:\n"
            "  - name: main\n"
            "    image: docker.io/library/busybox:1.36\n"
-           "    command: [\"sh\", \"-c\", " + body + "]\n";
+           "    command: [\"sh\", \"-c\", " +
+           body + "]\n";
   }
   static constexpr const char* kSleepForever =
       "\"trap 'exit 0' TERM; while true; do sleep 1; done\"";
@@ -163,18 +173,22 @@ class PodLifecycleTest : public ::testing::Test {
 TEST_F(PodLifecycleTest, HostNetworkPodServesTraffic) {
   StartKubelet();
   int port = FreePort();
-  WriteManifest("web.yaml",
-                BusyboxPod("web",
-                           "\"mkdir -p /www && echo hello-from-pod > /www/index.html && trap 'exit 0' "
-                           "TERM; httpd -f -p " + std::to_string(port) + " -h /www & wait\"",
-                           "  hostNetwork: true\n"));
+  WriteManifest(
+      "web.yaml",
+      BusyboxPod("web",
+                 "\"mkdir -p /www && echo hello-from-pod > /www/index.html && trap 'exit 0' "
+                 "TERM; httpd -f -p " +
+                     std::to_string(port) + " -h /www & wait\"",
+                 "  hostNetwork: true\n"));
   ASSERT_TRUE(WaitUntil([&] { return !Running("web", "main").empty(); }, absl::Seconds(60)))
       << kubelet_->Log();
   HttpResult r;
-  ASSERT_TRUE(WaitUntil([&] {
-    r = HttpGet(port, "/index.html");
-    return r.status == 200;
-  }, absl::Seconds(30)));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        r = HttpGet(port, "/index.html");
+        return r.status == 200;
+      },
+      absl::Seconds(30)));
   EXPECT_EQ(r.body, "hello-from-pod\n");
   std::string log = kubelet_->Log();
   EXPECT_NE(log.find("\"SyncLoop ADD\" source=\"file\" pods=[\"default/" + PodName("web") + "\"]"),
@@ -204,7 +218,8 @@ TEST_F(PodLifecycleTest, InitContainersRunInOrderBeforeAppContainers) {
                 "    command: [\"sh\", \"-c\", \"sleep 1\"]\n"
                 "  containers:\n"
                 "  - name: main\n    image: docker.io/library/busybox:1.36\n"
-                "    command: [\"sh\", \"-c\", " + std::string(kSleepForever) + "]\n");
+                "    command: [\"sh\", \"-c\", " +
+                    std::string(kSleepForever) + "]\n");
   ASSERT_TRUE(WaitUntil([&] { return !Running("init", "main").empty(); }, absl::Seconds(90)))
       << kubelet_->Log();
   auto first = Containers("init", "first");
@@ -226,14 +241,13 @@ TEST_F(PodLifecycleTest, CrashLoopRestartsWithBackOff) {
   StartKubelet();
   WriteManifest("crash.yaml", BusyboxPod("crash", "\"echo boom; exit 3\""));
   // Three attempts: the first run, then restarts after 10 s and 20 s of back-off.
-  ASSERT_TRUE(WaitUntil([&] { return Containers("crash", "main").size() >= 2; },
-                        absl::Seconds(90)))
+  ASSERT_TRUE(WaitUntil([&] { return Containers("crash", "main").size() >= 2; }, absl::Seconds(90)))
       << kubelet_->Log();
-  ASSERT_TRUE(kubelet_->WaitForLog("back-off 10s restarting failed container=main",
-                                   absl::Seconds(60)))
+  ASSERT_TRUE(
+      kubelet_->WaitForLog("back-off 10s restarting failed container=main", absl::Seconds(60)))
       << kubelet_->Log();
-  ASSERT_TRUE(kubelet_->WaitForLog("back-off 20s restarting failed container=main",
-                                   absl::Seconds(90)))
+  ASSERT_TRUE(
+      kubelet_->WaitForLog("back-off 20s restarting failed container=main", absl::Seconds(90)))
       << kubelet_->Log();
   // The restart count annotation follows the attempts; dead instances are garbage-collected
   // down to the newest per container.
@@ -252,8 +266,8 @@ TEST_F(PodLifecycleTest, RestartPolicies) {
                 BusyboxPod("onfail-bad", "\"sleep 1; exit 1\"", "  restartPolicy: OnFailure\n"));
   // OnFailure + failure restarts; that takes the first back-off (10 s): meanwhile the other two
   // have long finished.
-  ASSERT_TRUE(WaitUntil([&] { return Containers("onfail-bad", "main").size() >= 2; },
-                        absl::Seconds(90)))
+  ASSERT_TRUE(
+      WaitUntil([&] { return Containers("onfail-bad", "main").size() >= 2; }, absl::Seconds(90)))
       << kubelet_->Log();
   EXPECT_EQ(Containers("never", "main").size(), 1u);
   EXPECT_EQ(Containers("onfail-ok", "main").size(), 1u);
@@ -267,8 +281,8 @@ TEST_F(PodLifecycleTest, RemovedManifestStopsPodAndChangedManifestReplacesIt) {
   StartKubelet();
   WriteManifest("a.yaml", BusyboxPod("a", kSleepForever));
   WriteManifest("b.yaml", BusyboxPod("b", kSleepForever));
-  ASSERT_TRUE(WaitUntil([&] { return !Running("a").empty() && !Running("b").empty(); },
-                        absl::Seconds(60)))
+  ASSERT_TRUE(
+      WaitUntil([&] { return !Running("a").empty() && !Running("b").empty(); }, absl::Seconds(60)))
       << kubelet_->Log();
   std::string old_b_uid = ReadySandboxes("b")[0].metadata().uid();
 
@@ -283,11 +297,14 @@ TEST_F(PodLifecycleTest, RemovedManifestStopsPodAndChangedManifestReplacesIt) {
   EXPECT_NE(kubelet_->Log().find("\"SyncLoop REMOVE\" source=\"file\""), std::string::npos);
 
   // A changed spec is a new pod (new UID): the old one is stopped, the new one runs.
-  WriteManifest("b.yaml", BusyboxPod("b", "\"trap 'exit 0' TERM; echo v2; while true; do sleep 1; done\""));
-  ASSERT_TRUE(WaitUntil([&] {
-    auto ready = ReadySandboxes("b");
-    return ready.size() == 1 && ready[0].metadata().uid() != old_b_uid && !Running("b").empty();
-  }, absl::Seconds(60)))
+  WriteManifest("b.yaml",
+                BusyboxPod("b", "\"trap 'exit 0' TERM; echo v2; while true; do sleep 1; done\""));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto ready = ReadySandboxes("b");
+        return ready.size() == 1 && ready[0].metadata().uid() != old_b_uid && !Running("b").empty();
+      },
+      absl::Seconds(60)))
       << kubelet_->Log();
 }
 
@@ -344,12 +361,14 @@ TEST_F(PodLifecycleTest, TwentyPodsAddedAtOnceAllRun) {
     std::filesystem::rename(staging + "/p" + std::to_string(i) + ".yaml",
                             manifests_ + "/p" + std::to_string(i) + ".yaml");
   }
-  ASSERT_TRUE(WaitUntil([&] {
-    for (int i = 0; i < 20; ++i) {
-      if (Running("p" + std::to_string(i), "main").empty()) return false;
-    }
-    return true;
-  }, absl::Seconds(180), absl::Milliseconds(500)))
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (int i = 0; i < 20; ++i) {
+          if (Running("p" + std::to_string(i), "main").empty()) return false;
+        }
+        return true;
+      },
+      absl::Seconds(180), absl::Milliseconds(500)))
       << kubelet_->Log();
 }
 
@@ -361,8 +380,11 @@ TEST_F(PodLifecycleTest, ImageAbsentLocallyIsPulledFromTheRegistry) {
                 "apiVersion: v1\nkind: Pod\nmetadata:\n  name: pulled\nspec:\n"
                 "  terminationGracePeriodSeconds: 5\n"
                 "  containers:\n"
-                "  - name: main\n    image: " + image + "\n"
-                "    command: [\"sh\", \"-c\", " + std::string(kSleepForever) + "]\n");
+                "  - name: main\n    image: " +
+                    image +
+                    "\n"
+                    "    command: [\"sh\", \"-c\", " +
+                    std::string(kSleepForever) + "]\n");
   ASSERT_TRUE(WaitUntil([&] { return Running("pulled", "main").size() == 1; }, absl::Seconds(90)))
       << kubelet_->Log();
   auto st = Status(Running("pulled", "main")[0].id());

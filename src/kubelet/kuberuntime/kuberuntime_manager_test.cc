@@ -656,6 +656,32 @@ TEST(KubeRuntimeManagerTest, GarbageCollect) {
   EXPECT_FALSE(IsDir(log_dir));
 }
 
+TEST(KubeRuntimeManagerTest, GarbageCollectMaxContainers) {
+  ManagerFixture f;
+  api::Pod a = MakePod("a", {MakeContainer("app")});
+  api::Pod b = MakePod("b", {MakeContainer("app")});
+  for (const api::Pod* p : {&a, &b}) ASSERT_TRUE(f.Sync(*p).Error().ok());
+  for (int i = 0; i < 3; ++i) {
+    for (const v1::Container& c : ListContainers(f.fake)) {
+      if (c.state() == v1::CONTAINER_RUNNING)
+        ASSERT_TRUE(f.fake.SetContainerExited(c.id(), 1).ok());
+    }
+    f.clock.Advance(absl::Minutes(6));
+    for (const api::Pod* p : {&a, &b}) ASSERT_TRUE(f.Sync(*p).Error().ok());
+  }
+  ASSERT_EQ(CountState(f.fake, v1::CONTAINER_EXITED), 6);
+  container::GCPolicy policy;
+  policy.max_per_pod_container = -1;
+  policy.max_containers = 3;
+  ASSERT_TRUE(f.manager->GarbageCollect(policy, true).ok());
+  // An equal share per (pod, container): 3 / 2 units = 1 each.
+  EXPECT_EQ(CountState(f.fake, v1::CONTAINER_EXITED), 2);
+  EXPECT_EQ(CountState(f.fake, v1::CONTAINER_RUNNING), 2);
+  policy.max_containers = 1;
+  ASSERT_TRUE(f.manager->GarbageCollect(policy, true).ok());
+  EXPECT_EQ(CountState(f.fake, v1::CONTAINER_EXITED), 1);
+}
+
 TEST(KubeRuntimeManagerTest, GarbageCollectKeepsNewestSandbox) {
   ManagerFixture f;
   api::Pod pod = MakePod("p", {MakeContainer("app")});

@@ -41,14 +41,15 @@ api::ContainerState Terminated(const container::ContainerStatus& cs) {
 // One list (init or app containers) of API statuses.
 std::vector<api::ContainerStatus> Convert(const std::vector<api::Container>& containers,
                                           const container::PodStatus& rs,
-                                          const ReasonCache* reasons, bool has_init,
-                                          bool is_init, const api::Pod& pod) {
+                                          const ReasonCache* reasons, bool has_init, bool is_init,
+                                          const api::Pod& pod) {
   std::vector<api::ContainerStatus> out;
   for (const api::Container& c : containers) {
     api::ContainerStatus s;
     s.name = c.name;
     s.image = c.image;
-    s.state.waiting = api::ContainerStateWaiting{has_init ? "PodInitializing" : "ContainerCreating", ""};
+    s.state.waiting =
+        api::ContainerStateWaiting{has_init ? "PodInitializing" : "ContainerCreating", ""};
     // Runtime statuses of this container, newest first.
     std::vector<const container::ContainerStatus*> mine;
     for (const auto& cs : rs.container_statuses) {
@@ -115,9 +116,7 @@ bool AnyRegularContainerStarted(const api::Pod& pod,
 
 }  // namespace
 
-bool IsTerminalPhase(const std::string& phase) {
-  return phase == "Succeeded" || phase == "Failed";
-}
+bool IsTerminalPhase(const std::string& phase) { return phase == "Succeeded" || phase == "Failed"; }
 
 std::string GetPhase(const api::Pod& pod, const std::vector<api::ContainerStatus>& init_statuses,
                      const std::vector<api::ContainerStatus>& statuses, bool pod_is_terminal) {
