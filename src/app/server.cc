@@ -391,7 +391,11 @@ int Run(KubeletServer& s) {
   if (cfg.healthz_port > 0) {
     healthz = std::make_unique<server::HttpServer>(server::HttpServerOptions{
         .name = "healthz", .address = cfg.healthz_bind_address, .port = cfg.healthz_port});
-    server::InstallHealthz(*healthz, {});
+    // Beyond upstream's ping: a stalled sync loop or PLEG (no relist for 3 min) fails healthz,
+    // so a supervisor probing this port restarts a wedged kubelet.
+    server::InstallHealthz(*healthz,
+                           {{"syncloop", [&kubelet] { return kubelet.SyncLoopHealthy(); }},
+                            {"pleg", [&kubelet] { return kubelet.PLEGHealthy(); }}});
     if (absl::Status st = healthz->Start(); !st.ok()) {
       KLOG_ERROR(st, "Failed to start healthz server");
       healthz.reset();

@@ -64,33 +64,6 @@ std::vector<std::string> PodKeys(const std::vector<api::Pod>& pods) {
   return out;
 }
 
-// The runtime view of a pod rebuilt from its status, for KillPod.
-container::Pod RunningPodFromStatus(const container::PodStatus& st) {
-  container::Pod p;
-  p.id = st.id;
-  p.name = st.name;
-  p.namespace_ = st.namespace_;
-  for (const auto& cs : st.container_statuses) {
-    container::Container c;
-    c.id = cs.id;
-    c.name = cs.name;
-    c.image = cs.image;
-    c.image_id = cs.image_id;
-    c.hash = cs.hash;
-    c.state = cs.state;
-    c.created_at = cs.created_at;
-    p.containers.push_back(std::move(c));
-  }
-  for (const auto& ss : st.sandbox_statuses) {
-    container::Container s;
-    s.id = container::ContainerID{"", ss.id};
-    s.state = ss.ready ? container::State::kRunning : container::State::kExited;
-    s.created_at = ss.created_at;
-    p.sandboxes.push_back(std::move(s));
-  }
-  return p;
-}
-
 bool HasMountsUnder(const std::string& dir) {
   std::ifstream mounts("/proc/mounts");
   std::string dev, mnt;
@@ -496,7 +469,7 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
 absl::Status Kubelet::SyncTerminatingPod(const api::Pod& pod, const container::PodStatus& st,
                                          std::optional<int64_t> grace_period_seconds) {
   KLOG_V(2, "Pod terminating", "pod", api::PodKey(pod), "podUID", pod.metadata.uid);
-  container::Pod running = RunningPodFromStatus(st);
+  container::Pod running = container::ConvertPodStatusToRunningPod(runtime_.Type(), st);
   // The status may be older than the last start: also take what the runtime lists now.
   auto now_running = runtime_.GetPods(false);
   if (now_running.ok()) {

@@ -76,6 +76,8 @@ TEST_F(KubeletStartupTest, ServesHealthzNotifiesSystemdAndStopsOnSigterm) {
   EXPECT_EQ(h.status, 200) << k->Log();
   EXPECT_EQ(h.body, "ok");
   EXPECT_EQ(HttpGet(healthz_port_, "/healthz/ping").body, "ok");
+  EXPECT_EQ(HttpGet(healthz_port_, "/healthz?verbose").body,
+            "[+]ping ok\n[+]syncloop ok\n[+]pleg ok\nhealthz check passed\n");
 
   std::string log = k->Log();
   EXPECT_NE(log.find("\"Standalone mode, no API client\""), std::string::npos) << log;

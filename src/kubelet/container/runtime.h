@@ -175,6 +175,10 @@ class Runtime {
   virtual void ForgetPod(const std::string& uid) = 0;
 };
 
+// kubecontainer.ConvertPodStatusToRunningPod: the running containers and all sandboxes of a
+// pod's status, as a runtime Pod (what KillPod needs). `runtime_name` types the sandbox IDs.
+Pod ConvertPodStatusToRunningPod(const std::string& runtime_name, const PodStatus& status);
+
 }  // namespace kubelet::container
 
 #endif  // KUBELET_KUBELET_CONTAINER_RUNTIME_H_

@@ -752,32 +752,4 @@ void KubeGenericRuntimeManager::BackOffGC() {
   image_manager_.GC();
 }
 
-container::Pod ConvertPodStatusToRunningPod(const std::string& runtime_name,
-                                            const container::PodStatus& status) {
-  container::Pod pod;
-  pod.id = status.id;
-  pod.name = status.name;
-  pod.namespace_ = status.namespace_;
-  for (const ContainerStatus& s : status.container_statuses) {
-    if (s.state != State::kRunning) continue;
-    container::Container c;
-    c.id = s.id;
-    c.name = s.name;
-    c.image = s.image;
-    c.image_id = s.image_id;
-    c.hash = s.hash;
-    c.state = s.state;
-    c.created_at = s.created_at;
-    pod.containers.push_back(std::move(c));
-  }
-  for (const container::SandboxStatus& s : status.sandbox_statuses) {
-    container::Container c;
-    c.id = container::ContainerID{runtime_name, s.id};
-    c.state = s.ready ? State::kRunning : State::kExited;
-    c.created_at = s.created_at;
-    pod.sandboxes.push_back(std::move(c));
-  }
-  return pod;
-}
-
 }  // namespace kubelet::kuberuntime

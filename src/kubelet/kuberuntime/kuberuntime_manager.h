@@ -192,10 +192,8 @@ class KubeGenericRuntimeManager final : public container::Runtime {
   mutable std::string runtime_name_ ABSL_GUARDED_BY(mu_);
 };
 
-// kubecontainer.ConvertPodStatusToRunningPod: the running containers and all sandboxes of a
-// status, for KillPod.
-container::Pod ConvertPodStatusToRunningPod(const std::string& runtime_name,
-                                            const container::PodStatus& status);
+// Lives with the runtime-neutral types now.
+using container::ConvertPodStatusToRunningPod;
 
 // The grace period to stop a container with: the pod's deletion grace period, else the probe's
 // terminationGracePeriodSeconds when killed for that probe, else the pod's
