@@ -145,6 +145,16 @@ std::string PodManifest(const std::string& name) {
          "    command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n";
 }
 
+// RssAnon (private memory, excluding shared library pages) in KiB.
+long RssAnon(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("RssAnon:", 0) == 0) return std::stol(line.substr(8));
+  }
+  return 0;
+}
+
 // (utime + stime) in seconds, and RSS in KiB, of `pid`.
 std::pair<double, long> Usage(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
@@ -269,10 +279,11 @@ int main(int argc, char** argv) {
     absl::SleepFor(window);
     auto [cpu1, rss1] = Usage((*k)->pid());
     double cpu_pct = (cpu1 - cpu0) / absl::ToDoubleSeconds(window) * 100.0;
-    std::printf("%-8d %-12.0f %-12.0f %-8.2f %-10s %-12.3f   (floor concurrency %d)\n", n,
-                absl::ToDoubleMilliseconds(floor), absl::ToDoubleMilliseconds(kd),
-                absl::ToDoubleMilliseconds(kd) / absl::ToDoubleMilliseconds(floor),
-                absl::StrCat(rss1 / 1024, "MiB").c_str(), cpu_pct, best_conc);
+    std::printf(
+        "%-8d %-12.0f %-12.0f %-8.2f %-10s %-12.3f   (floor concurrency %d, RssAnon %ld KiB)\n", n,
+        absl::ToDoubleMilliseconds(floor), absl::ToDoubleMilliseconds(kd),
+        absl::ToDoubleMilliseconds(kd) / absl::ToDoubleMilliseconds(floor),
+        absl::StrCat(rss1 / 1024, "MiB").c_str(), cpu_pct, best_conc, RssAnon((*k)->pid()));
     std::fflush(stdout);
 
     // Reaction latency, once, on the smallest N: a new manifest -> its RunPodSandbox.

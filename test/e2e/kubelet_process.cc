@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -104,6 +105,8 @@ absl::StatusOr<std::unique_ptr<KubeletProcess>> KubeletProcess::Start(
   pid_t pid = ::fork();
   if (pid < 0) return absl::InternalError("fork failed");
   if (pid == 0) {
+    // The kubelet must not outlive a test or benchmark that is killed.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     ::dup2(log_fd, 1);
     ::dup2(log_fd, 2);
     ::execve(binary.c_str(), argv.data(), envp.data());
