@@ -526,9 +526,9 @@ absl::Status Kubelet::SyncTerminatedPod(const api::Pod& pod, const container::Po
 }
 
 bool Kubelet::ShouldPodContentBeRemoved(const std::string& uid) const {
-  if (pod_manager_.GetPodByUID(uid)) {
-    return pod_workers_->IsPodKnownTerminated(uid);
-  }
+  // As upstream: only a deleted (or evicted) pod loses its dead containers; a pod that simply
+  // completed keeps them so its final state stays visible.
+  if (pod_manager_.GetPodByUID(uid)) return false;
   return !pod_workers_->IsKnown(uid) || pod_workers_->IsPodKnownTerminated(uid);
 }
 
