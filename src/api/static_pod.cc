@@ -359,12 +359,22 @@ QOSClass GetPodQOS(const Pod& pod) {
 }
 
 uint64_t HashContainer(const Container& container) {
+  // v1.28 hashutil.DeepHashObject(fnv32a, json.Marshal(container)): spew prints the byte slice
+  // as "([]uint8)[" + decimal bytes separated by spaces + "]", and that text is hashed.
   const std::string json = EncodeContainerJson(container);
   uint32_t h = 2166136261u;
-  for (unsigned char c : json) {
-    h ^= c;
-    h *= 16777619u;
+  auto feed = [&h](std::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 16777619u;
+    }
+  };
+  feed("([]uint8)[");
+  for (size_t i = 0; i < json.size(); ++i) {
+    if (i > 0) feed(" ");
+    feed(std::to_string(static_cast<unsigned char>(json[i])));
   }
+  feed("]");
   return h;
 }
 

@@ -90,10 +90,10 @@ QOSClass ComputePodQOS(const Pod& pod);
 // qos.GetPodQOS: status.qosClass when set, else ComputePodQOS.
 QOSClass GetPodQOS(const Pod& pod);
 
-// Container spec hash (the io.kubernetes.container.hash label): 32-bit FNV-1a over
-// EncodeContainerJson, widened to uint64 like upstream's HashContainer. Upstream hashes a
-// spew/JSON dump of the Go struct, so values differ from a real kubelet's; they are stable for
-// a given spec and change whenever any field of the container changes.
+// Container spec hash (the io.kubernetes.container.hash label), computed as the v1.28 kubelet
+// does (FNV-32a over spew's rendering of the container's JSON bytes), so containers started by
+// an upstream kubelet are recognised as unchanged on take-over. Equal to upstream's only as far
+// as EncodeContainerJson matches Go's json.Marshal of the container.
 uint64_t HashContainer(const Container& container);
 
 // Go time.Time.Format(time.RFC3339Nano) in `tz` ("2006-01-02T15:04:05.999999999Z07:00": trailing

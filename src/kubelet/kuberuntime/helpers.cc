@@ -21,14 +21,6 @@ constexpr char kSystemNodeCritical[] = "system-node-critical";
 constexpr int kGuaranteedOOMScoreAdj = -997;
 constexpr int kBestEffortOOMScoreAdj = 1000;
 
-uint32_t Fnv32a(std::string_view data, uint32_t h = 0x811c9dc5u) {
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 0x01000193u;
-  }
-  return h;
-}
-
 }  // namespace
 
 std::string FormatPod(const api::Pod& pod) {
@@ -40,16 +32,7 @@ std::string FormatPod(std::string_view name, std::string_view ns, std::string_vi
 }
 
 uint64_t HashContainerSpec(const api::Container& container) {
-  // hashutil.DeepHashObject(fnv32a, jsonBytes) prints the byte slice with spew's "%#v":
-  // "([]uint8)[" + decimal bytes separated by spaces + "]".
-  const std::string json = api::EncodeContainerJson(container);
-  uint32_t h = Fnv32a("([]uint8)[");
-  for (size_t i = 0; i < json.size(); ++i) {
-    if (i > 0) h = Fnv32a(" ", h);
-    h = Fnv32a(std::to_string(static_cast<unsigned char>(json[i])), h);
-  }
-  h = Fnv32a("]", h);
-  return h;
+  return api::HashContainer(container);
 }
 
 std::string HashToString(uint64_t hash) {
