@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "api/pod_validation.h"
 #include "config/cpuset.h"  // ValidateReservedSystemCPUs
 #include "config/feature_gates.h"
 
@@ -29,10 +30,11 @@ struct KubeletConfiguration;
 
 absl::Status ValidateKubeletConfiguration(const KubeletConfiguration& kc, const FeatureGate& gates);
 
-// Label / name syntax (k8s.io/apimachinery/pkg/util/validation).
-std::vector<std::string> IsQualifiedName(std::string_view value);
-std::vector<std::string> IsValidLabelValue(std::string_view value);
-std::vector<std::string> IsDNS1123Subdomain(std::string_view value);
+// Label / name syntax (k8s.io/apimachinery/pkg/util/validation): one implementation, in
+// api/pod_validation.
+using api::IsDNS1123Subdomain;
+using api::IsQualifiedName;
+using api::IsValidLabelValue;
 
 // utilerrors.NewAggregate(...).Error() semantics over plain messages; OK when `errors` is empty.
 absl::Status AggregateErrors(const std::vector<std::string>& errors);
