@@ -337,17 +337,21 @@ void Kubelet::Housekeeping() {
 
   // Orphans: pods the runtime runs that no source wants any more (e.g. after a restart of the
   // kubelet with a manifest removed meanwhile) are killed.
-  auto running = runtime_.GetPods(false);
-  if (!running.ok()) {
-    KLOG_ERROR(running.status(), "Error listing containers");
-  } else {
-    for (const container::Pod& rp : *running) {
-      if (desired.count(rp.id)) continue;
-      if (pod_workers_->IsKnown(rp.id) && !pod_workers_->IsFinished(rp.id)) continue;
-      KLOG_INFO("Clean up orphaned pod containers", "podUID", rp.id, "pod",
-                rp.namespace_ + "/" + rp.name);
-      pod_workers_->UpdatePod({SyncPodType::kKill, std::nullopt, rp, std::nullopt});
-    }
+  // The PLEG's last relist (at most one relist period old) stands in for a second listing.
+  for (container::Pod rp : pleg_->LastRelistPods()) {
+    if (desired.count(rp.id)) continue;
+    if (pod_workers_->IsKnown(rp.id) && !pod_workers_->IsFinished(rp.id)) continue;
+    // Only what still runs needs stopping (GetPods(all=false) semantics).
+    std::erase_if(rp.containers, [](const container::Container& c) {
+      return c.state != container::State::kRunning;
+    });
+    std::erase_if(rp.sandboxes, [](const container::Container& c) {
+      return c.state != container::State::kRunning;
+    });
+    if (rp.containers.empty() && rp.sandboxes.empty()) continue;
+    KLOG_INFO("Clean up orphaned pod containers", "podUID", rp.id, "pod",
+              rp.namespace_ + "/" + rp.name);
+    pod_workers_->UpdatePod({SyncPodType::kKill, std::nullopt, rp, std::nullopt});
   }
 
   std::set<std::string> keep_status = desired;

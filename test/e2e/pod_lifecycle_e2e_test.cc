@@ -331,6 +331,28 @@ TEST_F(PodLifecycleTest, KubeletRestartLeavesRunningContainersUntouched) {
   EXPECT_EQ(ReadySandboxes("keep")[0].id(), sandbox);
 }
 
+TEST_F(PodLifecycleTest, PodRemovedWhileKubeletWasDownIsCleanedUpAsOrphan) {
+  StartKubelet();
+  WriteManifest("gone.yaml", BusyboxPod("gone", kSleepForever));
+  WriteManifest("stay.yaml", BusyboxPod("stay", kSleepForever));
+  ASSERT_TRUE(WaitUntil([&] { return !Running("gone").empty() && !Running("stay").empty(); },
+                        absl::Seconds(60)))
+      << kubelet_->Log();
+  std::string stay_id = Running("stay", "main")[0].id();
+  kubelet_->Signal(SIGTERM);
+  ASSERT_EQ(kubelet_->Wait(absl::Seconds(30)), std::optional<int>(0));
+  std::filesystem::remove(manifests_ + "/gone.yaml");
+
+  StartKubelet();
+  // Housekeeping finds the pod no source wants any more and stops it; the other one stays.
+  ASSERT_TRUE(WaitUntil([&] { return Running("gone").empty() && ReadySandboxes("gone").empty(); },
+                        absl::Seconds(60)))
+      << kubelet_->Log();
+  EXPECT_NE(kubelet_->Log().find("\"Clean up orphaned pod containers\""), std::string::npos);
+  ASSERT_EQ(Running("stay", "main").size(), 1u);
+  EXPECT_EQ(Running("stay", "main")[0].id(), stay_id);
+}
+
 TEST_F(PodLifecycleTest, BrokenManifestsAreReportedAndHarmNothing) {
   StartKubelet();
   WriteManifest("good.yaml", BusyboxPod("good", kSleepForever));

@@ -143,6 +143,11 @@ absl::Status GenericPLEG::Healthy() const {
   return absl::OkStatus();
 }
 
+std::vector<container::Pod> GenericPLEG::LastRelistPods() const {
+  absl::MutexLock lock(&pods_mu_);
+  return last_pods_;
+}
+
 void GenericPLEG::Relist() {
   absl::Time start = clock_.Now();
   absl::Duration interval = last_relist_start_ == absl::InfinitePast() ? absl::ZeroDuration()
@@ -154,6 +159,10 @@ void GenericPLEG::Relist() {
   if (!pods.ok()) {
     KLOG_ERROR(pods.status(), "GenericPLEG: Unable to retrieve pods");
     return;
+  }
+  {
+    absl::MutexLock lock(&pods_mu_);
+    last_pods_ = *pods;
   }
   // setCurrent: every record's current is replaced by this relist's view.
   for (auto& [id, rec] : records_) rec.has_current = false;

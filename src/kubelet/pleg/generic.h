@@ -18,6 +18,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "common/clock.h"
 #include "kubelet/container/cache.h"
@@ -46,6 +47,10 @@ class GenericPLEG final : public PodLifecycleEventGenerator {
 
   // One relist; exposed for tests and for an immediate relist on demand.
   void Relist();
+  // The runtime's pods as of the last successful relist (upstream's runtime cache): lets
+  // housekeeping find orphans without listing the runtime a second time.
+  std::vector<container::Pod> LastRelistPods() const;
+
   // Asks the PLEG thread to relist now instead of waiting for the period (e.g. right after a
   // pod worker started or stopped containers), cutting reaction latency.
   void Poke();
@@ -66,6 +71,8 @@ class GenericPLEG final : public PodLifecycleEventGenerator {
   std::map<std::string, PodRecord> records_;  // PLEG thread only
   std::set<std::string> needs_reinspection_;  // PLEG thread only
   std::atomic<int64_t> last_relist_unix_nanos_{0};
+  mutable absl::Mutex pods_mu_;
+  std::vector<container::Pod> last_pods_ ABSL_GUARDED_BY(pods_mu_);
   absl::Time last_relist_start_ = absl::InfinitePast();  // PLEG thread only
   int poke_fd_ = -1;
   int stop_fd_ = -1;
