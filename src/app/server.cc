@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/quantity.h"
 #include "app/version.h"
+#include "app/wiring.h"
 #include "common/clock.h"
 #include "common/flock.h"
 #include "common/log.h"
@@ -28,6 +29,7 @@
 #include "cri/remote/remote_runtime.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/kuberuntime/kuberuntime_manager.h"
+#include "metrics/metrics.h"
 #include "server/configz.h"
 #include "server/healthz.h"
 #include "server/http_server.h"
@@ -360,11 +362,6 @@ int Run(KubeletServer& s) {
   ro.registry_pull_qps = cfg.registry_pull_qps;
   ro.registry_burst = cfg.registry_burst;
   ro.pod_host_ips = s.gates.Enabled("PodHostIPs");
-  // The runtime manager asks the Kubelet (built next, around the manager) which pods are gone.
-  LatePodStateProvider pod_state;
-  auto manager = std::make_unique<kuberuntime::KubeGenericRuntimeManager>(**runtime, **images,
-                                                                          clock, ro, &pod_state);
-
   KubeletOptions ko;
   ko.node_name = node_name;
   ko.host_ip = node_ip;
@@ -382,9 +379,42 @@ int Run(KubeletServer& s) {
   AddReserved(cfg.system_reserved, &reserved_cpu, &reserved_mem);
   AddReserved(cfg.kube_reserved, &reserved_cpu, &reserved_mem);
   ko.allocatable = MachineAllocatable(cfg.max_pods, reserved_cpu, reserved_mem);
+
+  metrics::Init(node_name, VersionString(), BuildId());
+  WiringContext wiring;
+  wiring.server = &s;
+  wiring.node_name = node_name;
+  wiring.node_ip = node_ip;
+  wiring.runtime = runtime->get();
+  wiring.images = images->get();
+  wiring.clock = &clock;
+  wiring.configz = &configz;
+  wiring.runtime_options = &ro;
+  wiring.kubelet_options = &ko;
+  // Whatever happens below, subsystems stop in reverse order of their start.
+  struct ShutdownGuard {
+    WiringContext& ctx;
+    ~ShutdownGuard() { ctx.Shutdown(); }
+  } shutdown_guard{wiring};
+  if (absl::Status st = WireAll(WiringStage::kBeforeRuntimeManager, wiring); !st.ok()) {
+    return fail(st);
+  }
+
+  // The runtime manager asks the Kubelet (built next, around the manager) which pods are gone.
+  LatePodStateProvider pod_state;
+  auto manager = std::make_unique<kuberuntime::KubeGenericRuntimeManager>(**runtime, **images,
+                                                                          clock, ro, &pod_state);
+  wiring.runtime_manager = manager.get();
+  if (absl::Status st = WireAll(WiringStage::kBeforeKubelet, wiring); !st.ok()) return fail(st);
+
   Kubelet kubelet(ko, **runtime, *manager, clock);
   pod_state.Set(&kubelet);
   if (absl::Status st = kubelet.Start(); !st.ok()) return fail(st);
+  wiring.kubelet = &kubelet;
+  if (absl::Status st = WireAll(WiringStage::kAfterKubeletStart, wiring); !st.ok()) {
+    kubelet.Stop();
+    return fail(st);
+  }
 
   // healthz.
   std::unique_ptr<server::HttpServer> healthz;
@@ -429,6 +459,7 @@ int Run(KubeletServer& s) {
     }
   }
   if (healthz) healthz->Stop();
+  wiring.Shutdown();
   kubelet.Stop();
   KLOG_INFO("Kubelet stopped");
   return 0;

@@ -197,9 +197,11 @@ void Kubelet::SyncLoop() {
     absl::Time now = clock_.Now();
     absl::Duration wait = std::min(next_sync, next_housekeeping) - now;
     int timeout_ms = static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(wait)));
-    struct pollfd fds[3] = {
-        {stop_fd_, POLLIN, 0}, {pod_config_->fd(), POLLIN, 0}, {pleg_->Events().fd(), POLLIN, 0}};
-    int n = ::poll(fds, 3, timeout_ms);
+    struct pollfd fds[4] = {{stop_fd_, POLLIN, 0},
+                            {pod_config_->fd(), POLLIN, 0},
+                            {pleg_->Events().fd(), POLLIN, 0},
+                            {sync_requests_.fd(), POLLIN, 0}};
+    int n = ::poll(fds, 4, timeout_ms);
     if (n < 0 && errno != EINTR) {
       KLOG_ERROR(absl::InternalError(std::strerror(errno)), "Sync loop poll failed");
     }
@@ -209,6 +211,16 @@ void Kubelet::SyncLoop() {
     }
     if (fds[2].revents & POLLIN) {
       for (const pleg::PodLifecycleEvent& e : pleg_->Events().Drain()) HandlePLEGEvent(e);
+    }
+    if (fds[3].revents & POLLIN) {
+      std::set<std::string> uids;
+      for (std::string& uid : sync_requests_.Drain()) uids.insert(std::move(uid));
+      for (const std::string& uid : uids) {
+        auto pod = pod_manager_.GetPodByUID(uid);
+        if (!pod) continue;
+        KLOG_V(4, "SyncLoop (probe result): sync requested", "pod", api::PodKey(*pod));
+        pod_workers_->UpdatePod({SyncPodType::kSync, *pod, std::nullopt, std::nullopt});
+      }
     }
     now = clock_.Now();
     if (now >= next_sync) {
@@ -277,6 +289,11 @@ void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
     }
     pod_manager_.AddOrUpdatePod(pod);
     AdmitResult r = AdmitPod(pod, admitted, options_.allocatable);
+    for (container::PodLifecycleParticipant* part : options_.participants) {
+      if (!r.admit) break;
+      container::AdmitDecision d = part->Admit(pod, admitted);
+      if (!d.admit) r = AdmitResult{false, d.reason, d.message};
+    }
     if (!r.admit) {
       RejectPod(pod, r.reason, r.message);
       continue;
@@ -361,6 +378,13 @@ void Kubelet::Housekeeping() {
     for (auto it = reasons_.begin(); it != reasons_.end();) {
       it = desired.count(it->first) ? std::next(it) : reasons_.erase(it);
     }
+  }
+  std::set<std::string> active = desired;
+  for (const std::string& uid : pod_workers_->KnownUIDs()) {
+    if (pod_workers_->CouldHaveRunningContainers(uid)) active.insert(uid);
+  }
+  for (container::PodLifecycleParticipant* part : options_.participants) {
+    part->Housekeeping(active);
   }
   CleanupOrphanedPodDirs(desired);
 
@@ -450,6 +474,7 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
   in.runtime_status = &runtime_status;
   in.old_status = old ? &old->status : nullptr;
   in.reasons = &reasons;
+  in.probes = &options_.probe_state;
   in.host_ip = options_.host_ip;
   in.now = clock_.Now();
   api::PodStatus api_status = status::GeneratePodStatus(in);
@@ -461,10 +486,20 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
     return true;
   }
   if (absl::Status st = MakePodDataDirs(pod); !st.ok()) return st;
+  for (container::PodLifecycleParticipant* part : options_.participants) {
+    if (absl::Status st = part->PrepareForSync(pod); !st.ok()) {
+      KLOG_ERROR(st, "Unable to prepare pod for sync", "pod", api::PodKey(pod), "podUID", uid,
+                 "subsystem", part->Name());
+      return st;
+    }
+  }
   KLOG_V(4, "SyncPod enter", "pod", api::PodKey(pod), "podUID", uid, "updateType",
          SyncPodTypeName(type));
   container::PodSyncResult result = runtime_.SyncPod(pod, runtime_status);
   UpdateReasons(uid, result);
+  for (container::PodLifecycleParticipant* part : options_.participants) {
+    part->AfterSync(pod, runtime_status);
+  }
   pleg_->Poke();  // see what this sync changed without waiting for the relist period
   if (absl::Status err = SyncResultError(result); !err.ok()) return err;
   return false;
@@ -473,6 +508,9 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
 absl::Status Kubelet::SyncTerminatingPod(const api::Pod& pod, const container::PodStatus& st,
                                          std::optional<int64_t> grace_period_seconds) {
   KLOG_V(2, "Pod terminating", "pod", api::PodKey(pod), "podUID", pod.metadata.uid);
+  for (container::PodLifecycleParticipant* part : options_.participants) {
+    part->PodTerminating(pod);
+  }
   container::Pod running = container::ConvertPodStatusToRunningPod(runtime_.Type(), st);
   // The status may be older than the last start: also take what the runtime lists now.
   auto now_running = runtime_.GetPods(false);
@@ -508,6 +546,7 @@ absl::Status Kubelet::SyncTerminatingPod(const api::Pod& pod, const container::P
     in.pod = &pod;
     in.runtime_status = &*final_status;
     in.old_status = old ? &old->status : nullptr;
+    in.probes = &options_.probe_state;
     in.host_ip = options_.host_ip;
     in.pod_is_terminal = true;
     in.now = clock_.Now();
@@ -525,6 +564,12 @@ absl::Status Kubelet::SyncTerminatingRuntimePod(const container::Pod& running) {
 
 absl::Status Kubelet::SyncTerminatedPod(const api::Pod& pod, const container::PodStatus&) {
   KLOG_V(2, "Pod is terminated and will need no more status updates", "pod", api::PodKey(pod));
+  for (auto it = options_.participants.rbegin(); it != options_.participants.rend(); ++it) {
+    if (absl::Status st = (*it)->CleanupTerminatedPod(pod); !st.ok()) {
+      KLOG_ERROR(st, "Failed to clean up terminated pod", "pod", api::PodKey(pod), "podUID",
+                 pod.metadata.uid, "subsystem", (*it)->Name());
+    }
+  }
   if (!pod_manager_.GetPodByUID(pod.metadata.uid)) runtime_.ForgetPod(pod.metadata.uid);
   return absl::OkStatus();
 }
@@ -540,6 +585,8 @@ bool Kubelet::ShouldPodRuntimeBeRemoved(const std::string& uid) const {
   if (!pod_workers_->IsKnown(uid)) return !pod_manager_.GetPodByUID(uid).has_value();
   return pod_workers_->IsPodKnownTerminated(uid);
 }
+
+void Kubelet::TriggerPodSync(const std::string& uid) { sync_requests_.Push(uid); }
 
 std::vector<api::Pod> Kubelet::GetPodsWithStatus() const {
   std::vector<api::Pod> pods = pod_manager_.GetPods();

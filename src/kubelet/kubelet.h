@@ -30,9 +30,11 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/event_queue.h"
 #include "cri/runtime_service.h"
 #include "kubelet/admission.h"
 #include "kubelet/container/cache.h"
+#include "kubelet/container/pod_lifecycle.h"
 #include "kubelet/container/runtime.h"
 #include "kubelet/pleg/generic.h"
 #include "kubelet/pod_manager.h"
@@ -68,6 +70,12 @@ struct KubeletOptions {
   int pod_worker_threads = 16;
   container::GCPolicy gc_policy;
   NodeAllocatable allocatable;
+  // Subsystems taking part in pod admission, sync, termination and clean-up, in call order
+  // (container/pod_lifecycle.h). Borrowed; must outlive the Kubelet.
+  std::vector<container::PodLifecycleParticipant*> participants;
+  // Probe state of a container by runtime container id (prober manager). Unset: a running
+  // container is ready unless it has a readiness probe, started unless it has a startup probe.
+  status::ProbeState probe_state;
 };
 
 class Kubelet final : public PodSyncer, public container::PodStateProvider {
@@ -84,6 +92,10 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
   // PLEG health and sync-loop liveness, for /healthz.
   absl::Status PLEGHealthy() const { return pleg_->Healthy(); }
   absl::Status SyncLoopHealthy() const;
+
+  // Asks the sync loop to sync the pod soon (probe results: a liveness failure restarts the
+  // container, a readiness change updates the status). Thread-safe, non-blocking.
+  void TriggerPodSync(const std::string& uid);
 
   // Desired pods with their current API status (for /pods).
   std::vector<api::Pod> GetPodsWithStatus() const;
@@ -144,6 +156,7 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
   bool first_runtime_update_ = true;
   std::atomic<bool> housekeeping_running_{false};
 
+  EventQueue<std::string> sync_requests_;
   int stop_fd_ = -1;
   absl::Notification stop_;
   std::thread sync_thread_;

@@ -217,6 +217,14 @@ void PodWorkers::Run(const std::string& uid) {
   }
 }
 
+std::vector<std::string> PodWorkers::KnownUIDs() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> out;
+  out.reserve(states_.size());
+  for (const auto& [uid, st] : states_) out.push_back(uid);
+  return out;
+}
+
 bool PodWorkers::IsKnown(const std::string& uid) const {
   absl::MutexLock lock(&mu_);
   return states_.count(uid) > 0;

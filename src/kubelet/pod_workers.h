@@ -94,6 +94,8 @@ class PodWorkers {
   // Forgets finished workers whose UID is not in `desired` (the pod manager's pods).
   void SyncKnownPods(const std::set<std::string>& desired);
   size_t ActiveCount() const;
+  // UIDs of every pod the workers know (any phase).
+  std::vector<std::string> KnownUIDs() const;
 
   void Stop();
 

@@ -5,7 +5,9 @@
 #ifndef KUBELET_KUBELET_STATUS_GENERATE_H_
 #define KUBELET_KUBELET_STATUS_GENERATE_H_
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/time/time.h"
@@ -22,11 +24,20 @@ struct WaitingReason {
 };
 using ReasonCache = std::map<std::string, WaitingReason>;
 
+// What the prober knows of a container (by runtime container id, "" if none). Unset functions or
+// nullopt answers: ready unless the container has a readiness probe, started unless it has a
+// startup probe.
+struct ProbeState {
+  std::function<std::optional<bool>(const std::string& container_id)> ready;
+  std::function<std::optional<bool>(const std::string& container_id)> started;
+};
+
 struct GenerateInput {
   const api::Pod* pod = nullptr;
   const container::PodStatus* runtime_status = nullptr;
   const api::PodStatus* old_status = nullptr;  // the previous API status, if any
   const ReasonCache* reasons = nullptr;
+  const ProbeState* probes = nullptr;
   std::string host_ip;
   bool pod_is_terminal = false;  // the pod worker decided the pod is finished
   absl::Time now = absl::Now();

@@ -1,0 +1,16 @@
+#include "app/wiring.h"
+
+namespace kubelet::app {
+
+absl::Status WireAll(WiringStage stage, WiringContext& ctx) {
+  using WireFn = absl::Status (*)(WiringStage, WiringContext&);
+  static constexpr WireFn kWiringOrder[] = {
+      WireContainerManager, WireVolumeManager, WireProber,    WireLogs,
+      WireImages,           WireStats,         WireHttpServer};
+  for (WireFn fn : kWiringOrder) {
+    if (absl::Status st = fn(stage, ctx); !st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kubelet::app

@@ -1,0 +1,118 @@
+// How the subsystems are put together in app::Run, one wiring function per subsystem
+// (wire_<subsystem>.cc), called at fixed stages of the start-up sequence:
+//
+//   kBeforeRuntimeManager  CRI services connected; `runtime_options` and `kubelet_options` may
+//                          still be changed (hooks such as cgroup_parent, container_mounts,
+//                          run_lifecycle_handler, liveness_failed; allocatable; probe_state).
+//   kBeforeKubelet         the runtime manager exists; add PodLifecycleParticipants to
+//                          `kubelet_options->participants`.
+//   kAfterKubeletStart     the Kubelet runs; start servers and periodic managers.
+//
+// Each stage calls the subsystems in the order of kWiringOrder (container manager first, the
+// HTTP API last, so the server can expose what the others built). A wiring function keeps what
+// it builds in `components` and registers its stop action with AtShutdown (run in reverse
+// order when the kubelet exits). An error aborts start-up with that message.
+//
+// Thread-safety: called from the start-up thread only.
+#ifndef KUBELET_APP_WIRING_H_
+#define KUBELET_APP_WIRING_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "app/options.h"
+#include "common/clock.h"
+#include "cri/runtime_service.h"
+
+namespace kubelet {
+class Kubelet;
+struct KubeletOptions;
+namespace kuberuntime {
+class KubeGenericRuntimeManager;
+struct Options;
+}  // namespace kuberuntime
+namespace server {
+class Configz;
+}  // namespace server
+namespace cm {
+class ContainerManager;
+}
+namespace volume {
+class VolumeManager;
+}
+namespace prober {
+class ProberManager;
+}
+namespace logs {
+class ContainerLogManager;
+}
+namespace stats {
+class StatsProvider;
+}
+namespace images {
+class ImageGCManager;
+}
+}  // namespace kubelet
+
+namespace kubelet::app {
+
+enum class WiringStage { kBeforeRuntimeManager, kBeforeKubelet, kAfterKubeletStart };
+
+// What each subsystem built, for the ones wired after it. Owned by app::Run.
+struct Components {
+  std::shared_ptr<cm::ContainerManager> container_manager;
+  std::shared_ptr<volume::VolumeManager> volume_manager;
+  std::shared_ptr<prober::ProberManager> prober_manager;
+  std::shared_ptr<logs::ContainerLogManager> log_manager;
+  std::shared_ptr<stats::StatsProvider> stats_provider;
+  std::shared_ptr<images::ImageGCManager> image_gc_manager;
+  // Anything else a wiring function must keep alive until shutdown.
+  std::vector<std::shared_ptr<void>> keep_alive;
+};
+
+struct WiringContext {
+  const KubeletServer* server = nullptr;  // flags, config, feature gates
+  std::string node_name;
+  std::string node_ip;
+  cri::RuntimeService* runtime = nullptr;
+  cri::ImageManagerService* images = nullptr;
+  Clock* clock = nullptr;
+  server::Configz* configz = nullptr;
+  // Writable at kBeforeRuntimeManager (runtime_options) / up to kBeforeKubelet (kubelet_options).
+  kuberuntime::Options* runtime_options = nullptr;
+  KubeletOptions* kubelet_options = nullptr;
+  // Set from kBeforeKubelet / kAfterKubeletStart on.
+  kuberuntime::KubeGenericRuntimeManager* runtime_manager = nullptr;
+  Kubelet* kubelet = nullptr;
+
+  Components components;
+
+  void AtShutdown(std::function<void()> fn) { shutdown_.push_back(std::move(fn)); }
+  // Runs the shutdown actions, last registered first.
+  void Shutdown() {
+    for (auto it = shutdown_.rbegin(); it != shutdown_.rend(); ++it) (*it)();
+    shutdown_.clear();
+  }
+
+ private:
+  std::vector<std::function<void()>> shutdown_;
+};
+
+// One per subsystem (wire_<name>.cc).
+absl::Status WireContainerManager(WiringStage stage, WiringContext& ctx);
+absl::Status WireVolumeManager(WiringStage stage, WiringContext& ctx);
+absl::Status WireProber(WiringStage stage, WiringContext& ctx);
+absl::Status WireLogs(WiringStage stage, WiringContext& ctx);
+absl::Status WireImages(WiringStage stage, WiringContext& ctx);
+absl::Status WireStats(WiringStage stage, WiringContext& ctx);
+absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx);
+
+// Calls every wiring function for `stage`, in order; stops at the first error.
+absl::Status WireAll(WiringStage stage, WiringContext& ctx);
+
+}  // namespace kubelet::app
+
+#endif  // KUBELET_APP_WIRING_H_

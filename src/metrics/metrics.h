@@ -1,0 +1,118 @@
+// The kubelet's Prometheus metrics (upstream pkg/kubelet/metrics, prober metrics, the process
+// collector), on prometheus-cpp.
+//
+// Contract:
+// - Names, label names and histogram buckets are upstream v1.28's. Each metric lives in one of
+//   three registries, served by the kubelet HTTP API:
+//     KubeletRegistry()  -> /metrics         (kubelet_*, process_*, kubernetes_build_info)
+//     ProbesRegistry()   -> /metrics/probes  (prober_probe_total, prober_probe_duration_seconds)
+//     ResourceRegistry() -> /metrics/resource (filled by the stats subsystem)
+// - The accessors below return process-wide singletons created on first use; every method is
+//   thread-safe (prometheus-cpp metrics are atomic; Family::Add is internally locked).
+// - Serialize() renders a registry in the Prometheus text exposition format 0.0.4
+//   (Content-Type kTextContentType).
+#ifndef KUBELET_METRICS_METRICS_H_
+#define KUBELET_METRICS_METRICS_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/metric_family.h"
+#include "prometheus/registry.h"
+
+namespace kubelet::metrics {
+
+inline constexpr char kTextContentType[] = "text/plain; version=0.0.4; charset=utf-8";
+
+prometheus::Registry& KubeletRegistry();
+prometheus::Registry& ProbesRegistry();
+prometheus::Registry& ResourceRegistry();
+
+// Scrape-time families: a collector is called at each Serialize() of the registry it was added
+// to, and its families are rendered after the registry's own (e.g. the stats subsystem's
+// container_* figures, read fresh per scrape). Collectors must be thread-safe and fast.
+using CollectFn = std::function<std::vector<prometheus::MetricFamily>()>;
+void AddCollector(const prometheus::Registry& registry, CollectFn fn);
+
+// The registry's families, its collectors' families and, for KubeletRegistry(), the process_*
+// families (process_cpu_seconds_total, process_resident_memory_bytes,
+// process_virtual_memory_bytes, process_start_time_seconds, process_open_fds, process_max_fds).
+std::string Serialize(const prometheus::Registry& registry);
+
+// Upstream kubelet metrics (subsystem "kubelet").
+struct KubeletMetrics {
+  // kubelet_node_name{node} = 1.
+  prometheus::Family<prometheus::Gauge>& node_name;
+  // kubelet_running_pods: pods that have a running sandbox.
+  prometheus::Family<prometheus::Gauge>& running_pods;
+  // kubelet_running_containers{container_state}: created / running / exited / unknown.
+  prometheus::Family<prometheus::Gauge>& running_containers;
+  // kubelet_pod_start_duration_seconds: from the kubelet first seeing a pod to all its
+  // containers running.
+  prometheus::Family<prometheus::Histogram>& pod_start_duration;
+  // kubelet_pod_worker_duration_seconds{operation_type}: one SyncPod (create / update / sync).
+  prometheus::Family<prometheus::Histogram>& pod_worker_duration;
+  // kubelet_pleg_relist_duration_seconds / kubelet_pleg_relist_interval_seconds.
+  prometheus::Family<prometheus::Histogram>& pleg_relist_duration;
+  prometheus::Family<prometheus::Histogram>& pleg_relist_interval;
+  // kubelet_runtime_operations_total / _errors_total / _duration_seconds {operation_type}:
+  // CRI calls by method name in snake case (e.g. "run_podsandbox", "create_container").
+  prometheus::Family<prometheus::Counter>& runtime_operations;
+  prometheus::Family<prometheus::Counter>& runtime_operations_errors;
+  prometheus::Family<prometheus::Histogram>& runtime_operations_duration;
+  // kubelet_started_pods_total, kubelet_started_pods_errors_total.
+  prometheus::Family<prometheus::Counter>& started_pods;
+  prometheus::Family<prometheus::Counter>& started_pods_errors;
+  // kubelet_started_containers_total{container_type} (container / init_container /
+  // ephemeral_container), kubelet_started_containers_errors_total{container_type,code}.
+  prometheus::Family<prometheus::Counter>& started_containers;
+  prometheus::Family<prometheus::Counter>& started_containers_errors;
+  // kubelet_restarted_pods_total{static}: pods re-created with the same full name (static pods).
+  prometheus::Family<prometheus::Counter>& restarted_pods;
+  // kubelet_evictions{eviction_signal} (kept for the eviction manager).
+  prometheus::Family<prometheus::Counter>& evictions;
+  // kubelet_container_log_filesystem_used_bytes is a stats metric; not here.
+};
+KubeletMetrics& Kubelet();
+
+// Prober metrics (/metrics/probes).
+struct ProberMetrics {
+  // prober_probe_total{probe_type,result,container,pod,namespace,pod_uid}; probe_type is
+  // Liveness / Readiness / Startup, result successful / failed / unknown.
+  prometheus::Family<prometheus::Counter>& probe_total;
+  // prober_probe_duration_seconds{probe_type,container,pod,namespace} (successful probes).
+  prometheus::Family<prometheus::Histogram>& probe_duration;
+};
+ProberMetrics& Prober();
+
+// Recording helpers: they pick the labels' child and upstream's buckets.
+//   pod start: 0.5 .. 3600 s (upstream's list); pod worker, PLEG: DefBuckets;
+//   runtime operations: ExponentialBuckets(.005, 2.5, 14); probe duration:
+//   ExponentialBuckets(.001, 2, 16).
+void ObservePodStart(double seconds);
+void ObservePodWorker(const std::string& operation_type, double seconds);
+void ObserveRelist(double duration_seconds, double interval_seconds /* <0: first relist */);
+void ObserveRuntimeOperation(const std::string& operation_type, double seconds, bool error);
+// result: "successful", "failed" or "unknown"; probe_type: "Liveness", "Readiness", "Startup".
+void ObserveProbe(const std::string& probe_type, const std::string& result,
+                  const std::string& container, const std::string& pod,
+                  const std::string& namespace_, const std::string& pod_uid, double seconds);
+
+// Records that the process started now (process_start_time_seconds comes from /proc) and sets
+// kubelet_node_name and kubernetes_build_info. Call once at start-up.
+void Init(const std::string& node_name, const std::string& git_version,
+          const std::string& git_commit);
+
+// Upstream's bucket sets.
+prometheus::Histogram::BucketBoundaries DefBuckets();
+prometheus::Histogram::BucketBoundaries ExponentialBuckets(double start, double factor, int count);
+
+}  // namespace kubelet::metrics
+
+#endif  // KUBELET_METRICS_METRICS_H_
