@@ -1,5 +1,7 @@
 #include "kubelet/status/generate.h"
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "api/static_pod.h"
 
 namespace kubelet::status {
@@ -41,8 +43,8 @@ api::ContainerState Terminated(const container::ContainerStatus& cs) {
 // One list (init or app containers) of API statuses.
 std::vector<api::ContainerStatus> Convert(const std::vector<api::Container>& containers,
                                           const container::PodStatus& rs,
-                                          const ReasonCache* reasons, bool has_init, bool is_init,
-                                          const api::Pod& pod) {
+                                          const ReasonCache* reasons, const ProbeState* probes,
+                                          bool has_init, bool is_init, const api::Pod& pod) {
   std::vector<api::ContainerStatus> out;
   for (const api::Container& c : containers) {
     api::ContainerStatus s;
@@ -65,10 +67,16 @@ std::vector<api::ContainerStatus> Convert(const std::vector<api::Container>& con
         case container::State::kRunning: {
           s.state = api::ContainerState();
           s.state.running = api::ContainerStateRunning{ToApiTime(newest.started_at)};
-          // Probes arrive later: a running container without a readiness probe is ready, one
-          // without a startup probe is started.
-          s.started = !c.startup_probe.has_value();
-          s.ready = !c.readiness_probe.has_value() && (!is_init || IsRestartableInit(c));
+          // Without a probe result: started unless there is a startup probe, ready unless
+          // there is a readiness probe (upstream prober manager UpdatePodStatus). A container
+          // that has not started is never ready.
+          const std::string id = newest.id.String();
+          std::optional<bool> started, ready;
+          if (probes && probes->started) started = probes->started(id);
+          if (probes && probes->ready) ready = probes->ready(id);
+          s.started = started.value_or(!c.startup_probe.has_value());
+          bool is_ready = ready.value_or(!c.readiness_probe.has_value());
+          s.ready = *s.started && is_ready && (!is_init || IsRestartableInit(c));
           break;
         }
         case container::State::kExited:
@@ -191,8 +199,9 @@ api::PodStatus GeneratePodStatus(const GenerateInput& in) {
   api::PodStatus s;
   bool has_init = !pod.spec.init_containers.empty();
   s.init_container_statuses =
-      Convert(pod.spec.init_containers, rs, in.reasons, has_init, true, pod);
-  s.container_statuses = Convert(pod.spec.containers, rs, in.reasons, has_init, false, pod);
+      Convert(pod.spec.init_containers, rs, in.reasons, in.probes, has_init, true, pod);
+  s.container_statuses =
+      Convert(pod.spec.containers, rs, in.reasons, in.probes, has_init, false, pod);
   s.phase = GetPhase(pod, s.init_container_statuses, s.container_statuses, in.pod_is_terminal);
   // A terminal phase never goes back (upstream keeps the old terminal phase).
   if (in.old_status && IsTerminalPhase(in.old_status->phase) && !IsTerminalPhase(s.phase)) {
@@ -213,7 +222,107 @@ api::PodStatus GeneratePodStatus(const GenerateInput& in) {
   } else {
     s.start_time = ToApiTime(in.now);
   }
+  s.conditions = GenerateConditions(pod, rs, s);
+  // lastTransitionTime moves only when a condition's status changes (upstream status manager).
+  for (api::PodCondition& c : s.conditions) {
+    c.last_transition_time = ToApiTime(in.now);
+    if (in.old_status == nullptr) continue;
+    for (const api::PodCondition& o : in.old_status->conditions) {
+      if (o.type == c.type && o.status == c.status) c.last_transition_time = o.last_transition_time;
+    }
+  }
   return s;
+}
+
+std::vector<api::PodCondition> GenerateConditions(const api::Pod& pod,
+                                                  const container::PodStatus& rs,
+                                                  const api::PodStatus& s) {
+  std::vector<api::PodCondition> out;
+  auto condition = [](std::string type, bool ok, std::string reason, std::string message) {
+    api::PodCondition c;
+    c.type = std::move(type);
+    c.status = ok ? "True" : "False";
+    if (!ok) {
+      c.reason = std::move(reason);
+      c.message = std::move(message);
+    }
+    return c;
+  };
+  auto bracket = [](const std::vector<std::string>& names) {
+    return absl::StrCat("[", absl::StrJoin(names, " "), "]");
+  };
+
+  // PodReadyToStartContainers: the newest sandbox is ready (with its network set up).
+  bool sandbox_ready = !rs.sandbox_statuses.empty() && rs.sandbox_statuses[0].ready &&
+                       (pod.spec.host_network || !rs.sandbox_statuses[0].ips.empty());
+  out.push_back(condition("PodReadyToStartContainers", sandbox_ready, "", ""));
+
+  // Initialized: every init container completed (restartable ones: started).
+  {
+    std::vector<std::string> unknown, incomplete;
+    for (const api::Container& c : pod.spec.init_containers) {
+      const api::ContainerStatus* st = Find(s.init_container_statuses, c.name);
+      if (st == nullptr) {
+        unknown.push_back(c.name);
+        continue;
+      }
+      if (IsRestartableInit(c)) {
+        if (!st->started.value_or(false)) incomplete.push_back(c.name);
+        continue;
+      }
+      bool done = st->state.terminated && st->state.terminated->exit_code == 0;
+      // Once the app containers run, the init containers have completed.
+      if (!done && !AnyRegularContainerStarted(pod, s.container_statuses)) {
+        incomplete.push_back(c.name);
+      }
+    }
+    std::vector<std::string> parts;
+    if (!unknown.empty()) parts.push_back("containers with unknown status: " + bracket(unknown));
+    if (!incomplete.empty()) {
+      parts.push_back("containers with incomplete status: " + bracket(incomplete));
+    }
+    bool ok = parts.empty() || (s.phase == "Succeeded" && unknown.empty());
+    api::PodCondition c =
+        condition("Initialized", ok, "ContainersNotInitialized", absl::StrJoin(parts, ", "));
+    if (ok && !parts.empty()) c.reason = "PodCompleted";
+    out.push_back(std::move(c));
+  }
+
+  // ContainersReady / Ready: every app container (and sidecar) ready.
+  {
+    std::vector<std::string> unknown, unready;
+    auto check = [&](const api::Container& c, const std::vector<api::ContainerStatus>& list) {
+      const api::ContainerStatus* st = Find(list, c.name);
+      if (st == nullptr) {
+        unknown.push_back(c.name);
+      } else if (!st->ready) {
+        unready.push_back(c.name);
+      }
+    };
+    for (const api::Container& c : pod.spec.init_containers) {
+      if (IsRestartableInit(c)) check(c, s.init_container_statuses);
+    }
+    for (const api::Container& c : pod.spec.containers) check(c, s.container_statuses);
+    std::vector<std::string> parts;
+    if (!unknown.empty()) parts.push_back("containers with unknown status: " + bracket(unknown));
+    if (!unready.empty()) parts.push_back("containers with unready status: " + bracket(unready));
+    api::PodCondition ready;
+    if (s.phase == "Succeeded" && unknown.empty()) {
+      ready = condition("ContainersReady", false, "PodCompleted", "");
+    } else {
+      ready = condition("ContainersReady", parts.empty(), "ContainersNotReady",
+                        absl::StrJoin(parts, ", "));
+    }
+    api::PodCondition pod_ready = ready;
+    pod_ready.type = "Ready";
+    out.push_back(pod_ready);
+    out.push_back(ready);
+  }
+  api::PodCondition scheduled;
+  scheduled.type = "PodScheduled";
+  scheduled.status = "True";
+  out.push_back(scheduled);
+  return out;
 }
 
 }  // namespace kubelet::status

@@ -45,6 +45,14 @@ struct GenerateInput {
 
 api::PodStatus GeneratePodStatus(const GenerateInput& in);
 
+// The pod conditions upstream's kubelet reports, in its order: PodReadyToStartContainers,
+// Initialized, Ready, ContainersReady, PodScheduled (reasons ContainersNotInitialized,
+// ContainersNotReady, PodCompleted; messages "containers with unready status: [a b]").
+// lastTransitionTime is left for the caller.
+std::vector<api::PodCondition> GenerateConditions(const api::Pod& pod,
+                                                  const container::PodStatus& runtime_status,
+                                                  const api::PodStatus& status);
+
 // upstream getPhase.
 std::string GetPhase(const api::Pod& pod, const std::vector<api::ContainerStatus>& init_statuses,
                      const std::vector<api::ContainerStatus>& statuses, bool pod_is_terminal);
