@@ -56,18 +56,60 @@ PodRequests ComputePodRequests(const api::Pod& pod) {
   return sum;
 }
 
+bool IsCriticalPod(const api::Pod& pod) {
+  // Static pods (any source but the API server) and mirror pods are critical, as are pods at
+  // system-critical priority (upstream kubetypes.IsCriticalPod).
+  const auto& ann = pod.metadata.annotations;
+  auto src = ann.find("kubernetes.io/config.source");
+  if (src != ann.end() && src->second != "api") return true;
+  if (ann.count("kubernetes.io/config.mirror")) return true;
+  return pod.spec.priority.has_value() && *pod.spec.priority >= 2000000000;
+}
+
+namespace {
+
+struct Port {
+  std::string ip;
+  std::string protocol;
+  int32_t port;
+};
+
+std::vector<Port> HostPorts(const api::Pod& pod) {
+  std::vector<Port> out;
+  auto add = [&](const std::vector<api::Container>& cs) {
+    for (const auto& c : cs) {
+      for (const auto& p : c.ports) {
+        if (p.host_port <= 0) continue;
+        out.push_back({p.host_ip.empty() ? "0.0.0.0" : p.host_ip,
+                       p.protocol.empty() ? "TCP" : p.protocol, p.host_port});
+      }
+    }
+  };
+  add(pod.spec.init_containers);
+  add(pod.spec.containers);
+  return out;
+}
+
+bool PortsConflict(const Port& a, const Port& b) {
+  if (a.port != b.port || a.protocol != b.protocol) return false;
+  return a.ip == b.ip || a.ip == "0.0.0.0" || b.ip == "0.0.0.0";
+}
+
+// One resource the node is short of (upstream InsufficientResourceError).
+struct Shortage {
+  std::string resource;
+  int64_t requested = 0, used = 0, capacity = 0;
+};
+
+}  // namespace
+
 AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::Pod>& admitted,
                      const NodeAllocatable& allocatable) {
-  AdmitResult r;
+  // The scheduler's resource fit, in its order: pods, cpu, memory.
+  std::vector<Shortage> short_of;
   int64_t used_pods = static_cast<int64_t>(admitted.size());
-  if (used_pods + 1 > allocatable.pods) {
-    r.admit = false;
-    r.reason = "OutOfpods";
-    r.message =
-        absl::StrCat("Node didn't have enough resource: pods, requested: 1, used: ", used_pods,
-                     ", capacity: ", allocatable.pods);
-    return r;
-  }
+  if (used_pods + 1 > allocatable.pods)
+    short_of.push_back({"pods", 1, used_pods, allocatable.pods});
   PodRequests want = ComputePodRequests(pod);
   PodRequests used;
   for (const api::Pod& p : admitted) {
@@ -76,19 +118,73 @@ AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::Pod>& admitted,
     used.memory_bytes += q.memory_bytes;
   }
   if (want.milli_cpu > 0 && used.milli_cpu + want.milli_cpu > allocatable.milli_cpu) {
-    r.admit = false;
-    r.reason = "OutOfcpu";
-    r.message = absl::StrCat("Node didn't have enough resource: cpu, requested: ", want.milli_cpu,
-                             ", used: ", used.milli_cpu, ", capacity: ", allocatable.milli_cpu);
-    return r;
+    short_of.push_back({"cpu", want.milli_cpu, used.milli_cpu, allocatable.milli_cpu});
   }
   if (want.memory_bytes > 0 && used.memory_bytes + want.memory_bytes > allocatable.memory_bytes) {
+    short_of.push_back({"memory", want.memory_bytes, used.memory_bytes, allocatable.memory_bytes});
+  }
+  // Host ports (the NodePorts predicate).
+  bool port_conflict = false;
+  std::vector<Port> wanted_ports = HostPorts(pod);
+  for (const api::Pod& p : admitted) {
+    if (port_conflict) break;
+    for (const Port& a : HostPorts(p)) {
+      for (const Port& b : wanted_ports) port_conflict = port_conflict || PortsConflict(a, b);
+    }
+  }
+
+  AdmitResult r;
+  if (!short_of.empty() && IsCriticalPod(pod)) {
+    // Insufficient resources do not reject a critical pod: the kubelet tries to preempt
+    // non-critical pods for it (upstream CriticalPodAdmissionHandler). Only non-critical pods
+    // can be preempted; what they request is what preemption could reclaim.
+    PodRequests reclaimable;
+    int64_t preemptable_pods = 0;
+    for (const api::Pod& p : admitted) {
+      if (IsCriticalPod(p)) continue;
+      PodRequests q = ComputePodRequests(p);
+      reclaimable.milli_cpu += q.milli_cpu;
+      reclaimable.memory_bytes += q.memory_bytes;
+      ++preemptable_pods;
+    }
+    std::string unmet;
+    for (const Shortage& sh : short_of) {
+      int64_t need = sh.used + sh.requested - sh.capacity;
+      int64_t can = sh.resource == "pods"  ? preemptable_pods
+                    : sh.resource == "cpu" ? reclaimable.milli_cpu
+                                           : reclaimable.memory_bytes;
+      if (can < need) absl::StrAppend(&unmet, "(res: ", sh.resource, ", q: ", need - can, "), ");
+    }
     r.admit = false;
-    r.reason = "OutOfmemory";
-    r.message =
-        absl::StrCat("Node didn't have enough resource: memory, requested: ", want.memory_bytes,
-                     ", used: ", used.memory_bytes, ", capacity: ", allocatable.memory_bytes);
+    r.reason = "UnexpectedAdmissionError";
+    if (!unmet.empty()) {
+      r.message = absl::StrCat(
+          "Unexpected error while attempting to recover from admission failure: preemption: "
+          "error finding a set of pods to preempt: no set of running pods found to reclaim "
+          "resources: [",
+          unmet, "]");
+    } else {
+      // Evicting non-critical pods needs API-server pods (a standalone node runs static pods
+      // only, all critical), so this cannot happen yet; refuse rather than over-commit.
+      r.message =
+          "Unexpected error while attempting to recover from admission failure: preemption: "
+          "evicting non-critical pods is not supported by this kubelet yet";
+    }
     return r;
+  }
+  if (!short_of.empty()) {
+    const Shortage& sh = short_of.front();
+    r.admit = false;
+    r.reason = "OutOf" + sh.resource;
+    r.message = absl::StrCat("Node didn't have enough resource: ", sh.resource,
+                             ", requested: ", sh.requested, ", used: ", sh.used,
+                             ", capacity: ", sh.capacity);
+    return r;
+  }
+  if (port_conflict) {
+    r.admit = false;
+    r.reason = "NodePorts";
+    r.message = "Predicate NodePorts failed";
   }
   return r;
 }

@@ -50,8 +50,8 @@ const api::PodCondition* Cond(const api::PodStatus& s, const std::string& type) 
 }
 
 api::PodStatus Generate(const api::Pod& pod, const container::PodStatus& rs,
-                        const ProbeState* probes = nullptr,
-                        const api::PodStatus* old = nullptr, absl::Time now = absl::Now()) {
+                        const ProbeState* probes = nullptr, const api::PodStatus* old = nullptr,
+                        absl::Time now = absl::Now()) {
   GenerateInput in;
   in.pod = &pod;
   in.runtime_status = &rs;
