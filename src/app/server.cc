@@ -28,6 +28,7 @@
 #include "config/kubelet_configuration.h"
 #include "cri/remote/remote_runtime.h"
 #include "kubelet/kubelet.h"
+#include "kubelet/kuberuntime/instrumented_services.h"
 #include "kubelet/kuberuntime/kuberuntime_manager.h"
 #include "metrics/metrics.h"
 #include "server/configz.h"
@@ -333,7 +334,12 @@ int Run(KubeletServer& s) {
       "image", image_endpoint, cfg.runtime_request_timeout,
       [&] { return cri::NewRemoteImageService(image_endpoint, cfg.runtime_request_timeout); });
   if (!images.ok()) return fail(images.status());
-  auto version = (*runtime)->Version("v1");
+  // Every CRI call below is counted in kubelet_runtime_operations_*.
+  std::unique_ptr<cri::RuntimeService> instrumented_runtime =
+      kuberuntime::NewInstrumentedRuntimeService(**runtime);
+  std::unique_ptr<cri::ImageManagerService> instrumented_images =
+      kuberuntime::NewInstrumentedImageService(**images);
+  auto version = instrumented_runtime->Version("v1");
   if (version.ok()) {
     KLOG_INFO("Container runtime initialized", "containerRuntime", version->runtime_name(),
               "version", version->runtime_version(), "apiVersion", version->runtime_api_version());
@@ -385,8 +391,8 @@ int Run(KubeletServer& s) {
   wiring.server = &s;
   wiring.node_name = node_name;
   wiring.node_ip = node_ip;
-  wiring.runtime = runtime->get();
-  wiring.images = images->get();
+  wiring.runtime = instrumented_runtime.get();
+  wiring.images = instrumented_images.get();
   wiring.clock = &clock;
   wiring.configz = &configz;
   wiring.runtime_options = &ro;
@@ -402,12 +408,12 @@ int Run(KubeletServer& s) {
 
   // The runtime manager asks the Kubelet (built next, around the manager) which pods are gone.
   LatePodStateProvider pod_state;
-  auto manager = std::make_unique<kuberuntime::KubeGenericRuntimeManager>(**runtime, **images,
-                                                                          clock, ro, &pod_state);
+  auto manager = std::make_unique<kuberuntime::KubeGenericRuntimeManager>(
+      *instrumented_runtime, *instrumented_images, clock, ro, &pod_state);
   wiring.runtime_manager = manager.get();
   if (absl::Status st = WireAll(WiringStage::kBeforeKubelet, wiring); !st.ok()) return fail(st);
 
-  Kubelet kubelet(ko, **runtime, *manager, clock);
+  Kubelet kubelet(ko, *instrumented_runtime, *manager, clock);
   pod_state.Set(&kubelet);
   if (absl::Status st = kubelet.Start(); !st.ok()) return fail(st);
   wiring.kubelet = &kubelet;

@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "kubelet/podsource/file_source.h"
 #include "kubelet/podsource/http_source.h"
+#include "metrics/metrics.h"
 
 namespace kubelet {
 namespace {
@@ -287,6 +288,17 @@ void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
       if (pod_workers_->IsPodTerminationRequested(p.metadata.uid)) continue;
       admitted.push_back(p);
     }
+    if (pod_workers_->IsPodKnownTerminated(pod.metadata.uid)) {
+      // The same pod (same UID) is back after it was stopped: a static pod whose manifest was
+      // removed and restored.
+      metrics::Kubelet()
+          .restarted_pods.Add({{"static", api::IsStaticPod(pod) ? "true" : "false"}})
+          .Increment();
+    }
+    {
+      absl::MutexLock lock(&first_seen_mu_);
+      first_seen_.try_emplace(pod.metadata.uid, clock_.Now());
+    }
     pod_manager_.AddOrUpdatePod(pod);
     AdmitResult r = AdmitPod(pod, admitted, options_.allocatable);
     for (container::PodLifecycleParticipant* part : options_.participants) {
@@ -377,6 +389,12 @@ void Kubelet::Housekeeping() {
     absl::MutexLock lock(&reasons_mu_);
     for (auto it = reasons_.begin(); it != reasons_.end();) {
       it = desired.count(it->first) ? std::next(it) : reasons_.erase(it);
+    }
+  }
+  {
+    absl::MutexLock lock(&first_seen_mu_);
+    for (auto it = first_seen_.begin(); it != first_seen_.end();) {
+      it = desired.count(it->first) ? std::next(it) : first_seen_.erase(it);
     }
   }
   std::set<std::string> active = desired;
@@ -479,6 +497,14 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
   in.now = clock_.Now();
   api::PodStatus api_status = status::GeneratePodStatus(in);
   const bool terminal = status::IsTerminalPhase(api_status.phase);
+  if ((!old || old->status.phase == "Pending") && api_status.phase == "Running") {
+    // kubelet_pod_start_duration_seconds: first seen -> Running.
+    absl::MutexLock lock(&first_seen_mu_);
+    auto it = first_seen_.find(uid);
+    if (it != first_seen_.end()) {
+      metrics::ObservePodStart(absl::ToDoubleSeconds(clock_.Now() - it->second));
+    }
+  }
   status_manager_.SetPodStatus(uid, api_status);
   if (terminal) {
     KLOG_V(2, "Pod is terminal, tearing it down", "pod", api::PodKey(pod), "phase",
@@ -495,7 +521,10 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
   }
   KLOG_V(4, "SyncPod enter", "pod", api::PodKey(pod), "podUID", uid, "updateType",
          SyncPodTypeName(type));
+  const absl::Time sync_start = clock_.Now();
   container::PodSyncResult result = runtime_.SyncPod(pod, runtime_status);
+  metrics::ObservePodWorker(SyncPodTypeName(type),
+                            absl::ToDoubleSeconds(clock_.Now() - sync_start));
   UpdateReasons(uid, result);
   for (container::PodLifecycleParticipant* part : options_.participants) {
     part->AfterSync(pod, runtime_status);

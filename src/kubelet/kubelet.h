@@ -148,6 +148,10 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
   absl::Time last_gc_ = absl::InfinitePast();  // housekeeping thread only
   std::atomic<int64_t> last_sync_loop_nanos_{0};
 
+  // When each desired pod was first seen (kubelet_pod_start_duration_seconds).
+  absl::Mutex first_seen_mu_;
+  std::map<std::string, absl::Time> first_seen_ ABSL_GUARDED_BY(first_seen_mu_);
+
   mutable absl::Mutex reasons_mu_;
   std::map<std::string, status::ReasonCache> reasons_ ABSL_GUARDED_BY(reasons_mu_);
 

@@ -81,6 +81,10 @@ std::string GrpcErrorMessage(const absl::Status& status) {
   return std::string(StripMethodPrefix(SV(status.message())));
 }
 
+std::string GrpcCodeName(const absl::Status& status) {
+  return std::string(GoCodeName(status.code()));
+}
+
 std::string GrpcErrorString(const absl::Status& status) {
   return absl::StrCat("rpc error: code = ", GoCodeName(status.code()),
                       " desc = ", GrpcErrorMessage(status));

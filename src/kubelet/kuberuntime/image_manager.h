@@ -110,6 +110,8 @@ class ImageManager {
 std::string GrpcErrorString(const absl::Status& status);
 // Just the runtime's message (grpc status.Message()), without the "<Method>: " prefix.
 std::string GrpcErrorMessage(const absl::Status& status);
+// The Go name of the status code ("NotFound", "DeadlineExceeded", ...).
+std::string GrpcCodeName(const absl::Status& status);
 
 }  // namespace kubelet::kuberuntime
 

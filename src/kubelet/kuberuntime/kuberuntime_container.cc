@@ -531,8 +531,15 @@ absl::Status KubeGenericRuntimeManager::KillContainer(const api::Pod* pod,
   }
 
   int64_t grace = SetTerminationGracePeriod(*pod, *spec, reason);
-  if (message.empty()) message = absl::StrCat("Stopping container ", spec->name);
-  KLOG_V(2, message, "pod", FormatPod(*pod), "containerName", name, "containerID", id.String());
+  if (message.empty()) {
+    message = absl::StrCat("Stopping container ", spec->name);
+    KLOG_V(2, message, "pod", FormatPod(*pod), "containerName", name, "containerID", id.String());
+  } else {
+    // A kill with a cause (failed liveness/startup probe, changed definition) is what upstream
+    // records as a "Killing" event: log it at the default level.
+    KLOG_INFO(message, "pod", FormatPod(*pod), "containerName", name, "containerID", id.String(),
+              "reason", "Killing");
+  }
   if (grace_override.has_value()) {
     grace = *grace_override;
     KLOG_V(3, "Killing container with a grace period override", "pod", FormatPod(*pod), "podUID",

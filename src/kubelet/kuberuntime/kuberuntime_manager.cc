@@ -20,6 +20,7 @@
 #include "kubelet/kuberuntime/helpers.h"
 #include "kubelet/kuberuntime/labels.h"
 #include "kubelet/kuberuntime/manager_internal.h"
+#include "metrics/metrics.h"
 
 namespace kubelet::kuberuntime {
 
@@ -490,8 +491,10 @@ absl::StatusOr<std::string> KubeGenericRuntimeManager::CreatePodSandbox(const ap
              handler);
     }
   }
+  metrics::Kubelet().started_pods.Add({}).Increment();
   absl::StatusOr<std::string> id = runtime_.RunPodSandbox(*config, handler);
   if (!id.ok()) {
+    metrics::Kubelet().started_pods_errors.Add({}).Increment();
     *message = absl::StrCat("Failed to create sandbox for pod \"", FormatPod(pod),
                             "\": ", GrpcErrorString(id.status()));
     KLOG_ERROR(id.status(), "Failed to create sandbox for pod", "pod", FormatPod(pod));
@@ -535,8 +538,24 @@ KubeGenericRuntimeManager::StartOutcome KubeGenericRuntimeManager::StartContaine
            container.name, "err", config.status());
     return {kErrCreateContainerConfig, std::string(config.status().message())};
   }
+  std::string container_type = "container";
+  if (ephemeral_target != nullptr) {
+    container_type = "ephemeral_container";
+  } else {
+    for (const api::Container& ic : pod.spec.init_containers) {
+      if (ic.name == container.name) container_type = "init_container";
+    }
+  }
+  auto& km = metrics::Kubelet();
+  km.started_containers.Add({{"container_type", container_type}}).Increment();
+  auto count_error = [&](const absl::Status& st) {
+    km.started_containers_errors
+        .Add({{"container_type", container_type}, {"code", GrpcCodeName(st)}})
+        .Increment();
+  };
   absl::StatusOr<std::string> id = runtime_.CreateContainer(sandbox_id, *config, sandbox_config);
   if (!id.ok()) {
+    count_error(id.status());
     KLOG_ERROR(id.status(), "CreateContainer failed", "pod", FormatPod(pod), "containerName",
                container.name);
     return {kErrCreateContainer, GrpcErrorMessage(id.status())};
@@ -546,6 +565,7 @@ KubeGenericRuntimeManager::StartOutcome KubeGenericRuntimeManager::StartContaine
 
   // Step 3: start it.
   if (absl::Status s = runtime_.StartContainer(*id); !s.ok()) {
+    count_error(s);
     KLOG_ERROR(s, "StartContainer failed", "pod", FormatPod(pod), "containerName", container.name,
                "containerID", *id);
     return {kErrRunContainer, GrpcErrorMessage(s)};

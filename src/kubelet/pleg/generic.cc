@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "metrics/metrics.h"
 
 namespace kubelet::pleg {
 namespace {
@@ -148,6 +149,28 @@ std::vector<container::Pod> GenericPLEG::LastRelistPods() const {
   return last_pods_;
 }
 
+void GenericPLEG::UpdateRunningMetrics(const std::vector<container::Pod>& pods) {
+  // kubelet_running_pods counts pods with a running sandbox; kubelet_running_containers counts
+  // containers by state (upstream updateRunningPodAndContainerMetrics).
+  int64_t running_pods = 0;
+  std::map<std::string, int64_t> by_state = {
+      {"created", 0}, {"running", 0}, {"exited", 0}, {"unknown", 0}};
+  for (const container::Pod& p : pods) {
+    for (const container::Container& sb : p.sandboxes) {
+      if (sb.state == container::State::kRunning) {
+        ++running_pods;
+        break;
+      }
+    }
+    for (const container::Container& c : p.containers) ++by_state[container::StateName(c.state)];
+  }
+  auto& km = metrics::Kubelet();
+  km.running_pods.Add({}).Set(static_cast<double>(running_pods));
+  for (const auto& [state, n] : by_state) {
+    km.running_containers.Add({{"container_state", state}}).Set(static_cast<double>(n));
+  }
+}
+
 void GenericPLEG::Relist() {
   absl::Time start = clock_.Now();
   absl::Duration interval = last_relist_start_ == absl::InfinitePast() ? absl::ZeroDuration()
@@ -156,10 +179,13 @@ void GenericPLEG::Relist() {
   last_relist_unix_nanos_.store(absl::ToUnixNanos(start));
 
   auto pods = runtime_.GetPods(true);
+  metrics::ObserveRelist(absl::ToDoubleSeconds(clock_.Now() - start),
+                         interval == absl::ZeroDuration() ? -1 : absl::ToDoubleSeconds(interval));
   if (!pods.ok()) {
     KLOG_ERROR(pods.status(), "GenericPLEG: Unable to retrieve pods");
     return;
   }
+  UpdateRunningMetrics(*pods);
   {
     absl::MutexLock lock(&pods_mu_);
     last_pods_ = *pods;

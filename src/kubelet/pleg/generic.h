@@ -47,6 +47,7 @@ class GenericPLEG final : public PodLifecycleEventGenerator {
 
   // One relist; exposed for tests and for an immediate relist on demand.
   void Relist();
+  void UpdateRunningMetrics(const std::vector<container::Pod>& pods);
   // The runtime's pods as of the last successful relist (upstream's runtime cache): lets
   // housekeeping find orphans without listing the runtime a second time.
   std::vector<container::Pod> LastRelistPods() const;
