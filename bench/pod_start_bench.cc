@@ -25,17 +25,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "bench/bench_util.h"
 #include "cri/remote/remote_runtime.h"
 #include "test/e2e/kubelet_process.h"
 
 namespace {
 
 using kubelet::e2e::KubeletProcess;
-
-std::string Env(const char* k) {
-  const char* v = std::getenv(k);
-  return v ? v : "";
-}
+using namespace kubelet::bench;  // NOLINT
 
 runtime::v1::PodSandboxConfig SandboxConfig(const std::string& name, const std::string& uid,
                                             const std::string& log_dir) {
@@ -108,71 +105,11 @@ void CleanupFloor(kubelet::cri::RuntimeService& rt) {
   for (auto& t : ts) t.join();
 }
 
-int RunningApp(kubelet::cri::RuntimeService& rt, const std::string& node) {
-  runtime::v1::ContainerFilter f;
-  f.mutable_state()->set_state(runtime::v1::CONTAINER_RUNNING);
-  auto list = rt.ListContainers(&f);
-  if (!list.ok()) return 0;
-  int n = 0;
-  for (const auto& c : *list) {
-    auto it = c.labels().find("io.kubernetes.pod.name");
-    if (it != c.labels().end() && it->second.size() >= node.size() &&
-        it->second.compare(it->second.size() - node.size(), node.size(), node) == 0) {
-      ++n;
-    }
-  }
-  return n;
-}
-
-int ReadySandboxes(kubelet::cri::RuntimeService& rt, const std::string& node) {
-  auto list = rt.ListPodSandbox(nullptr);
-  if (!list.ok()) return 0;
-  int n = 0;
-  for (const auto& s : *list) {
-    const std::string& name = s.metadata().name();
-    if (s.state() == runtime::v1::SANDBOX_READY && name.size() >= node.size() &&
-        name.compare(name.size() - node.size(), node.size(), node) == 0) {
-      ++n;
-    }
-  }
-  return n;
-}
-
 std::string PodManifest(const std::string& name) {
   return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
          "\nspec:\n  terminationGracePeriodSeconds: 5\n  containers:\n  - name: main\n"
          "    image: docker.io/library/busybox:1.36\n"
          "    command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n";
-}
-
-// RssAnon (private memory, excluding shared library pages) in KiB.
-long RssAnon(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("RssAnon:", 0) == 0) return std::stol(line.substr(8));
-  }
-  return 0;
-}
-
-// (utime + stime) in seconds, and RSS in KiB, of `pid`.
-std::pair<double, long> Usage(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  std::getline(stat, line);
-  size_t close = line.rfind(')');
-  std::istringstream is(line.substr(close + 2));
-  std::string tok;
-  std::vector<std::string> f;
-  while (is >> tok) f.push_back(tok);
-  double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
-  double cpu = (std::stod(f[11]) + std::stod(f[12])) / ticks;
-  long rss = 0;
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) rss = std::stol(line.substr(6));
-  }
-  return {cpu, rss};
 }
 
 // Timestamp of the first klog line after `from` containing `text` (klog's MMDD HH:MM:SS.micro in
