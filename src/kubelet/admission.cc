@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "api/static_pod.h"
 
 namespace kubelet {
 namespace {
@@ -54,16 +55,6 @@ PodRequests ComputePodRequests(const api::Pod& pod) {
   auto mem = pod.spec.overhead.find("memory");
   if (mem != pod.spec.overhead.end()) sum.memory_bytes += mem->second.Value();
   return sum;
-}
-
-bool IsCriticalPod(const api::Pod& pod) {
-  // Static pods (any source but the API server) and mirror pods are critical, as are pods at
-  // system-critical priority (upstream kubetypes.IsCriticalPod).
-  const auto& ann = pod.metadata.annotations;
-  auto src = ann.find("kubernetes.io/config.source");
-  if (src != ann.end() && src->second != "api") return true;
-  if (ann.count("kubernetes.io/config.mirror")) return true;
-  return pod.spec.priority.has_value() && *pod.spec.priority >= 2000000000;
 }
 
 namespace {
@@ -134,14 +125,14 @@ AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::Pod>& admitted,
   }
 
   AdmitResult r;
-  if (!short_of.empty() && IsCriticalPod(pod)) {
+  if (!short_of.empty() && api::IsCriticalPod(pod)) {
     // Insufficient resources do not reject a critical pod: the kubelet tries to preempt
     // non-critical pods for it (upstream CriticalPodAdmissionHandler). Only non-critical pods
     // can be preempted; what they request is what preemption could reclaim.
     PodRequests reclaimable;
     int64_t preemptable_pods = 0;
     for (const api::Pod& p : admitted) {
-      if (IsCriticalPod(p)) continue;
+      if (api::IsCriticalPod(p)) continue;
       PodRequests q = ComputePodRequests(p);
       reclaimable.milli_cpu += q.milli_cpu;
       reclaimable.memory_bytes += q.memory_bytes;

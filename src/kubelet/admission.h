@@ -34,14 +34,12 @@ struct PodRequests {
 };
 PodRequests ComputePodRequests(const api::Pod& pod);
 
-// Static and mirror pods, and pods at system-critical priority (>= 2000000000).
-bool IsCriticalPod(const api::Pod& pod);
-
 // Resource fit (reasons OutOfpods / OutOfcpu / OutOfmemory with upstream messages) and host
-// port conflicts (reason "NodePorts", message "Predicate NodePorts failed"). A critical pod short
-// of resources is not rejected for that: the preemption attempt upstream makes follows, and when
-// no set of non-critical pods can free enough the pod fails with UnexpectedAdmissionError and
-// "Unexpected error while attempting to recover from admission failure: preemption: ...".
+// port conflicts (reason "NodePorts", message "Predicate NodePorts failed"). A critical pod
+// (api::IsCriticalPod) short of resources is not rejected for that: the preemption attempt upstream
+// makes follows, and when no set of non-critical pods can free enough the pod fails with
+// UnexpectedAdmissionError and "Unexpected error while attempting to recover from admission
+// failure: preemption: ...".
 AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::Pod>& admitted,
                      const NodeAllocatable& allocatable);
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "api/static_pod.h"
+
 namespace kubelet {
 namespace {
 
@@ -32,7 +34,7 @@ TEST(AdmissionTest, StaticPodThatCannotFitFailsAfterPreemptionAttempt) {
   NodeAllocatable a{2000, 1 << 30, 110};
   api::Pod running = MakePod("a", "1500m", "", true);
   api::Pod p = MakePod("b", "1000m", "", true);
-  EXPECT_TRUE(IsCriticalPod(p));
+  EXPECT_TRUE(api::IsCriticalPod(p));
   AdmitResult r = AdmitPod(p, {running}, a);
   EXPECT_FALSE(r.admit);
   EXPECT_EQ(r.reason, "UnexpectedAdmissionError");

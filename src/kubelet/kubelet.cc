@@ -397,6 +397,12 @@ void Kubelet::Housekeeping() {
       it = desired.count(it->first) ? std::next(it) : first_seen_.erase(it);
     }
   }
+  {
+    absl::MutexLock lock(&terminal_mu_);
+    for (auto it = terminal_overrides_.begin(); it != terminal_overrides_.end();) {
+      it = desired.count(it->first) ? std::next(it) : terminal_overrides_.erase(it);
+    }
+  }
   std::set<std::string> active = desired;
   for (const std::string& uid : pod_workers_->KnownUIDs()) {
     if (pod_workers_->CouldHaveRunningContainers(uid)) active.insert(uid);
@@ -496,6 +502,7 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
   in.host_ip = options_.host_ip;
   in.now = clock_.Now();
   api::PodStatus api_status = status::GeneratePodStatus(in);
+  ApplyTerminalOverride(uid, &api_status);
   const bool terminal = status::IsTerminalPhase(api_status.phase);
   if ((!old || old->status.phase == "Pending") && api_status.phase == "Running") {
     // kubelet_pod_start_duration_seconds: first seen -> Running.
@@ -579,7 +586,9 @@ absl::Status Kubelet::SyncTerminatingPod(const api::Pod& pod, const container::P
     in.host_ip = options_.host_ip;
     in.pod_is_terminal = true;
     in.now = clock_.Now();
-    status_manager_.SetPodStatus(pod.metadata.uid, status::GeneratePodStatus(in));
+    api::PodStatus final_api = status::GeneratePodStatus(in);
+    ApplyTerminalOverride(pod.metadata.uid, &final_api);
+    status_manager_.SetPodStatus(pod.metadata.uid, std::move(final_api));
   }
   KLOG_V(2, "Pod termination stopped all running containers", "pod", api::PodKey(pod));
   return absl::OkStatus();
@@ -616,6 +625,34 @@ bool Kubelet::ShouldPodRuntimeBeRemoved(const std::string& uid) const {
 }
 
 void Kubelet::TriggerPodSync(const std::string& uid) { sync_requests_.Push(uid); }
+
+bool Kubelet::EvictPod(const std::string& uid, const std::string& message) {
+  auto pod = pod_manager_.GetPodByUID(uid);
+  if (!pod) return false;
+  if (api::IsCriticalPod(*pod)) {
+    KLOG_ERROR(absl::FailedPreconditionError("critical pod"),
+               "Eviction manager: cannot evict a critical pod", "pod", api::PodKey(*pod), "message",
+               message);
+    return false;
+  }
+  {
+    absl::MutexLock lock(&terminal_mu_);
+    terminal_overrides_[uid] = {"Evicted", message};
+  }
+  KLOG_INFO("Eviction manager: pod is evicted successfully", "pod", api::PodKey(*pod), "message",
+            message);
+  pod_workers_->UpdatePod({SyncPodType::kKill, *pod, std::nullopt, std::nullopt});
+  return true;
+}
+
+void Kubelet::ApplyTerminalOverride(const std::string& uid, api::PodStatus* status) {
+  absl::MutexLock lock(&terminal_mu_);
+  auto it = terminal_overrides_.find(uid);
+  if (it == terminal_overrides_.end()) return;
+  status->phase = "Failed";
+  status->reason = it->second.first;
+  status->message = it->second.second;
+}
 
 std::vector<api::Pod> Kubelet::GetPodsWithStatus() const {
   std::vector<api::Pod> pods = pod_manager_.GetPods();

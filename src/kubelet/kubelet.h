@@ -97,6 +97,12 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
   // container, a readiness change updates the status). Thread-safe, non-blocking.
   void TriggerPodSync(const std::string& uid);
 
+  // Evicts the pod (eviction manager, emptyDir sizeLimit): a non-critical pod is stopped and
+  // ends Failed with reason "Evicted" and `message`; a critical (static) pod is never evicted, as
+  // upstream ("cannot evict a critical pod" is logged). Returns whether the pod is evicted.
+  // Thread-safe.
+  bool EvictPod(const std::string& uid, const std::string& message);
+
   // Desired pods with their current API status (for /pods).
   std::vector<api::Pod> GetPodsWithStatus() const;
   const PodManager& pod_manager() const { return pod_manager_; }
@@ -123,6 +129,7 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
   void HandlePLEGEvent(const pleg::PodLifecycleEvent& e);
   void Housekeeping();
   void UpdateRuntimeUp();
+  void ApplyTerminalOverride(const std::string& uid, api::PodStatus* status);
   void RejectPod(const api::Pod& pod, const std::string& reason, const std::string& message);
   absl::Status MakePodDataDirs(const api::Pod& pod);
   void CleanupOrphanedPodDirs(const std::set<std::string>& desired);
@@ -147,6 +154,11 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
   std::atomic<bool> sources_ready_{false};
   absl::Time last_gc_ = absl::InfinitePast();  // housekeeping thread only
   std::atomic<int64_t> last_sync_loop_nanos_{0};
+
+  // Pods ended by the kubelet itself (evicted): uid -> {reason, message} of their final status.
+  absl::Mutex terminal_mu_;
+  std::map<std::string, std::pair<std::string, std::string>> terminal_overrides_
+      ABSL_GUARDED_BY(terminal_mu_);
 
   // When each desired pod was first seen (kubelet_pod_start_duration_seconds).
   absl::Mutex first_seen_mu_;
