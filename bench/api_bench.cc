@@ -63,11 +63,12 @@ bool StartRun(const std::string& bin, const std::string& endpoint, const std::st
   run->ro_port = kubelet::e2e::FreePort();
   std::string cfg = run->dir + "/kubelet.yaml";
   kubelet::e2e::WriteFile(
-      cfg, absl::StrCat("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
-                        "containerRuntimeEndpoint: ",
-                        endpoint, "\nstaticPodPath: ", run->manifests, "\nhealthzPort: ",
-                        kubelet::e2e::FreePort(), "\nport: ", kubelet::e2e::FreePort(),
-                        "\nreadOnlyPort: ", run->ro_port, "\nfailSwapOn: false\nmaxPods: 250\n"));
+      cfg,
+      absl::StrCat("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+                   "containerRuntimeEndpoint: ",
+                   endpoint, "\nstaticPodPath: ", run->manifests,
+                   "\nhealthzPort: ", kubelet::e2e::FreePort(), "\nreadOnlyPort: ", run->ro_port,
+                   "\nfailSwapOn: false\nmaxPods: 250\n", kubelet::e2e::StandaloneServingConfig()));
   auto k = KubeletProcess::Start(
       bin, {"--config", cfg, "--hostname-override", node, "--root-dir", run->dir + "/root"}, {},
       run->dir + "/kubelet.log");

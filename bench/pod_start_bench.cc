@@ -187,7 +187,8 @@ int main(int argc, char** argv) {
                                               "healthzPort: ",
                                               kubelet::e2e::FreePort(),
                                               "\n"
-                                              "failSwapOn: false\nmaxPods: 250\n"));
+                                              "failSwapOn: false\nmaxPods: 250\n",
+                                              kubelet::e2e::StandaloneServingConfig()));
     auto k = KubeletProcess::Start(kubelet_bin,
                                    {"--config", cfg, "--hostname-override", node, "--root-dir",
                                     absl::StrCat(dir, "/root-", n), "--v=4"},

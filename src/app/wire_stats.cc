@@ -1,10 +1,50 @@
+// The stats subsystem: the Summary provider (/stats/summary) and the /metrics/resource and
+// /metrics/cadvisor collectors, built once the Kubelet runs (it supplies the desired pods).
+#include <atomic>
+#include <memory>
+
 #include "app/wiring.h"
+#include "kubelet/kubelet.h"
+#include "kubelet/stats/cri_stats_provider.h"
+#include "kubelet/stats/resource_metrics.h"
 
 namespace kubelet::app {
 
 absl::Status WireStats(WiringStage stage, WiringContext& ctx) {
-  (void)stage;
-  (void)ctx;
+  if (stage != WiringStage::kAfterKubeletStart) return absl::OkStatus();
+  const config::KubeletConfiguration& cfg = ctx.server->config;
+  stats::CRIStatsProviderOptions o;
+  o.runtime = ctx.runtime;
+  o.images = ctx.images;
+  o.clock = ctx.clock;
+  o.node_name = ctx.node_name;
+  o.root_dir = ctx.server->flags.root_directory;
+  o.kubelet_cgroup = cfg.kubelet_cgroups;
+  o.system_cgroup = cfg.system_cgroups;
+  o.runtime_cgroup = ctx.server->flags.runtime_cgroups;
+  if (cfg.volume_stats_agg_period > absl::ZeroDuration()) {
+    o.du_cache_ttl = cfg.volume_stats_agg_period;
+  }
+  // The pods' cgroup root, as the container manager lays it out.
+  std::string root = cfg.cgroup_root.empty() || cfg.cgroup_root == "/" ? "" : cfg.cgroup_root;
+  if (cfg.cgroup_driver == "systemd") {
+    o.systemd_cgroup_names = true;
+    o.pods_cgroup = cfg.cgroups_per_qos ? root + "/kubepods.slice" : root;
+  } else {
+    o.pods_cgroup = cfg.cgroups_per_qos ? root + "/kubepods" : root;
+  }
+  // The collectors live in the process-wide metrics table for good; once the kubelet shuts
+  // down (the HTTP server has stopped before: it is wired last) the pod list reads as empty.
+  auto alive = std::make_shared<std::atomic<bool>>(true);
+  Kubelet* k = ctx.kubelet;
+  o.get_pods = [k, alive]() -> std::vector<api::Pod> {
+    if (k == nullptr || !alive->load()) return {};
+    return k->GetPodsWithStatus();
+  };
+  auto provider = std::make_shared<stats::CRIStatsProvider>(std::move(o));
+  stats::RegisterStatsCollectors(provider);
+  ctx.components.stats_provider = provider;
+  ctx.AtShutdown([alive] { alive->store(false); });
   return absl::OkStatus();
 }
 

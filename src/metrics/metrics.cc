@@ -112,6 +112,10 @@ prometheus::Registry& ResourceRegistry() {
   static auto* r = new prometheus::Registry();
   return *r;
 }
+prometheus::Registry& CadvisorRegistry() {
+  static auto* r = new prometheus::Registry();
+  return *r;
+}
 
 void AddCollector(const prometheus::Registry& registry, CollectFn fn) {
   auto& t = Collectors();

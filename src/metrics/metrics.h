@@ -7,6 +7,7 @@
 //     KubeletRegistry()  -> /metrics         (kubelet_*, process_*, kubernetes_build_info)
 //     ProbesRegistry()   -> /metrics/probes  (prober_probe_total, prober_probe_duration_seconds)
 //     ResourceRegistry() -> /metrics/resource (filled by the stats subsystem)
+//     CadvisorRegistry() -> /metrics/cadvisor (cAdvisor's container_* subset, stats subsystem)
 // - The accessors below return process-wide singletons created on first use; every method is
 //   thread-safe (prometheus-cpp metrics are atomic; Family::Add is internally locked).
 // - Serialize() renders a registry in the Prometheus text exposition format 0.0.4
@@ -33,6 +34,7 @@ inline constexpr char kTextContentType[] = "text/plain; version=0.0.4; charset=u
 prometheus::Registry& KubeletRegistry();
 prometheus::Registry& ProbesRegistry();
 prometheus::Registry& ResourceRegistry();
+prometheus::Registry& CadvisorRegistry();
 
 // Scrape-time families: a collector is called at each Serialize() of the registry it was added
 // to, and its families are rendered after the registry's own (e.g. the stats subsystem's

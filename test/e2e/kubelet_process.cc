@@ -39,6 +39,18 @@ void WriteFile(const std::string& path, const std::string& content) {
   if (!f) std::abort();
 }
 
+std::string StandaloneServingConfig() {
+  return "port: " + std::to_string(FreePort()) +
+         "\n"
+         "authentication:\n"
+         "  anonymous:\n"
+         "    enabled: true\n"
+         "  webhook:\n"
+         "    enabled: false\n"
+         "authorization:\n"
+         "  mode: AlwaysAllow\n";
+}
+
 int FreePort() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};

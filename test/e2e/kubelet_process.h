@@ -30,6 +30,12 @@ void WriteFile(const std::string& path, const std::string& content);
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int FreePort();
 
+// KubeletConfiguration lines every test kubelet needs beside the runtime endpoint: its own API
+// port (FreePort(), so kubelets of different tests never collide on 10250) and the standalone
+// forms of authentication and authorization (the v1beta1 defaults are webhook modes, which need
+// an API server, as upstream). YAML ending in a newline.
+std::string StandaloneServingConfig();
+
 struct HttpResult {
   int status = 0;  // 0 when the connection failed
   std::string body;

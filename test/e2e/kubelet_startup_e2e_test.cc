@@ -35,7 +35,7 @@ class KubeletStartupTest : public ::testing::Test {
                   std::to_string(healthz_port_) +
                   "\n"
                   "failSwapOn: false\n" +
-                  extra);
+                  StandaloneServingConfig() + extra);
     return path;
   }
 

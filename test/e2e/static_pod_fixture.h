@@ -70,7 +70,7 @@ class StaticPodTest : public ::testing::Test {
                   "\n"
                   "failSwapOn: false\n"
                   "fileCheckFrequency: 20s\n" +
-                  ExtraConfig());
+                  StandaloneServingConfig() + ExtraConfig());
   }
 
   // More KubeletConfiguration lines (YAML, ending in a newline) for a test suite.

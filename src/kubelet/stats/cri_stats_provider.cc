@@ -1,0 +1,544 @@
+#include "kubelet/stats/cri_stats_provider.h"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+
+namespace kubelet::stats {
+namespace {
+
+namespace v1 = runtime::v1;
+
+// Volume plugin directories whose contents live on the node's root file system and count as
+// the pod's ephemeral storage (emptyDir, configMap, secret, downwardAPI, projected).
+const std::set<std::string>& EphemeralVolumePlugins() {
+  static const auto* plugins = new std::set<std::string>{
+      "kubernetes.io~empty-dir", "kubernetes.io~configmap", "kubernetes.io~secret",
+      "kubernetes.io~downward-api", "kubernetes.io~projected"};
+  return *plugins;
+}
+
+constexpr absl::Duration kSandboxStatsRetry = absl::Minutes(5);
+
+absl::Time FromNanosOr(int64_t ns, absl::Time fallback) {
+  return ns > 0 ? absl::FromUnixNanos(ns) : fallback;
+}
+
+std::optional<CPUStats> CpuFromCri(const v1::CpuUsage& u, absl::Time now) {
+  if (!u.has_usage_core_nano_seconds() && !u.has_usage_nano_cores()) return std::nullopt;
+  CPUStats s;
+  s.time = FromNanosOr(u.timestamp(), now);
+  if (u.has_usage_core_nano_seconds())
+    s.usage_core_nano_seconds = u.usage_core_nano_seconds().value();
+  if (u.has_usage_nano_cores()) s.usage_nano_cores = u.usage_nano_cores().value();
+  return s;
+}
+
+std::optional<MemoryStats> MemoryFromCri(const v1::MemoryUsage& u, absl::Time now) {
+  if (!u.has_working_set_bytes() && !u.has_usage_bytes()) return std::nullopt;
+  MemoryStats s;
+  s.time = FromNanosOr(u.timestamp(), now);
+  if (u.has_available_bytes()) s.available_bytes = u.available_bytes().value();
+  if (u.has_usage_bytes()) s.usage_bytes = u.usage_bytes().value();
+  if (u.has_working_set_bytes()) s.working_set_bytes = u.working_set_bytes().value();
+  if (u.has_rss_bytes()) s.rss_bytes = u.rss_bytes().value();
+  if (u.has_page_faults()) s.page_faults = u.page_faults().value();
+  if (u.has_major_page_faults()) s.major_page_faults = u.major_page_faults().value();
+  return s;
+}
+
+MemoryStats MemoryFromReading(const MemoryReading& m, absl::Time now) {
+  MemoryStats s;
+  s.time = now;
+  s.usage_bytes = m.usage_bytes;
+  s.working_set_bytes = m.working_set_bytes;
+  s.rss_bytes = m.rss_bytes;
+  s.page_faults = m.page_faults;
+  s.major_page_faults = m.major_page_faults;
+  return s;
+}
+
+InterfaceStats InterfaceFromCri(const v1::NetworkInterfaceUsage& u) {
+  InterfaceStats s;
+  s.name = u.name();
+  if (u.has_rx_bytes()) s.rx_bytes = u.rx_bytes().value();
+  if (u.has_rx_errors()) s.rx_errors = u.rx_errors().value();
+  if (u.has_tx_bytes()) s.tx_bytes = u.tx_bytes().value();
+  if (u.has_tx_errors()) s.tx_errors = u.tx_errors().value();
+  return s;
+}
+
+// Network figures from a list of interfaces: the one named `preferred` (else the first) is the
+// default.
+std::optional<NetworkStats> NetworkFromInterfaces(std::vector<InterfaceStats> ifaces,
+                                                  const std::string& preferred, absl::Time now) {
+  if (ifaces.empty()) return std::nullopt;
+  NetworkStats n;
+  n.time = now;
+  n.default_interface = ifaces.front();
+  for (const InterfaceStats& i : ifaces) {
+    if (!preferred.empty() && i.name == preferred) n.default_interface = i;
+  }
+  n.interfaces = std::move(ifaces);
+  return n;
+}
+
+FsStats FsFromInfo(const FsInfo& fs, absl::Time now) {
+  FsStats s;
+  s.time = now;
+  s.capacity_bytes = fs.capacity_bytes;
+  s.available_bytes = fs.available_bytes;
+  s.used_bytes = fs.used_bytes;
+  s.inodes = fs.inodes;
+  s.inodes_free = fs.inodes_free;
+  s.inodes_used = fs.inodes >= fs.inodes_free ? fs.inodes - fs.inodes_free : 0;
+  return s;
+}
+
+// A figure for a directory tree: its usage, with the capacity of the file system holding it.
+FsStats FsForTree(const DiskUsage& du, const std::optional<FsInfo>& fs, absl::Time now) {
+  FsStats s;
+  s.time = now;
+  s.used_bytes = du.bytes;
+  s.inodes_used = du.inodes;
+  if (fs) {
+    s.capacity_bytes = fs->capacity_bytes;
+    s.available_bytes = fs->available_bytes;
+    s.inodes = fs->inodes;
+    s.inodes_free = fs->inodes_free;
+  }
+  return s;
+}
+
+std::vector<std::string> ListDir(const std::string& path) {
+  std::vector<std::string> out;
+  DIR* d = opendir(path.c_str());
+  if (d == nullptr) return out;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") out.push_back(name);
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+CRIStatsProvider::CRIStatsProvider(CRIStatsProviderOptions options)
+    : options_(std::move(options)), host_(options_.proc_root, options_.cgroup_root) {}
+
+absl::StatusOr<std::string> CRIStatsProvider::SummaryJson(bool only_cpu_and_memory) {
+  absl::StatusOr<Summary> s = GetSummary(only_cpu_and_memory);
+  if (!s.ok()) return s.status();
+  return SummaryToJson(*s);
+}
+
+bool CRIStatsProvider::SandboxStatsDue(absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  return now >= sandbox_stats_retry_at_;
+}
+
+void CRIStatsProvider::UpdateNanoCores(const std::string& key, CPUStats& cpu) {
+  if (!cpu.usage_core_nano_seconds) return;
+  const CpuSample cur{*cpu.usage_core_nano_seconds, absl::ToUnixNanos(cpu.time)};
+  absl::MutexLock lock(&mu_);
+  auto it = cpu_samples_.find(key);
+  if (it == cpu_samples_.end()) {
+    cpu_samples_.emplace(key, cur);
+    return;
+  }
+  const CpuSample prev = it->second;
+  if (cur.timestamp_ns <= prev.timestamp_ns) return;  // an older or the same sample
+  if (!cpu.usage_nano_cores && cur.usage_core_nano_seconds >= prev.usage_core_nano_seconds) {
+    const double used =
+        static_cast<double>(cur.usage_core_nano_seconds - prev.usage_core_nano_seconds);
+    const double elapsed = static_cast<double>(cur.timestamp_ns - prev.timestamp_ns);
+    cpu.usage_nano_cores = static_cast<uint64_t>(used / elapsed * 1e9);
+  }
+  it->second = cur;
+}
+
+void CRIStatsProvider::PruneSamples(const std::vector<std::string>& seen) {
+  const std::set<std::string> keep(seen.begin(), seen.end());
+  absl::MutexLock lock(&mu_);
+  for (auto it = cpu_samples_.begin(); it != cpu_samples_.end();) {
+    const bool workload = it->first.rfind("pod/", 0) == 0 || it->first.rfind("ctr/", 0) == 0;
+    if (workload && !keep.contains(it->first)) {
+      it = cpu_samples_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+std::optional<DiskUsage> CRIStatsProvider::CachedDu(const std::string& path, absl::Time now) {
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = du_cache_.find(path);
+    if (it != du_cache_.end() && now - it->second.measured < options_.du_cache_ttl) {
+      if (!it->second.ok) return std::nullopt;
+      return it->second.usage;
+    }
+  }
+  // Measured outside the lock: a slow tree does not hold up other callers.
+  absl::StatusOr<DiskUsage> du = MeasureDiskUsage(path);
+  absl::MutexLock lock(&mu_);
+  // Entries of paths not measured for a long time (pods gone) are dropped.
+  for (auto it = du_cache_.begin(); it != du_cache_.end();) {
+    if (now - it->second.measured > 10 * options_.du_cache_ttl) {
+      it = du_cache_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  DuEntry& e = du_cache_[path];
+  e.measured = now;
+  e.ok = du.ok();
+  if (du.ok()) e.usage = *du;
+  if (!du.ok()) return std::nullopt;
+  return *du;
+}
+
+std::string CRIStatsProvider::PodCgroup(const std::string& uid) const {
+  if (options_.pods_cgroup.empty() || uid.empty()) return "";
+  const std::string& base = options_.pods_cgroup;
+  std::vector<std::string> candidates;
+  if (options_.systemd_cgroup_names) {
+    std::string u = uid;
+    std::replace(u.begin(), u.end(), '-', '_');
+    candidates = {base + "/kubepods-pod" + u + ".slice",
+                  base + "/kubepods-burstable.slice/kubepods-burstable-pod" + u + ".slice",
+                  base + "/kubepods-besteffort.slice/kubepods-besteffort-pod" + u + ".slice"};
+  } else {
+    candidates = {base + "/pod" + uid, base + "/burstable/pod" + uid,
+                  base + "/besteffort/pod" + uid};
+  }
+  for (const std::string& c : candidates) {
+    if (host_.CgroupExists(c)) return c;
+  }
+  return "";
+}
+
+std::optional<ContainerStats> CRIStatsProvider::SystemContainer(const std::string& name,
+                                                                const std::string& cgroup,
+                                                                absl::Time now) {
+  if (cgroup.empty() || !host_.CgroupExists(cgroup)) return std::nullopt;
+  ContainerStats c;
+  c.name = name;
+  c.cgroup = cgroup;
+  c.id = cgroup;
+  if (auto created = host_.CgroupCreated(cgroup)) c.start_time = *created;
+  if (auto cpu = host_.CgroupCpuNanos(cgroup)) {
+    CPUStats s;
+    s.time = now;
+    s.usage_core_nano_seconds = *cpu;
+    UpdateNanoCores("sys/" + name, s);
+    c.cpu = s;
+  }
+  if (auto mem = host_.CgroupMemory(cgroup)) c.memory = MemoryFromReading(*mem, now);
+  return c;
+}
+
+void CRIStatsProvider::FillNode(bool only_cpu_and_memory, absl::Time now, NodeStats& node) {
+  node.node_name = options_.node_name;
+  if (auto boot = host_.BootTime()) node.start_time = *boot;
+  if (auto cpu = host_.NodeCpuNanos()) {
+    CPUStats s;
+    s.time = now;
+    s.usage_core_nano_seconds = *cpu;
+    UpdateNanoCores("node", s);
+    node.cpu = s;
+  }
+  if (auto mem = host_.NodeMemory()) {
+    MemoryStats s = MemoryFromReading(*mem, now);
+    if (auto total = host_.MemTotalBytes()) {
+      s.available_bytes = *total > mem->working_set_bytes ? *total - mem->working_set_bytes : 0;
+    }
+    node.memory = s;
+  }
+  std::string kubelet_cgroup = options_.kubelet_cgroup;
+  if (kubelet_cgroup.empty()) kubelet_cgroup = host_.ProcessCgroup().value_or("");
+  const std::pair<const char*, std::string> system[] = {{"kubelet", kubelet_cgroup},
+                                                        {"runtime", options_.runtime_cgroup},
+                                                        {"misc", options_.system_cgroup},
+                                                        {"pods", options_.pods_cgroup}};
+  for (const auto& [name, cgroup] : system) {
+    if (auto c = SystemContainer(name, cgroup, now)) node.system_containers.push_back(*c);
+  }
+  if (only_cpu_and_memory) return;
+  node.network = NetworkFromInterfaces(host_.NetDev(0), host_.DefaultInterface(), now);
+  if (auto fs = options_.statfs(options_.root_dir); fs.ok()) {
+    node.fs = FsFromInfo(*fs, now);
+  }
+  if (auto image_fs = ImageFsStats(); image_fs.ok()) {
+    node.image_fs = *image_fs;
+  } else {
+    KLOG_V(2, "Unable to get image filesystem stats", "err", image_fs.status());
+  }
+  RlimitStats r;
+  r.time = now;
+  r.max_pid = host_.PidMax();
+  r.num_of_running_processes = host_.NumTasks();
+  node.rlimit = r;
+}
+
+absl::StatusOr<FsStats> CRIStatsProvider::ImageFsStats() {
+  absl::StatusOr<std::vector<v1::FilesystemUsage>> info = options_.images->ImageFsInfo();
+  if (!info.ok()) return info.status();
+  if (info->empty()) return absl::NotFoundError("ImageFsInfo: no image filesystem reported");
+  const v1::FilesystemUsage& u = info->front();
+  const absl::Time now = options_.clock->Now();
+  FsStats s;
+  s.time = FromNanosOr(u.timestamp(), now);
+  if (u.has_used_bytes()) s.used_bytes = u.used_bytes().value();
+  if (u.has_inodes_used()) s.inodes_used = u.inodes_used().value();
+  if (!u.fs_id().mountpoint().empty()) {
+    if (auto fs = options_.statfs(u.fs_id().mountpoint()); fs.ok()) {
+      s.capacity_bytes = fs->capacity_bytes;
+      s.available_bytes = fs->available_bytes;
+      s.inodes = fs->inodes;
+      s.inodes_free = fs->inodes_free;
+    }
+  }
+  return s;
+}
+
+absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
+  const absl::Time now = options_.clock->Now();
+  Summary summary;
+  FillNode(only_cpu_and_memory, now, summary.node);
+
+  absl::StatusOr<std::vector<v1::PodSandbox>> sandboxes = options_.runtime->ListPodSandbox(nullptr);
+  if (!sandboxes.ok()) return sandboxes.status();
+  absl::StatusOr<std::vector<v1::Container>> containers = options_.runtime->ListContainers(nullptr);
+  if (!containers.ok()) return containers.status();
+  std::map<std::string, v1::ContainerStats> container_stats;
+  if (auto list = options_.runtime->ListContainerStats(nullptr); list.ok()) {
+    for (v1::ContainerStats& s : *list) container_stats[s.attributes().id()] = std::move(s);
+  } else {
+    KLOG_WARNING("Unable to list container stats", "err", list.status());
+  }
+  std::map<std::string, v1::PodSandboxStats> sandbox_stats;
+  if (!sandbox_stats_unimplemented_.load() && SandboxStatsDue(now)) {
+    auto list = options_.runtime->ListPodSandboxStats(nullptr);
+    if (list.ok()) {
+      for (v1::PodSandboxStats& s : *list) sandbox_stats[s.attributes().id()] = std::move(s);
+    } else if (list.status().code() == absl::StatusCode::kUnimplemented) {
+      sandbox_stats_unimplemented_.store(true);
+      KLOG_V(2, "Runtime does not implement ListPodSandboxStats; pod figures come from cgroups");
+    } else {
+      // containerd 1.6 fails the whole list when one sandbox has no cgroup path: fall back to
+      // cgroups and container sums, and ask again only after a while.
+      KLOG_WARNING("Unable to list pod sandbox stats; retrying later", "err", list.status(),
+                   "retryAfter", kSandboxStatsRetry);
+      absl::MutexLock lock(&mu_);
+      sandbox_stats_retry_at_ = now + kSandboxStatsRetry;
+    }
+  }
+
+  // The desired pods, by UID, for container images and volumes.
+  std::vector<api::Pod> desired;
+  if (options_.get_pods) desired = options_.get_pods();
+  std::map<std::string, const api::Pod*> desired_by_uid;
+  for (const api::Pod& p : desired) desired_by_uid[p.metadata.uid] = &p;
+
+  // The newest sandbox of each pod, a ready one first.
+  std::map<std::string, const v1::PodSandbox*> sandbox_by_uid;
+  for (const v1::PodSandbox& s : *sandboxes) {
+    const v1::PodSandbox*& best = sandbox_by_uid[s.metadata().uid()];
+    if (best == nullptr) {
+      best = &s;
+      continue;
+    }
+    const bool ready = s.state() == v1::SANDBOX_READY;
+    const bool best_ready = best->state() == v1::SANDBOX_READY;
+    if ((ready && !best_ready) || (ready == best_ready && s.created_at() > best->created_at())) {
+      best = &s;
+    }
+  }
+  // Live containers by sandbox, the newest per name.
+  std::map<std::string, std::map<std::string, const v1::Container*>> containers_by_sandbox;
+  for (const v1::Container& c : *containers) {
+    if (c.state() == v1::CONTAINER_EXITED || c.state() == v1::CONTAINER_UNKNOWN) continue;
+    const v1::Container*& slot = containers_by_sandbox[c.pod_sandbox_id()][c.metadata().name()];
+    if (slot == nullptr || c.created_at() > slot->created_at()) slot = &c;
+  }
+
+  std::optional<FsStats> image_fs = summary.node.image_fs;
+  std::optional<FsInfo> logs_fs;
+  std::optional<FsInfo> root_fs;
+  if (!only_cpu_and_memory) {
+    if (auto fs = options_.statfs(options_.pod_logs_dir); fs.ok()) logs_fs = *fs;
+    if (auto fs = options_.statfs(options_.root_dir); fs.ok()) root_fs = *fs;
+  }
+
+  std::vector<std::string> seen_keys;
+  for (const auto& [uid, sandbox] : sandbox_by_uid) {
+    PodStats pod;
+    pod.pod_ref = {sandbox->metadata().name(), sandbox->metadata().namespace_(), uid};
+    pod.start_time = FromNanosOr(sandbox->created_at(), absl::InfinitePast());
+    pod.cgroup = PodCgroup(uid);
+    const api::Pod* api_pod = nullptr;
+    if (auto it = desired_by_uid.find(uid); it != desired_by_uid.end()) api_pod = it->second;
+    const v1::PodSandboxStats* sb_stats = nullptr;
+    if (auto it = sandbox_stats.find(sandbox->id()); it != sandbox_stats.end()) {
+      sb_stats = &it->second;
+    }
+    const std::string pod_log_dir = absl::StrCat(options_.pod_logs_dir, "/", pod.pod_ref.namespace_,
+                                                 "_", pod.pod_ref.name, "_", uid);
+
+    uint64_t sum_cpu = 0, sum_ws = 0, sum_usage = 0;
+    bool have_cpu = false, have_mem = false;
+    uint64_t ephemeral_used = 0, ephemeral_inodes = 0;
+    for (const auto& [name, c] : containers_by_sandbox[sandbox->id()]) {
+      ContainerStats cs;
+      cs.name = name;
+      cs.id = c->id();
+      cs.start_time = FromNanosOr(c->created_at(), absl::InfinitePast());
+      cs.image = c->image().image();
+      if (api_pod != nullptr) {
+        for (const api::Container& spec : api_pod->spec.containers) {
+          if (spec.name == name) cs.image = spec.image;
+        }
+        for (const api::Container& spec : api_pod->spec.init_containers) {
+          if (spec.name == name) cs.image = spec.image;
+        }
+      }
+      if (!pod.cgroup.empty()) cs.cgroup = pod.cgroup + "/" + c->id();
+      if (auto it = container_stats.find(c->id()); it != container_stats.end()) {
+        const v1::ContainerStats& st = it->second;
+        cs.cpu = CpuFromCri(st.cpu(), now);
+        if (cs.cpu) {
+          UpdateNanoCores("ctr/" + c->id(), *cs.cpu);
+          seen_keys.push_back("ctr/" + c->id());
+          if (cs.cpu->usage_core_nano_seconds) {
+            sum_cpu += *cs.cpu->usage_core_nano_seconds;
+            have_cpu = true;
+          }
+        }
+        cs.memory = MemoryFromCri(st.memory(), now);
+        if (cs.memory && cs.memory->working_set_bytes) {
+          sum_ws += *cs.memory->working_set_bytes;
+          sum_usage += cs.memory->usage_bytes.value_or(*cs.memory->working_set_bytes);
+          have_mem = true;
+        }
+        if (!only_cpu_and_memory && st.has_writable_layer()) {
+          const v1::FilesystemUsage& w = st.writable_layer();
+          FsStats rootfs;
+          rootfs.time = FromNanosOr(w.timestamp(), now);
+          if (w.has_used_bytes()) rootfs.used_bytes = w.used_bytes().value();
+          if (w.has_inodes_used()) rootfs.inodes_used = w.inodes_used().value();
+          if (image_fs) {
+            rootfs.capacity_bytes = image_fs->capacity_bytes;
+            rootfs.available_bytes = image_fs->available_bytes;
+            rootfs.inodes = image_fs->inodes;
+            rootfs.inodes_free = image_fs->inodes_free;
+          }
+          ephemeral_used += rootfs.used_bytes.value_or(0);
+          ephemeral_inodes += rootfs.inodes_used.value_or(0);
+          cs.rootfs = rootfs;
+        }
+      }
+      if (!only_cpu_and_memory) {
+        if (auto du = CachedDu(pod_log_dir + "/" + name, now)) {
+          cs.logs = FsForTree(*du, logs_fs, now);
+          ephemeral_used += du->bytes;
+          ephemeral_inodes += du->inodes;
+        }
+      }
+      pod.containers.push_back(std::move(cs));
+    }
+
+    // Pod cpu and memory: the runtime's pod figures, else the pod cgroup, else the sum.
+    if (sb_stats != nullptr && sb_stats->has_linux()) {
+      pod.cpu = CpuFromCri(sb_stats->linux().cpu(), now);
+      pod.memory = MemoryFromCri(sb_stats->linux().memory(), now);
+    }
+    if (!pod.cpu && !pod.cgroup.empty()) {
+      if (auto cpu = host_.CgroupCpuNanos(pod.cgroup)) {
+        CPUStats s;
+        s.time = now;
+        s.usage_core_nano_seconds = *cpu;
+        pod.cpu = s;
+      }
+    }
+    if (!pod.memory && !pod.cgroup.empty()) {
+      if (auto mem = host_.CgroupMemory(pod.cgroup)) pod.memory = MemoryFromReading(*mem, now);
+    }
+    if (!pod.cpu && have_cpu) {
+      CPUStats s;
+      s.time = now;
+      s.usage_core_nano_seconds = sum_cpu;
+      pod.cpu = s;
+    }
+    if (!pod.memory && have_mem) {
+      MemoryStats s;
+      s.time = now;
+      s.working_set_bytes = sum_ws;
+      s.usage_bytes = sum_usage;
+      pod.memory = s;
+    }
+    if (pod.cpu) {
+      UpdateNanoCores("pod/" + sandbox->id(), *pod.cpu);
+      seen_keys.push_back("pod/" + sandbox->id());
+    }
+
+    std::vector<pid_t> pids;
+    if (!pod.cgroup.empty()) pids = host_.CgroupPids(pod.cgroup);
+    if (sb_stats != nullptr && sb_stats->has_linux() && sb_stats->linux().has_process() &&
+        sb_stats->linux().process().has_process_count()) {
+      pod.process_count = sb_stats->linux().process().process_count().value();
+    } else if (!pod.cgroup.empty()) {
+      pod.process_count = pids.size();
+    }
+
+    if (!only_cpu_and_memory) {
+      if (sb_stats != nullptr && sb_stats->has_linux() && sb_stats->linux().has_network() &&
+          !sb_stats->linux().network().default_interface().name().empty() &&
+          sb_stats->linux().network().default_interface().has_rx_bytes()) {
+        const v1::NetworkUsage& n = sb_stats->linux().network();
+        NetworkStats ns;
+        ns.time = FromNanosOr(n.timestamp(), now);
+        ns.default_interface = InterfaceFromCri(n.default_interface());
+        ns.interfaces.push_back(ns.default_interface);
+        for (const auto& i : n.interfaces()) ns.interfaces.push_back(InterfaceFromCri(i));
+        pod.network = ns;
+      } else if (!pids.empty() && sandbox->state() == v1::SANDBOX_READY) {
+        pod.network = NetworkFromInterfaces(host_.NetDev(pids.front()), "eth0", now);
+      }
+
+      const std::string volumes_dir = absl::StrCat(options_.root_dir, "/pods/", uid, "/volumes");
+      for (const std::string& plugin : ListDir(volumes_dir)) {
+        for (const std::string& name : ListDir(volumes_dir + "/" + plugin)) {
+          const std::string path = volumes_dir + "/" + plugin + "/" + name;
+          auto du = CachedDu(path, now);
+          if (!du) continue;
+          std::optional<FsInfo> fs;
+          if (auto f = options_.statfs(path); f.ok()) fs = *f;
+          pod.volumes.push_back({name, FsForTree(*du, fs, now)});
+          if (EphemeralVolumePlugins().contains(plugin)) {
+            ephemeral_used += du->bytes;
+            ephemeral_inodes += du->inodes;
+          }
+        }
+      }
+      FsStats eph;
+      if (root_fs) eph = FsFromInfo(*root_fs, now);
+      eph.time = now;
+      eph.used_bytes = ephemeral_used;
+      eph.inodes_used = ephemeral_inodes;
+      pod.ephemeral_storage = eph;
+    }
+    summary.pods.push_back(std::move(pod));
+  }
+  PruneSamples(seen_keys);
+  return summary;
+}
+
+}  // namespace kubelet::stats

@@ -1,0 +1,119 @@
+// CRIStatsProvider: the StatsProvider built on the CRI stats calls plus the host's own figures
+// (upstream's CRI stats provider with the node part cAdvisor gives it).
+//
+// Where figures come from:
+//   node        /proc/stat, /proc/meminfo and the root cgroup (working set = usage -
+//               inactive_file); /proc/net/dev; statfs of the root dir; CRI ImageFsInfo + statfs
+//               of its mount point; kernel.pid_max and the task count.
+//   system      "kubelet" (kubelet_cgroup, or the process's own cgroup), "runtime"
+//   containers  (runtime_cgroup, when set), "misc" (system_cgroup, when set), "pods"
+//               (pods_cgroup): cgroup cpu and memory.
+//   pods        one ListPodSandbox + ListContainers + ListContainerStats +
+//               ListPodSandboxStats per call, never a per-container call. A runtime that answers
+//               ListPodSandboxStats with Unimplemented is not asked again, one that fails it
+//               (containerd 1.6 fails the whole list when a sandbox has no cgroup path) is
+//               asked again after 5 minutes; the pod's cpu/memory then come from its cgroup
+//               below pods_cgroup or, failing that, the sum of its containers, its network
+//               from /proc/<pid>/net/dev of a process in that cgroup. Only the newest sandbox of a
+//               pod and its non-exited containers count.
+//   usage       usageNanoCores: the runtime's figure when it gives one, else the rate between
+//   NanoCores   this call's and the previous call's cumulative usage of the same container, pod
+//               or node (absent on the first sample).
+//   disk        logs: du of <pod_logs_dir>/<ns>_<name>_<uid>/<container>; volumes: du of
+//               <root_dir>/pods/<uid>/volumes/<plugin>/<name>; results cached for du_cache_ttl.
+//
+// Thread-safety: thread-safe; concurrent calls may run side by side. Ownership: borrows the
+// runtime, image service and clock given in Options, which must outlive the provider.
+#ifndef KUBELET_KUBELET_STATS_CRI_STATS_PROVIDER_H_
+#define KUBELET_KUBELET_STATS_CRI_STATS_PROVIDER_H_
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "api/pod.h"
+#include "common/clock.h"
+#include "cri/runtime_service.h"
+#include "kubelet/stats/host_stats.h"
+#include "kubelet/stats/stats_provider.h"
+#include "kubelet/stats/summary.h"
+
+namespace kubelet::stats {
+
+struct CRIStatsProviderOptions {
+  cri::RuntimeService* runtime = nullptr;      // required
+  cri::ImageManagerService* images = nullptr;  // required
+  Clock* clock = nullptr;                      // required
+  std::string node_name;
+  std::string root_dir = "/var/lib/kubelet";
+  std::string pod_logs_dir = "/var/log/pods";
+  // The desired pods (with status); used for volume names and container images. May be empty.
+  std::function<std::vector<api::Pod>()> get_pods;
+  std::string proc_root = "/proc";
+  std::string cgroup_root = "/sys/fs/cgroup";
+  // cgroupfs-style path of the pods' cgroup root ("/kubepods", or "/kubepods.slice" with the
+  // systemd driver); "" leaves out the "pods" system container and pod cgroup reading.
+  std::string pods_cgroup = "/kubepods";
+  bool systemd_cgroup_names = false;
+  std::string kubelet_cgroup;  // "" : the kubelet process's own cgroup
+  std::string runtime_cgroup;  // --runtime-cgroups
+  std::string system_cgroup;   // systemCgroups
+  absl::Duration du_cache_ttl = absl::Minutes(1);
+  // statfs; tests replace it.
+  std::function<absl::StatusOr<FsInfo>(const std::string& path)> statfs = StatFs;
+};
+
+class CRIStatsProvider final : public StatsProvider {
+ public:
+  explicit CRIStatsProvider(CRIStatsProviderOptions options);
+
+  absl::StatusOr<std::string> SummaryJson(bool only_cpu_and_memory) override;
+  // The Summary as values (also what the /metrics collectors read). Fails only when the runtime
+  // cannot list its pods; partial host figures are simply left out.
+  absl::StatusOr<Summary> GetSummary(bool only_cpu_and_memory);
+  // The image file system: used bytes/inodes from CRI ImageFsInfo, capacity and free space from
+  // statfs of its mount point.
+  absl::StatusOr<FsStats> ImageFsStats();
+
+ private:
+  struct CpuSample {
+    uint64_t usage_core_nano_seconds = 0;
+    int64_t timestamp_ns = 0;
+  };
+  struct DuEntry {
+    DiskUsage usage;
+    absl::Time measured;
+    bool ok = false;
+  };
+
+  void FillNode(bool only_cpu_and_memory, absl::Time now, NodeStats& node);
+  std::optional<ContainerStats> SystemContainer(const std::string& name, const std::string& cgroup,
+                                                absl::Time now);
+  // Fills `cpu.usage_nano_cores` from the cached previous sample of `key` unless set; records
+  // this sample.
+  void UpdateNanoCores(const std::string& key, CPUStats& cpu);
+  // Drops cached samples of keys not in `seen` (containers and pods gone).
+  void PruneSamples(const std::vector<std::string>& seen);
+  std::optional<DiskUsage> CachedDu(const std::string& path, absl::Time now);
+  std::string PodCgroup(const std::string& uid) const;
+  bool SandboxStatsDue(absl::Time now);
+
+  const CRIStatsProviderOptions options_;
+  const HostReader host_;
+  std::atomic<bool> sandbox_stats_unimplemented_{false};
+
+  absl::Mutex mu_;
+  std::map<std::string, CpuSample> cpu_samples_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, DuEntry> du_cache_ ABSL_GUARDED_BY(mu_);
+  absl::Time sandbox_stats_retry_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+};
+
+}  // namespace kubelet::stats
+
+#endif  // KUBELET_KUBELET_STATS_CRI_STATS_PROVIDER_H_
