@@ -1,10 +1,40 @@
+// Container logs: the log reader the HTTP API serves /containerLogs from, and log rotation
+// (upstream kubelet.go: NewContainerLogManager from containerLogMaxSize/containerLogMaxFiles,
+// started with the kubelet's modules).
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
 #include "app/wiring.h"
+#include "common/log.h"
+#include "kubelet/kuberuntime/options.h"
+#include "kubelet/logs/container_log_manager_impl.h"
 
 namespace kubelet::app {
 
 absl::Status WireLogs(WiringStage stage, WiringContext& ctx) {
-  (void)stage;
-  (void)ctx;
+  if (stage != WiringStage::kAfterKubeletStart) return absl::OkStatus();
+  if (ctx.runtime == nullptr || ctx.clock == nullptr || ctx.server == nullptr) {
+    return absl::FailedPreconditionError("container log manager: runtime, clock and config needed");
+  }
+  const config::KubeletConfiguration& cfg = ctx.server->config;
+  logs::ContainerLogManagerOptions options;
+  options.max_size = cfg.container_log_max_size;
+  options.max_files = cfg.container_log_max_files;
+  // v1.28 has no containerLogMonitorInterval: upstream rotates every 10s (the default here).
+  if (ctx.runtime_options != nullptr) options.pod_logs_root = ctx.runtime_options->pod_logs_dir;
+  auto manager = logs::NewContainerLogManager(*ctx.runtime, *ctx.clock, std::move(options));
+  if (!manager.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("failed to initialize container log manager: ", manager.status().message()));
+  }
+  // Shared: the HTTP API reads logs through it while the shutdown action stops it.
+  std::shared_ptr<logs::ContainerLogManager> log_manager = std::move(*manager);
+  ctx.components.log_manager = log_manager;
+  log_manager->Start();
+  ctx.AtShutdown([log_manager] { log_manager->Stop(); });
+  KLOG_V(2, "Started container log manager", "containerLogMaxSize", cfg.container_log_max_size,
+         "containerLogMaxFiles", cfg.container_log_max_files);
   return absl::OkStatus();
 }
 
