@@ -1,10 +1,180 @@
+// Container manager wiring: machine info, the failSwapOn check, node capacity / allocatable
+// (kubeReserved, systemReserved, reservedSystemCPUs, hard eviction thresholds), the cgroup
+// driver and the QoS / pod cgroup tree below cgroupRoot. Hands the runtime manager the pod
+// cgroup parent, the machine's memory and the allocatable resources, gives admission its
+// allocatable, and registers the manager as a pod lifecycle participant.
+#include <memory>
+#include <set>
+#include <string>
+
+#include "absl/strings/str_cat.h"
 #include "app/wiring.h"
+#include "common/log.h"
+#include "config/cpuset.h"
+#include "kubelet/cm/cgroup_fs.h"
+#include "kubelet/cm/cgroup_manager.h"
+#include "kubelet/cm/container_manager.h"
+#include "kubelet/cm/machine_info.h"
+#include "kubelet/cm/node_allocatable.h"
+#include "kubelet/kubelet.h"
+#include "kubelet/kuberuntime/options.h"
 
 namespace kubelet::app {
+namespace {
+
+absl::Status CheckFailSwapOn() {
+  auto lines = cm::ReadSwapLines();
+  if (absl::IsNotFound(lines.status())) {
+    KLOG_INFO("File does not exist, assuming that swap is disabled", "path", "/proc/swaps");
+    return absl::OkStatus();
+  }
+  if (!lines.ok()) return lines.status();
+  return cm::CheckSwap(*lines);
+}
+
+absl::StatusOr<std::shared_ptr<cm::ContainerManager>> Build(const KubeletServer& s) {
+  const config::KubeletConfiguration& cfg = s.config;
+  auto machine = cm::ReadMachineInfo();
+  if (!machine.ok()) return machine.status();
+  KLOG_V(2, "Machine info", "cores", machine->num_cores, "memoryCapacity",
+         machine->memory_capacity_bytes, "machineID", machine->machine_id, "bootID",
+         machine->boot_id, "kernelVersion", machine->kernel_version, "osImage", machine->os_image);
+
+  if (cfg.fail_swap_on) {
+    if (absl::Status st = CheckFailSwapOn(); !st.ok()) return st;
+  }
+
+  cm::NodeConfig nc;
+  nc.cgroup_driver = cfg.cgroup_driver.empty() ? cm::kCgroupDriverCgroupfs : cfg.cgroup_driver;
+  nc.cgroups_per_qos = cfg.cgroups_per_qos;
+  nc.cgroup_root = cfg.cgroup_root;
+  if (nc.cgroups_per_qos && nc.cgroup_root.empty()) {
+    KLOG_INFO("--cgroups-per-qos enabled, but --cgroup-root was not specified.  defaulting to /");
+    nc.cgroup_root = "/";
+  }
+  nc.kubelet_cgroups = cfg.kubelet_cgroups;
+  nc.system_cgroups = cfg.system_cgroups;
+  nc.runtime_cgroups = s.flags.runtime_cgroups;
+  nc.enforce_node_allocatable = std::set<std::string>(cfg.enforce_node_allocatable.begin(),
+                                                      cfg.enforce_node_allocatable.end());
+  nc.cpu_cfs_quota = cfg.cpu_cfs_quota;
+  if (s.gates.Enabled("CustomCPUCFSQuotaPeriod") &&
+      cfg.cpu_cfs_quota_period > absl::ZeroDuration()) {
+    nc.cpu_cfs_quota_period_us = absl::ToInt64Microseconds(cfg.cpu_cfs_quota_period);
+  }
+  nc.pod_pids_limit = cfg.pod_pids_limit;
+
+  // reservedSystemCPUs must name CPUs of this machine; it replaces the CPU reservation.
+  std::map<std::string, std::string> kube_reserved = cfg.kube_reserved;
+  std::map<std::string, std::string> system_reserved = cfg.system_reserved;
+  auto reserved_cpus = config::GetReservedCPUs(
+      cfg.reserved_system_cpus,
+      config::CPUSet(std::set<int>(machine->online_cpus.begin(), machine->online_cpus.end())));
+  if (!reserved_cpus.ok()) return reserved_cpus.status();
+  if (reserved_cpus->Size() > 0) {
+    KLOG_INFO(
+        "Option --reserved-cpus is specified, it will overwrite the cpu setting in KubeReserved "
+        "and SystemReserved",
+        "reservedCPUs", reserved_cpus->String());
+    cm::OverrideReservedCPUs(reserved_cpus->Size(), &kube_reserved, &system_reserved);
+  }
+  auto kube = cm::ParseReservation(kube_reserved);
+  if (!kube.ok()) return kube.status();
+  auto system = cm::ParseReservation(system_reserved);
+  if (!system.ok()) return system.status();
+  nc.kube_reserved = *kube;
+  nc.system_reserved = *system;
+  if (!s.flags.experimental_node_allocatable_ignore_eviction_threshold) {
+    auto hard = cm::ParseEvictionThresholds(cfg.eviction_hard);
+    if (!hard.ok()) return hard.status();
+    nc.hard_eviction_thresholds = *hard;
+  }
+
+  // ephemeral-storage capacity: the filesystem of the root dir (or of / before it exists).
+  std::optional<int64_t> storage;
+  auto fs_info = cm::GetFsInfo(s.flags.root_directory);
+  if (!fs_info.ok()) fs_info = cm::GetFsInfo("/");
+  if (fs_info.ok()) storage = static_cast<int64_t>(fs_info->capacity_bytes);
+  api::ResourceList capacity = cm::MachineCapacity(*machine, cfg.max_pods, storage);
+
+  auto layout = cm::DetectCgroupLayout();
+  if (!layout.ok()) return layout.status();
+  std::unique_ptr<cm::SystemdUnits> units;
+  if (nc.cgroup_driver == cm::kCgroupDriverSystemd) {
+    if (!cm::IsRunningSystemd()) {
+      return absl::FailedPreconditionError(
+          "systemd cgroup driver requested but systemd is not running: use cgroupDriver "
+          "cgroupfs (the container runtime must use the same driver)");
+    }
+    auto u = cm::NewDBusSystemdUnits();
+    if (!u.ok()) return u.status();
+    units = std::move(*u);
+  }
+  // Stateless; shared by the managers for the whole process lifetime.
+  static cm::OsCgroupFs os_fs;
+  auto cgroups = cm::NewCgroupManager(os_fs, *layout, nc.cgroup_driver, std::move(units));
+  if (!cgroups.ok()) return cgroups.status();
+  auto raw = cm::NewCgroupManager(os_fs, *layout, cm::kCgroupDriverCgroupfs);
+  if (!raw.ok()) return raw.status();
+  KLOG_INFO("Detected cgroup layout", "cgroupVersion", layout->unified ? "v2" : "v1",
+            "cgroupDriver", nc.cgroup_driver);
+
+  auto manager = std::make_shared<cm::ContainerManager>(std::move(nc), std::move(*machine),
+                                                        std::move(capacity), std::move(*cgroups),
+                                                        std::move(*raw));
+  if (absl::Status st = manager->Start(); !st.ok()) return st;
+  return manager;
+}
+
+}  // namespace
 
 absl::Status WireContainerManager(WiringStage stage, WiringContext& ctx) {
-  (void)stage;
-  (void)ctx;
+  switch (stage) {
+    case WiringStage::kBeforeRuntimeManager: {
+      auto manager = Build(*ctx.server);
+      if (!manager.ok()) {
+        return absl::Status(manager.status().code(),
+                            absl::StrCat("failed to run Kubelet: ", manager.status().message()));
+      }
+      std::shared_ptr<cm::ContainerManager> cm = *manager;
+      ctx.components.container_manager = cm;
+      // The manager outlives the runtime manager (components are released after it).
+      cm::ContainerManager* m = cm.get();
+      if (m->config().cgroups_per_qos) {
+        ctx.runtime_options->cgroup_parent = [m](const api::Pod& pod) {
+          return m->PodCgroupParent(pod);
+        };
+      }
+      ctx.runtime_options->memory_capacity_bytes = m->machine_info().memory_capacity_bytes;
+      ctx.runtime_options->cgroup2_unified = m->cgroup_manager().Unified();
+      ctx.runtime_options->node_allocatable = [m]() { return m->Allocatable(); };
+      const api::ResourceList& alloc = m->Allocatable();
+      auto get = [&](const char* name) -> const api::Quantity* {
+        auto it = alloc.find(name);
+        return it == alloc.end() ? nullptr : &it->second;
+      };
+      if (const api::Quantity* q = get(api::kResourceCPU)) {
+        ctx.kubelet_options->allocatable.milli_cpu = q->MilliValue();
+      }
+      if (const api::Quantity* q = get(api::kResourceMemory)) {
+        ctx.kubelet_options->allocatable.memory_bytes = q->Value();
+      }
+      if (const api::Quantity* q = get(cm::kResourcePods)) {
+        ctx.kubelet_options->allocatable.pods = q->Value();
+      }
+      KLOG_INFO("Node allocatable", "cpu", ctx.kubelet_options->allocatable.milli_cpu, "memory",
+                ctx.kubelet_options->allocatable.memory_bytes, "pods",
+                ctx.kubelet_options->allocatable.pods);
+      return absl::OkStatus();
+    }
+    case WiringStage::kBeforeKubelet:
+      if (ctx.components.container_manager) {
+        ctx.kubelet_options->participants.push_back(ctx.components.container_manager.get());
+      }
+      return absl::OkStatus();
+    case WiringStage::kAfterKubeletStart:
+      return absl::OkStatus();
+  }
   return absl::OkStatus();
 }
 

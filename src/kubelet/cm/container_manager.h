@@ -1,0 +1,140 @@
+// ContainerManager: the node's cgroup layout for pods (upstream pkg/kubelet/cm's
+// containerManagerImpl with its QoS and pod container managers) and the node's capacity and
+// allocatable.
+//
+// With cgroupsPerQOS (the default) the tree below cgroupRoot is
+//   kubepods                 limited to capacity - kubeReserved - systemReserved when
+//                            enforceNodeAllocatable has "pods" (else to capacity)
+//   kubepods/pod<uid>        Guaranteed pods
+//   kubepods/burstable       cpu shares = the sum of its pods' CPU requests
+//   kubepods/burstable/pod<uid>
+//   kubepods/besteffort      cpu shares = 2
+//   kubepods/besteffort/pod<uid>
+// spelled as slices with the systemd driver (kubepods-burstable-pod<uid_>.slice). A pod's
+// cgroup gets its shares / CFS quota / memory limit / pids limit / hugepage limits before each
+// sync (PodLifecycleParticipant::PrepareForSync), is removed once the pod has terminated
+// (CleanupTerminatedPod), and pod cgroups whose pod is gone are removed by Housekeeping
+// (nothing is killed: a cgroup with processes left is retried on a later pass).
+// Without cgroupsPerQOS none of this exists and PodCgroupParent is "".
+//
+// Thread-safety: every method is thread-safe; the participant methods may run concurrently for
+// different pods. Owns its CgroupManagers.
+#ifndef KUBELET_KUBELET_CM_CONTAINER_MANAGER_H_
+#define KUBELET_KUBELET_CM_CONTAINER_MANAGER_H_
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "api/pod.h"
+#include "api/static_pod.h"
+#include "kubelet/cm/cgroup_manager.h"
+#include "kubelet/cm/machine_info.h"
+#include "kubelet/cm/node_allocatable.h"
+#include "kubelet/container/pod_lifecycle.h"
+
+namespace kubelet::cm {
+
+inline constexpr char kNodeAllocatableCgroupName[] = "kubepods";
+inline constexpr char kBurstableCgroupName[] = "burstable";
+inline constexpr char kBestEffortCgroupName[] = "besteffort";
+inline constexpr char kPodCgroupNamePrefix[] = "pod";
+inline constexpr char kNodeAllocatableEnforcementKey[] = "pods";
+
+struct NodeConfig {
+  std::string cgroup_driver = kCgroupDriverCgroupfs;
+  bool cgroups_per_qos = true;
+  std::string cgroup_root = "/";  // cgroupfs syntax
+  std::string kubelet_cgroups;    // created and the kubelet moved into it when set
+  std::string system_cgroups;     // created when set
+  std::string runtime_cgroups;    // only reported
+  std::set<std::string> enforce_node_allocatable = {kNodeAllocatableEnforcementKey};
+  api::ResourceList kube_reserved;
+  api::ResourceList system_reserved;
+  std::vector<EvictionThreshold> hard_eviction_thresholds;
+  bool cpu_cfs_quota = true;
+  int64_t cpu_cfs_quota_period_us = kQuotaPeriodUs;
+  int64_t pod_pids_limit = -1;  // > 0: pids.max of every pod cgroup
+};
+
+class ContainerManager final : public container::PodLifecycleParticipant {
+ public:
+  // `capacity` from MachineCapacity. `cgroups` names cgroups with the configured driver;
+  // `cgroupfs` (cgroupfs driver, may be null: then `cgroups` is used) handles the literal
+  // kubeletCgroups / systemCgroups paths.
+  ContainerManager(NodeConfig config, MachineInfo machine, api::ResourceList capacity,
+                   std::unique_ptr<CgroupManager> cgroups,
+                   std::unique_ptr<CgroupManager> cgroupfs = nullptr);
+
+  // Validates cgroupRoot, creates kubepods and the QoS cgroups (cgroupsPerQOS), enforces node
+  // allocatable on kubepods, sets up kubeletCgroups / systemCgroups (best effort, logged).
+  // An error is a start-up error ("invalid configuration: cgroup [...] has some missing paths").
+  absl::Status Start();
+
+  const NodeConfig& config() const { return config_; }
+  const MachineInfo& machine_info() const { return machine_; }
+  const api::ResourceList& Capacity() const { return capacity_; }
+  // What admission and the node status use: capacity - reservation (+ hugepages off memory).
+  const api::ResourceList& Allocatable() const { return allocatable_; }
+  // kubeReserved + systemReserved + hard-eviction thresholds.
+  const api::ResourceList& AllocatableReservation() const { return reservation_; }
+
+  // cgroupRoot/kubepods.
+  CgroupName NodeAllocatableCgroupName() const;
+  // The pod's cgroup; nullopt without cgroupsPerQOS.
+  std::optional<CgroupName> PodCgroupName(const api::Pod& pod) const;
+  // The pod's cgroup in the driver's syntax, for the runtime (sandbox cgroup parent):
+  // "/kubepods/burstable/pod<uid>" or "/kubepods.slice/kubepods-burstable.slice/
+  // kubepods-burstable-pod<uid_>.slice"; "" without cgroupsPerQOS.
+  std::string PodCgroupParent(const api::Pod& pod) const;
+  // Pod cgroups that exist below the QoS cgroups, by pod UID.
+  std::map<std::string, CgroupName> PodCgroups() const;
+  // Re-applies the QoS cgroups' settings from the pods seen in PrepareForSync.
+  absl::Status UpdateQOSCgroups();
+
+  CgroupManager& cgroup_manager() { return *cgroups_; }
+
+  // PodLifecycleParticipant.
+  std::string Name() const override { return "container-manager"; }
+  absl::Status PrepareForSync(const api::Pod& pod) override;
+  absl::Status CleanupTerminatedPod(const api::Pod& pod) override;
+  void Housekeeping(const std::set<std::string>& active) override;
+
+ private:
+  struct TrackedPod {
+    api::QOSClass qos = api::QOSClass::kBestEffort;
+    int64_t milli_cpu_request = 0;
+    bool operator==(const TrackedPod&) const = default;
+  };
+  ResourceConfig NodeAllocatableConfig() const;
+  CgroupName QOSCgroupName(api::QOSClass qos) const;
+  absl::Status EnforceNodeAllocatable();
+  void SetupSystemCgroups();
+  // Every hugepage size of the machine set to `value` unless present in `limits`.
+  void FillHugePages(std::map<int64_t, int64_t>* limits, int64_t value) const;
+
+  const NodeConfig config_;
+  const MachineInfo machine_;
+  const api::ResourceList capacity_;
+  api::ResourceList reservation_;
+  api::ResourceList allocatable_;
+  const CgroupName root_;  // cgroupRoot
+  const std::unique_ptr<CgroupManager> cgroups_;
+  const std::unique_ptr<CgroupManager> cgroupfs_;
+
+  absl::Mutex mu_;
+  std::map<std::string, TrackedPod> pods_ ABSL_GUARDED_BY(mu_);
+  bool node_allocatable_pending_ ABSL_GUARDED_BY(mu_) = false;
+  // Serializes QoS cgroup writes so a stale snapshot never overwrites a newer one.
+  absl::Mutex qos_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+};
+
+}  // namespace kubelet::cm
+
+#endif  // KUBELET_KUBELET_CM_CONTAINER_MANAGER_H_

@@ -1,0 +1,238 @@
+#include "kubelet/cm/container_manager.h"
+
+#include "api/quantity.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kubelet/cm/testing/fake_cgroup_tree.h"
+
+namespace kubelet::cm {
+namespace {
+
+using testing::FakeCgroupTree;
+using ::testing::HasSubstr;
+
+constexpr int64_t kGi = 1024LL * 1024 * 1024;
+constexpr int64_t kMi = 1024LL * 1024;
+
+api::Quantity Q(const char* s) { return *api::Quantity::Parse(s); }
+
+api::Pod MakePod(const std::string& uid, api::ResourceList req, api::ResourceList lim) {
+  api::Pod p;
+  p.metadata.name = "p-" + uid;
+  p.metadata.namespace_ = "default";
+  p.metadata.uid = uid;
+  api::Container c;
+  c.name = "main";
+  c.resources.requests = std::move(req);
+  c.resources.limits = std::move(lim);
+  p.spec.containers.push_back(c);
+  return p;
+}
+api::Pod Guaranteed(const std::string& uid) {
+  return MakePod(uid, {{"cpu", Q("500m")}, {"memory", Q("128Mi")}},
+                 {{"cpu", Q("500m")}, {"memory", Q("128Mi")}});
+}
+api::Pod Burstable(const std::string& uid, const char* cpu) {
+  return MakePod(uid, {{"cpu", Q(cpu)}}, {{"memory", Q("256Mi")}});
+}
+api::Pod BestEffort(const std::string& uid) { return MakePod(uid, {}, {}); }
+
+MachineInfo Machine() {
+  MachineInfo m;
+  m.num_cores = 4;
+  m.online_cpus = {0, 1, 2, 3};
+  m.memory_capacity_bytes = 8 * kGi;
+  m.hugepages = {{2 * kMi, 0}};
+  m.pid_max = 32768;
+  return m;
+}
+
+class ContainerManagerTest : public ::testing::TestWithParam<bool> {
+ protected:
+  ContainerManagerTest() : tree_(GetParam()) {}
+
+  std::unique_ptr<ContainerManager> Make(NodeConfig cfg, const std::string& driver = "cgroupfs") {
+    auto cgroups = NewCgroupManager(tree_.fs(), tree_.layout(), driver);
+    auto raw = NewCgroupManager(tree_.fs(), tree_.layout(), kCgroupDriverCgroupfs);
+    EXPECT_TRUE(cgroups.ok() && raw.ok());
+    cfg.cgroup_driver = driver;
+    return std::make_unique<ContainerManager>(cfg, Machine(), MachineCapacity(Machine(), 110, {}),
+                                              std::move(*cgroups), std::move(*raw));
+  }
+  bool V2() const { return GetParam(); }
+  // Control file of a cgroup, in whichever hierarchy holds it.
+  std::string File(const std::string& cgroup, const std::string& v1_hierarchy,
+                   const std::string& v1_file, const std::string& v2_file) const {
+    return V2() ? tree_.Read(cgroup + "/" + v2_file)
+                : tree_.Read(v1_hierarchy + "/" + cgroup + "/" + v1_file);
+  }
+  std::string Shares(const std::string& cgroup) const {
+    return File(cgroup, "cpu,cpuacct", "cpu.shares", "cpu.weight");
+  }
+  std::string Memory(const std::string& cgroup) const {
+    return File(cgroup, "memory", "memory.limit_in_bytes", "memory.max");
+  }
+  bool CgroupExists(const std::string& cgroup) const {
+    return tree_.Exists(V2() ? cgroup : "memory/" + cgroup);
+  }
+
+  FakeCgroupTree tree_;
+};
+
+TEST_P(ContainerManagerTest, StartCreatesTopLevelCgroupsWithNodeAllocatable) {
+  NodeConfig cfg;
+  cfg.kube_reserved = {{"cpu", Q("1")}, {"memory", Q("1Gi")}};
+  cfg.system_reserved = {{"memory", Q("512Mi")}};
+  cfg.hard_eviction_thresholds = {{"memory.available", Q("100Mi"), 0}};
+  auto cm = Make(cfg);
+  ASSERT_TRUE(cm->Start().ok());
+  // kubepods: capacity - reserved (eviction threshold not subtracted).
+  EXPECT_EQ(Memory("kubepods"), std::to_string(8 * kGi - 1536 * kMi));
+  EXPECT_EQ(Shares("kubepods"), V2() ? "118" : "3072");
+  EXPECT_EQ(File("kubepods", "pids", "pids.max", "pids.max"), "32768");
+  EXPECT_EQ(Shares("kubepods/besteffort"), V2() ? "1" : "2");
+  EXPECT_EQ(Shares("kubepods/burstable"), V2() ? "1" : "2");
+  // QoS cgroups: hugepages unlimited.
+  EXPECT_EQ(File("kubepods/burstable", "hugetlb", "hugetlb.2MB.limit_in_bytes", "hugetlb.2MB.max"),
+            V2() ? "max" : "9223372036854775807");
+  // Allocatable for admission / node status includes the eviction threshold.
+  EXPECT_EQ(cm->Allocatable().at("memory").Value(), 8 * kGi - 1636 * kMi);
+  EXPECT_EQ(cm->Allocatable().at("cpu").MilliValue(), 3000);
+  EXPECT_EQ(cm->Allocatable().at("pods").Value(), 110);
+  EXPECT_EQ(cm->Capacity().at("cpu").MilliValue(), 4000);
+}
+
+TEST_P(ContainerManagerTest, NoEnforcementLimitsKubepodsToCapacity) {
+  NodeConfig cfg;
+  cfg.enforce_node_allocatable.clear();
+  cfg.kube_reserved = {{"memory", Q("1Gi")}};
+  auto cm = Make(cfg);
+  ASSERT_TRUE(cm->Start().ok());
+  EXPECT_EQ(Memory("kubepods"), std::to_string(8 * kGi));
+}
+
+TEST_P(ContainerManagerTest, CgroupRootMustExist) {
+  NodeConfig cfg;
+  cfg.cgroup_root = "/e2e-missing";
+  auto cm = Make(cfg);
+  absl::Status st = cm->Start();
+  EXPECT_THAT(st.message(), HasSubstr("invalid configuration: "));
+  EXPECT_THAT(st.message(), HasSubstr("cgroup [\"e2e-missing\"]"));
+  // Once it exists, the tree goes below it.
+  if (V2()) {
+    tree_.Write(tree_.root() + "/e2e-missing/cgroup.controllers",
+                "cpuset cpu io memory hugetlb pids\n");
+  } else {
+    for (const char* h : {"cpu,cpuacct", "cpuset", "memory", "pids", "hugetlb", "devices"}) {
+      std::filesystem::create_directories(tree_.root() + "/" + h + "/e2e-missing");
+    }
+  }
+  ASSERT_TRUE(cm->Start().ok());
+  EXPECT_TRUE(CgroupExists("e2e-missing/kubepods/burstable"));
+  EXPECT_EQ(cm->PodCgroupParent(Guaranteed("g1")), "/e2e-missing/kubepods/podg1");
+}
+
+TEST_P(ContainerManagerTest, PodCgroupsByQOS) {
+  NodeConfig cfg;
+  cfg.pod_pids_limit = 1024;
+  auto cm = Make(cfg);
+  ASSERT_TRUE(cm->Start().ok());
+  api::Pod g = Guaranteed("g-1"), b = Burstable("b-1", "250m"), b2 = Burstable("b-2", "750m"),
+           be = BestEffort("be-1");
+  EXPECT_EQ(cm->PodCgroupParent(g), "/kubepods/podg-1");
+  EXPECT_EQ(cm->PodCgroupParent(b), "/kubepods/burstable/podb-1");
+  EXPECT_EQ(cm->PodCgroupParent(be), "/kubepods/besteffort/podbe-1");
+  for (const api::Pod* p : {&g, &b, &b2, &be}) ASSERT_TRUE(cm->PrepareForSync(*p).ok());
+
+  EXPECT_EQ(Shares("kubepods/podg-1"), V2() ? "20" : "512");
+  EXPECT_EQ(Memory("kubepods/podg-1"), std::to_string(128 * kMi));
+  EXPECT_EQ(File("kubepods/podg-1", "cpu,cpuacct", "cpu.cfs_quota_us", "cpu.max"),
+            V2() ? "50000 100000" : "50000");
+  EXPECT_EQ(File("kubepods/podg-1", "pids", "pids.max", "pids.max"), "1024");
+  EXPECT_EQ(File("kubepods/podg-1", "hugetlb", "hugetlb.2MB.limit_in_bytes", "hugetlb.2MB.max"),
+            "0");
+  EXPECT_EQ(Shares("kubepods/burstable/podb-1"), V2() ? "10" : "256");
+  EXPECT_EQ(Memory("kubepods/burstable/podb-1"), std::to_string(256 * kMi));
+  EXPECT_EQ(Shares("kubepods/besteffort/podbe-1"), V2() ? "1" : "2");
+  EXPECT_EQ(Memory("kubepods/besteffort/podbe-1"), "<missing>");
+  // Burstable QoS shares follow its pods' requests.
+  EXPECT_EQ(Shares("kubepods/burstable"), V2() ? "39" : "1024");
+
+  EXPECT_EQ(cm->PodCgroups().size(), 4u);
+  ASSERT_TRUE(cm->CleanupTerminatedPod(b2).ok());
+  EXPECT_FALSE(CgroupExists("kubepods/burstable/podb-2"));
+  EXPECT_EQ(Shares("kubepods/burstable"), V2() ? "10" : "256");
+}
+
+TEST_P(ContainerManagerTest, HousekeepingRemovesOrphans) {
+  auto cm = Make(NodeConfig{});
+  ASSERT_TRUE(cm->Start().ok());
+  api::Pod g = Guaranteed("g-1"), b = Burstable("b-1", "1"), be = BestEffort("be-1");
+  for (const api::Pod* p : {&g, &b, &be}) ASSERT_TRUE(cm->PrepareForSync(*p).ok());
+  // A pod cgroup left by an earlier kubelet run, with a process still in it.
+  const std::string busy = "kubepods/besteffort/podold";
+  std::string procs = tree_.root() + "/" + (V2() ? busy : "memory/" + busy) + "/cgroup.procs";
+  if (!V2()) std::filesystem::create_directories(tree_.root() + "/cpu,cpuacct/" + busy);
+  tree_.Write(procs, "4242\n");
+  EXPECT_EQ(cm->PodCgroups().count("old"), 1u);
+
+  cm->Housekeeping({"g-1", "be-1"});
+  EXPECT_TRUE(CgroupExists("kubepods/podg-1"));
+  EXPECT_TRUE(CgroupExists("kubepods/besteffort/podbe-1"));
+  EXPECT_FALSE(CgroupExists("kubepods/burstable/podb-1"));
+  EXPECT_TRUE(CgroupExists(busy));  // processes remain: retried later
+  EXPECT_EQ(Shares("kubepods/burstable"), V2() ? "1" : "2");
+  tree_.Write(procs, "");
+  cm->Housekeeping({"g-1", "be-1"});
+  EXPECT_FALSE(CgroupExists(busy));
+  EXPECT_TRUE(CgroupExists("kubepods/podg-1"));
+}
+
+TEST_P(ContainerManagerTest, WithoutCgroupsPerQOS) {
+  NodeConfig cfg;
+  cfg.cgroups_per_qos = false;
+  auto cm = Make(cfg);
+  ASSERT_TRUE(cm->Start().ok());
+  EXPECT_FALSE(CgroupExists("kubepods"));
+  api::Pod g = Guaranteed("g-1");
+  EXPECT_EQ(cm->PodCgroupParent(g), "");
+  EXPECT_TRUE(cm->PrepareForSync(g).ok());
+  EXPECT_FALSE(CgroupExists("kubepods"));
+  EXPECT_TRUE(cm->CleanupTerminatedPod(g).ok());
+}
+
+TEST_P(ContainerManagerTest, SystemdDriverNames) {
+  auto cm = Make(NodeConfig{}, kCgroupDriverSystemd);
+  ASSERT_TRUE(cm->Start().ok());
+  EXPECT_TRUE(CgroupExists("kubepods.slice/kubepods-besteffort.slice"));
+  api::Pod b = Burstable("ab-cd", "100m");
+  EXPECT_EQ(cm->PodCgroupParent(b),
+            "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podab_cd.slice");
+  ASSERT_TRUE(cm->PrepareForSync(b).ok());
+  EXPECT_TRUE(
+      CgroupExists("kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podab_cd.slice"));
+  auto pods = cm->PodCgroups();
+  ASSERT_EQ(pods.count("ab-cd"), 1u);
+  cm->Housekeeping({});
+  EXPECT_FALSE(
+      CgroupExists("kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podab_cd.slice"));
+}
+
+TEST_P(ContainerManagerTest, KubeletAndSystemCgroups) {
+  NodeConfig cfg;
+  cfg.kubelet_cgroups = "/kubelet.service";
+  cfg.system_cgroups = "/system";
+  auto cm = Make(cfg);
+  ASSERT_TRUE(cm->Start().ok());
+  EXPECT_TRUE(CgroupExists("kubelet.service"));
+  EXPECT_TRUE(CgroupExists("system"));
+  EXPECT_EQ(
+      tree_.Read(V2() ? "kubelet.service/cgroup.procs" : "memory/kubelet.service/cgroup.procs"),
+      std::to_string(::getpid()));
+}
+
+INSTANTIATE_TEST_SUITE_P(CgroupVersions, ContainerManagerTest, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "V2" : "V1"; });
+
+}  // namespace
+}  // namespace kubelet::cm

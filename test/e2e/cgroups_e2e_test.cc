@@ -1,0 +1,338 @@
+// End-to-end: the container manager's cgroups with the kubelet binary on the harness's real
+// containerd. Each test runs the kubelet below a cgroupRoot of its own (created here in every
+// hierarchy, as upstream requires it to exist, and removed afterwards) so kubelets of other
+// tests on the same machine never share a kubepods tree.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "cri/remote/remote_runtime.h"
+#include "gtest/gtest.h"
+#include "test/e2e/kubelet_process.h"
+
+namespace kubelet::e2e {
+namespace {
+
+using runtime::v1::Container;
+using runtime::v1::PodSandbox;
+
+template <typename Pred>
+bool WaitUntil(Pred pred, absl::Duration timeout, absl::Duration poll = absl::Milliseconds(200)) {
+  absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    if (pred()) return true;
+    absl::SleepFor(poll);
+  }
+  return pred();
+}
+
+std::string ReadTrimmed(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return "<missing>";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// Mount points of the cgroup hierarchies: controller (or "name=...", "unified" on a hybrid
+// host) -> dir (v1), or "" -> dir (v2 only).
+std::map<std::string, std::string> CgroupMounts() {
+  std::map<std::string, std::string> out;
+  std::string unified;
+  std::ifstream in("/proc/self/mounts");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f = absl::StrSplit(line, ' ');
+    if (f.size() < 4) continue;
+    if (f[2] == "cgroup2" && unified.empty()) unified = f[1];
+    if (f[2] != "cgroup") continue;
+    for (absl::string_view o : absl::StrSplit(f[3], ',')) {
+      if (absl::StartsWith(o, "name=")) out[std::string(o)] = f[1];
+      for (const char* c : {"cpu", "cpuacct", "cpuset", "memory", "pids", "hugetlb", "devices",
+                            "freezer", "blkio"}) {
+        if (o == c) out[c] = f[1];
+      }
+    }
+  }
+  // A hybrid host's cgroup2 mount holds directories the runtime creates under the cgroup
+  // parent too.
+  if (!out.empty() && !unified.empty()) out["unified"] = unified;
+  if (out.empty() && !unified.empty()) out[""] = unified;
+  return out;
+}
+
+void RemoveCgroupTree(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.is_directory() && !e.is_symlink()) RemoveCgroupTree(e.path().string());
+  }
+  ::rmdir(dir.c_str());
+}
+
+class CgroupsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* endpoint = std::getenv("KUBELET_E2E_CONTAINERD_ENDPOINT");
+    if (endpoint == nullptr || *endpoint == '\0') GTEST_SKIP() << "no e2e containerd";
+    endpoint_ = endpoint;
+    mounts_ = CgroupMounts();
+    if (mounts_.empty()) GTEST_SKIP() << "no cgroup hierarchy mounted";
+    unified_ = mounts_.count("") > 0;
+    std::random_device rd;
+    cgroup_root_ = absl::StrCat("/e2e-cm-", ::getpid(), "-", rd() % 100000);
+    for (const auto& [c, dir] : mounts_) {
+      std::filesystem::create_directories(dir + cgroup_root_);
+    }
+    dir_ = MakeTempDir("kubelet-cgroups-");
+    manifests_ = dir_ + "/manifests";
+    std::filesystem::create_directories(manifests_);
+    node_ =
+        absl::StrCat("e2e-cg-", ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    for (char& c : node_) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto rt = cri::NewRemoteRuntimeService(endpoint_, absl::Seconds(30));
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    cri_ = std::move(*rt);
+    config_path_ = dir_ + "/kubelet.yaml";
+    WriteFile(config_path_,
+              "apiVersion: kubelet.config.k8s.io/v1beta1\n"
+              "kind: KubeletConfiguration\n"
+              "containerRuntimeEndpoint: " +
+                  endpoint_ + "\nstaticPodPath: " + manifests_ +
+                  "\nhealthzPort: " + std::to_string(FreePort()) +
+                  "\nfailSwapOn: false\n"
+                  "cgroupDriver: cgroupfs\n"
+                  "cgroupRoot: " +
+                  cgroup_root_ +
+                  "\npodPidsLimit: 300\n"
+                  "kubeReserved: {memory: 100Mi}\n"
+                  "authentication: {webhook: {enabled: false}, anonymous: "
+                  "{enabled: true}}\n"
+                  "authorization: {mode: AlwaysAllow}\n");
+  }
+
+  void TearDown() override {
+    if (cri_ != nullptr) {
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(manifests_, ec)) {
+        std::filesystem::remove(e.path(), ec);
+      }
+      if (kubelet_) {
+        WaitUntil([&] { return Sandboxes("").empty() || ReadyCount() == 0; }, absl::Seconds(60));
+        kubelet_->Signal(SIGTERM);
+        kubelet_->Wait(absl::Seconds(30));
+      }
+      for (const PodSandbox& s : Sandboxes("")) {
+        (void)cri_->StopPodSandbox(s.id());
+        (void)cri_->RemovePodSandbox(s.id());
+      }
+    }
+    for (const auto& [c, dir] : mounts_) RemoveCgroupTree(dir + cgroup_root_);
+    std::error_code ec;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  }
+
+  void StartKubelet() {
+    auto p = KubeletProcess::Start(KubeletBinary(),
+                                   {"--config", config_path_, "--hostname-override", node_,
+                                    "--root-dir", dir_ + "/root", "--v=4"},
+                                   {}, dir_ + "/kubelet.log");
+    ASSERT_TRUE(p.ok()) << p.status();
+    kubelet_ = std::move(*p);
+    ASSERT_TRUE(kubelet_->WaitForLog("\"Starting kubelet main sync loop\"", absl::Seconds(60)))
+        << kubelet_->Log();
+  }
+
+  std::string PodName(const std::string& base) const { return base + "-" + node_; }
+
+  void WriteManifest(const std::string& file, const std::string& yaml) {
+    std::string tmp = dir_ + "/." + file + ".tmp";
+    WriteFile(tmp, yaml);
+    std::filesystem::rename(tmp, manifests_ + "/" + file);
+  }
+
+  std::vector<PodSandbox> Sandboxes(const std::string& base) {
+    std::vector<PodSandbox> out;
+    auto list = cri_->ListPodSandbox(nullptr);
+    if (!list.ok()) return out;
+    for (const auto& s : *list) {
+      const std::string& name = s.metadata().name();
+      bool mine = base.empty() ? absl::EndsWith(name, "-" + node_) : name == PodName(base);
+      if (mine) out.push_back(s);
+    }
+    return out;
+  }
+  int ReadyCount() {
+    int n = 0;
+    for (const auto& s : Sandboxes("")) n += s.state() == runtime::v1::SANDBOX_READY;
+    return n;
+  }
+  std::vector<Container> Containers(const std::string& base, bool running_only) {
+    std::vector<Container> out;
+    runtime::v1::ContainerFilter filter;
+    (*filter.mutable_label_selector())["io.kubernetes.pod.name"] = PodName(base);
+    auto list = cri_->ListContainers(&filter);
+    if (!list.ok()) return out;
+    for (const auto& c : *list) {
+      if (!running_only || c.state() == runtime::v1::CONTAINER_RUNNING) out.push_back(c);
+    }
+    return out;
+  }
+  std::string PodUID(const std::string& base) {
+    auto sb = Sandboxes(base);
+    return sb.empty() ? "" : sb[0].metadata().uid();
+  }
+
+  // Host path of a cgroup (relative to cgroupRoot) in the hierarchy of `controller`.
+  std::string HostPath(const std::string& controller, const std::string& rel) const {
+    const std::string& mount = unified_ ? mounts_.at("") : mounts_.at(controller);
+    return mount + cgroup_root_ + "/" + rel;
+  }
+  // The container's cgroup path as its process sees it (/proc/self/cgroup), for `controller`.
+  std::string ContainerCgroup(const std::string& container_id, const std::string& controller) {
+    auto r = cri_->ExecSync(container_id, {"cat", "/proc/self/cgroup"}, absl::Seconds(20));
+    if (!r.ok()) return "exec failed: " + std::string(r.status().message());
+    for (absl::string_view line : absl::StrSplit(r->stdout(), '\n', absl::SkipEmpty())) {
+      std::vector<std::string> f = absl::StrSplit(line, absl::MaxSplits(':', 2));
+      if (f.size() != 3) continue;
+      if (unified_ ? f[0] == "0"
+                   : absl::StrContains(absl::StrCat(",", f[1], ","),
+                                       absl::StrCat(",", controller, ","))) {
+        return f[2];
+      }
+    }
+    return "not found in: " + r->stdout();
+  }
+
+  static std::string Pod(const std::string& name, const std::string& resources,
+                         const std::string& command, const std::string& restart = "Always") {
+    return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
+           "\nspec:\n  restartPolicy: " + restart +
+           "\n  terminationGracePeriodSeconds: 2\n"
+           "  containers:\n"
+           "  - name: main\n"
+           "    image: docker.io/library/busybox:1.36\n"
+           "    command: [\"sh\", \"-c\", " +
+           command + "]\n" + resources;
+  }
+  static constexpr const char* kSleep = "\"trap 'exit 0' TERM; while true; do sleep 1; done\"";
+
+  std::map<std::string, std::string> mounts_;
+  bool unified_ = false;
+  std::string endpoint_, dir_, manifests_, node_, config_path_, cgroup_root_;
+  std::unique_ptr<cri::RuntimeService> cri_;
+  std::unique_ptr<KubeletProcess> kubelet_;
+};
+
+TEST_F(CgroupsTest, QOSClassesLandInTheirCgroups) {
+  StartKubelet();
+  WriteManifest("g.yaml", Pod("g",
+                              "    resources:\n"
+                              "      limits: {cpu: 200m, memory: 64Mi}\n",
+                              kSleep));
+  WriteManifest("b.yaml", Pod("b",
+                              "    resources:\n"
+                              "      requests: {cpu: 300m, memory: 32Mi}\n"
+                              "      limits: {memory: 96Mi}\n",
+                              kSleep));
+  WriteManifest("be.yaml", Pod("be", "", kSleep));
+  for (const char* p : {"g", "b", "be"}) {
+    ASSERT_TRUE(WaitUntil([&] { return !Containers(p, true).empty(); }, absl::Seconds(90)))
+        << p << "\n"
+        << kubelet_->Log();
+  }
+  const std::string g = "kubepods/pod" + PodUID("g");
+  const std::string b = "kubepods/burstable/pod" + PodUID("b");
+  const std::string be = "kubepods/besteffort/pod" + PodUID("be");
+
+  // The containers' processes sit below their pod cgroups.
+  for (const auto& [pod, rel] :
+       std::vector<std::pair<std::string, std::string>>{{"g", g}, {"b", b}, {"be", be}}) {
+    std::string cg = ContainerCgroup(Containers(pod, true)[0].id(), "memory");
+    EXPECT_TRUE(absl::StartsWith(cg, cgroup_root_ + "/" + rel + "/")) << pod << ": " << cg;
+  }
+
+  if (unified_) {
+    EXPECT_EQ(ReadTrimmed(HostPath("", g + "/memory.max")), "67108864");
+    EXPECT_EQ(ReadTrimmed(HostPath("", g + "/cpu.max")), "20000 100000");
+    EXPECT_EQ(ReadTrimmed(HostPath("", g + "/pids.max")), "300");
+    EXPECT_EQ(ReadTrimmed(HostPath("", b + "/memory.max")), "100663296");
+    EXPECT_EQ(ReadTrimmed(HostPath("", b + "/cpu.max")), "max 100000");
+    EXPECT_EQ(ReadTrimmed(HostPath("", "kubepods/besteffort/cpu.weight")), "1");
+  } else {
+    EXPECT_EQ(ReadTrimmed(HostPath("memory", g + "/memory.limit_in_bytes")), "67108864");
+    EXPECT_EQ(ReadTrimmed(HostPath("cpu", g + "/cpu.cfs_quota_us")), "20000");
+    EXPECT_EQ(ReadTrimmed(HostPath("cpu", g + "/cpu.cfs_period_us")), "100000");
+    EXPECT_EQ(ReadTrimmed(HostPath("cpu", g + "/cpu.shares")), "204");
+    EXPECT_EQ(ReadTrimmed(HostPath("pids", g + "/pids.max")), "300");
+    EXPECT_EQ(ReadTrimmed(HostPath("memory", b + "/memory.limit_in_bytes")), "100663296");
+    EXPECT_EQ(ReadTrimmed(HostPath("cpu", b + "/cpu.shares")), "307");
+    EXPECT_EQ(ReadTrimmed(HostPath("cpu", b + "/cpu.cfs_quota_us")), "-1");
+    EXPECT_EQ(ReadTrimmed(HostPath("cpu", be + "/cpu.shares")), "2");
+    EXPECT_EQ(ReadTrimmed(HostPath("cpu", "kubepods/besteffort/cpu.shares")), "2");
+    EXPECT_EQ(ReadTrimmed(HostPath("cpu", "kubepods/burstable/cpu.shares")), "307");
+    // kubepods: capacity - kubeReserved.
+    const std::string kubepods_mem =
+        ReadTrimmed(HostPath("memory", "kubepods/memory.limit_in_bytes"));
+    EXPECT_NE(kubepods_mem, "9223372036854771712") << kubepods_mem;
+  }
+
+  // A removed pod's cgroup goes away; the others stay.
+  std::filesystem::remove(manifests_ + "/b.yaml");
+  const std::string b_dir = HostPath("memory", b);
+  EXPECT_TRUE(WaitUntil([&] { return !std::filesystem::exists(b_dir); }, absl::Seconds(60)))
+      << kubelet_->Log();
+  EXPECT_TRUE(std::filesystem::exists(HostPath("memory", g)));
+  // Also where only the runtime put directories (name=systemd, a hybrid host's cgroup2).
+  for (const auto& [key, mount] : mounts_) {
+    if (key == "name=systemd" || key == "unified") {
+      EXPECT_FALSE(std::filesystem::exists(mount + cgroup_root_ + "/" + b)) << key;
+    }
+  }
+  if (!unified_) {
+    EXPECT_TRUE(WaitUntil(
+        [&] { return ReadTrimmed(HostPath("cpu", "kubepods/burstable/cpu.shares")) == "2"; },
+        absl::Seconds(30)));
+  }
+}
+
+TEST_F(CgroupsTest, OOMKillIsReported) {
+  StartKubelet();
+  // The shell holds 64Mi of text in a variable under a 32Mi limit.
+  WriteManifest("oom.yaml",
+                Pod("oom",
+                    "    resources:\n"
+                    "      limits: {cpu: 500m, memory: 32Mi}\n",
+                    "\"x=$(head -c 67108864 /dev/zero | tr '\\\\0' a); echo ${#x}\"", "Never"));
+  std::string reason;
+  int exit_code = 0;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (const Container& c : Containers("oom", false)) {
+          auto st = cri_->ContainerStatus(c.id(), false);
+          if (st.ok() && st->status().state() == runtime::v1::CONTAINER_EXITED) {
+            reason = st->status().reason();
+            exit_code = st->status().exit_code();
+            return true;
+          }
+        }
+        return false;
+      },
+      absl::Seconds(90)))
+      << kubelet_->Log();
+  EXPECT_EQ(reason, "OOMKilled") << "exit code " << exit_code;
+  EXPECT_EQ(exit_code, 137);
+}
+
+}  // namespace
+}  // namespace kubelet::e2e
