@@ -72,7 +72,9 @@ struct Options {
   absl::Duration crash_backoff_max = absl::Seconds(300);
 
   // --- Hooks --------------------------------------------------------------------------------
-  // Pod cgroup parent in cgroupfs syntax (container manager). Unset: "" (the runtime decides).
+  // Pod cgroup parent (container manager): a cgroupfs path such as /kubepods/burstable/pod<uid>,
+  // or the systemd slice path with the systemd driver, as upstream passes it. Unset: "" (the
+  // runtime decides).
   std::function<std::string(const api::Pod&)> cgroup_parent;
   // RuntimeClass -> CRI runtime handler. Unset: "" (default handler).
   std::function<absl::StatusOr<std::string>(const api::Pod&)> runtime_handler;
