@@ -1,10 +1,188 @@
+// The kubelet API: the secure server on address:port (TLS, authn/authz) and the read-only port
+// (upstream ListenAndServeKubeletServer / ListenAndServeKubeletReadOnlyServer).
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 #include "app/wiring.h"
+#include "common/log.h"
+#include "kubelet/kubelet.h"
+#include "kubelet/kuberuntime/kuberuntime_manager.h"
+#include "kubelet/logs/container_log_manager.h"
+#include "kubelet/stats/stats_provider.h"
+#include "server/auth.h"
+#include "server/configz.h"
+#include "server/http_server.h"
+#include "server/kubelet_server.h"
+#include "server/tls.h"
 
 namespace kubelet::app {
+namespace {
+
+// The kubelet seen through the API's narrow interface. Holds what it borrows from the wiring
+// context; the kubelet and runtime manager outlive the servers (stopped at shutdown first).
+class KubeletHost : public server::HostInterface {
+ public:
+  KubeletHost(Kubelet* kubelet, kuberuntime::KubeGenericRuntimeManager* runtime,
+              std::shared_ptr<logs::ContainerLogManager> logs,
+              std::shared_ptr<stats::StatsProvider> stats, server::Configz* configz)
+      : kubelet_(kubelet),
+        runtime_(runtime),
+        logs_(std::move(logs)),
+        stats_(std::move(stats)),
+        configz_(configz) {}
+
+  std::vector<api::Pod> GetPods() override { return kubelet_->GetPodsWithStatus(); }
+
+  absl::StatusOr<std::vector<api::Pod>> GetRunningPods() override {
+    auto pods = runtime_->GetPods(false);
+    if (!pods.ok()) return pods.status();
+    std::vector<api::Pod> out;
+    out.reserve(pods->size());
+    for (const container::Pod& p : *pods) {
+      api::Pod pod;
+      pod.metadata.uid = p.id;
+      pod.metadata.name = p.name;
+      pod.metadata.namespace_ = p.namespace_;
+      for (const container::Container& c : p.containers) {
+        api::Container ac;
+        ac.name = c.name;
+        ac.image = c.image;
+        pod.spec.containers.push_back(std::move(ac));
+      }
+      out.push_back(std::move(pod));
+    }
+    return out;
+  }
+
+  absl::Status GetContainerLogs(const std::string& namespace_, const std::string& pod,
+                                const std::string& container, const logs::LogOptions& options,
+                                const logs::LogSink& sink) override {
+    if (logs_ == nullptr) return absl::UnavailableError("container logs are not available");
+    return logs_->GetContainerLogs(namespace_, pod, container, options, sink);
+  }
+
+  stats::StatsProvider* GetStatsProvider() override { return stats_.get(); }
+  absl::Status SyncLoopHealthy() override { return kubelet_->SyncLoopHealthy(); }
+  std::string Configz() override { return configz_ != nullptr ? configz_->Render() : "{}"; }
+
+ private:
+  Kubelet* kubelet_;
+  kuberuntime::KubeGenericRuntimeManager* runtime_;
+  std::shared_ptr<logs::ContainerLogManager> logs_;
+  std::shared_ptr<stats::StatsProvider> stats_;
+  server::Configz* configz_;
+};
+
+server::HttpServerOptions BaseOptions(std::string name, std::string address, int port) {
+  server::HttpServerOptions o;
+  o.name = std::move(name);
+  o.address = address.empty() ? "0.0.0.0" : std::move(address);
+  o.port = port;
+  // Upstream's http.Server: ReadTimeout/WriteTimeout 4m, IdleTimeout 90s, MaxHeaderBytes 1 MiB.
+  o.read_timeout = absl::Minutes(4);
+  o.write_timeout = absl::Minutes(4);
+  o.idle_timeout = absl::Seconds(90);
+  o.max_header_bytes = 1 << 20;
+  return o;
+}
+
+// Checks the parts of the configuration that need an API server, before anything binds.
+absl::Status CheckStandaloneAuth(const KubeletServer& s) {
+  const auto& cfg = s.config;
+  if (!s.flags.kube_config.empty()) {
+    // Never fall back to allowing everything when the operator asked for the webhook.
+    if (cfg.authentication.webhook.enabled || cfg.authorization.mode == "Webhook") {
+      return absl::UnimplementedError(
+          "webhook authentication and authorization (TokenReview / SubjectAccessReview) are not "
+          "implemented yet");
+    }
+    return absl::OkStatus();
+  }
+  if (cfg.authentication.webhook.enabled) {
+    return absl::FailedPreconditionError(
+        "no client provided, cannot use webhook authentication (authentication.webhook.enabled "
+        "needs --kubeconfig; set it to false to run standalone)");
+  }
+  if (cfg.authorization.mode == "Webhook") {
+    return absl::FailedPreconditionError(
+        "no client provided, cannot use webhook authorization (authorization.mode Webhook needs "
+        "--kubeconfig; use AlwaysAllow to run standalone)");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx) {
-  (void)stage;
-  (void)ctx;
+  if (stage != WiringStage::kAfterKubeletStart) return absl::OkStatus();
+  const KubeletServer& s = *ctx.server;
+  const auto& cfg = s.config;
+  auto host =
+      std::make_shared<KubeletHost>(ctx.kubelet, ctx.runtime_manager, ctx.components.log_manager,
+                                    ctx.components.stats_provider, ctx.configz);
+
+  if (cfg.enable_server) {
+    if (absl::Status st = CheckStandaloneAuth(s); !st.ok()) return st;
+    if (cfg.authorization.mode != "AlwaysAllow" && cfg.authorization.mode != "Webhook") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown authorization mode ", cfg.authorization.mode));
+    }
+    absl::StatusOr<int> min_version = server::TlsVersionFromName(cfg.tls_min_version);
+    if (!min_version.ok()) return min_version.status();
+    absl::StatusOr<std::string> ciphers = server::CipherSuitesToOpenSsl(cfg.tls_cipher_suites);
+    if (!ciphers.ok()) return ciphers.status();
+    server::SelfSignedCertOptions self;
+    self.host = ctx.node_name;
+    if (!ctx.node_ip.empty()) self.alternate_ips.push_back(ctx.node_ip);
+    self.alternate_ips.push_back("127.0.0.1");
+    self.alternate_dns.push_back("localhost");
+    absl::StatusOr<server::ServingCertificate> cert = server::EnsureServingCertificate(
+        cfg.tls_cert_file, cfg.tls_private_key_file, s.flags.cert_directory, self);
+    if (!cert.ok()) return cert.status();
+
+    server::HttpServerOptions o = BaseOptions("kubelet", cfg.address, cfg.port);
+    o.tls = server::TlsServerOptions{.cert_file = cert->cert_file,
+                                     .key_file = cert->key_file,
+                                     .client_ca_file = cfg.authentication.x509.client_ca_file,
+                                     .min_version = *min_version,
+                                     .cipher_list = *ciphers};
+    auto srv = std::make_shared<server::HttpServer>(std::move(o));
+    srv->SetFilter(server::MakeAuthFilter(
+        {.anonymous = cfg.authentication.anonymous.enabled,
+         .x509 = !cfg.authentication.x509.client_ca_file.empty(),
+         .authorizer = nullptr,  // AlwaysAllow; Webhook was refused above without a client
+         .node_name = ctx.node_name}));
+    server::InstallDefaultHandlers(*srv, host);
+    if (cfg.enable_debugging_handlers) {
+      server::InstallDebuggingHandlers(*srv, host);
+    } else {
+      server::InstallDebuggingDisabledHandlers(*srv);
+    }
+    KLOG_INFO("Starting to listen", "address", cfg.address, "port", cfg.port);
+    if (absl::Status st = srv->Start(); !st.ok()) {
+      return absl::Status(st.code(), absl::StrCat("failed to listen and serve on ", cfg.address,
+                                                  ":", cfg.port, ": ", st.message()));
+    }
+    ctx.components.keep_alive.push_back(srv);
+    ctx.AtShutdown([srv] { srv->Stop(); });
+  }
+
+  if (cfg.read_only_port > 0) {
+    auto ro = std::make_shared<server::HttpServer>(
+        BaseOptions("kubelet-read-only", cfg.address, cfg.read_only_port));
+    server::InstallDefaultHandlers(*ro, host);
+    KLOG_INFO("Starting to listen read-only", "address", cfg.address, "port", cfg.read_only_port);
+    if (absl::Status st = ro->Start(); !st.ok()) {
+      return absl::Status(st.code(), absl::StrCat("failed to listen and serve on ", cfg.address,
+                                                  ":", cfg.read_only_port, ": ", st.message()));
+    }
+    ctx.components.keep_alive.push_back(ro);
+    ctx.AtShutdown([ro] { ro->Stop(); });
+  }
+  ctx.components.keep_alive.push_back(host);
   return absl::OkStatus();
 }
 

@@ -1,14 +1,22 @@
 #include "server/http_server.h"
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
 #include <atomic>
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <chrono>
 #include <optional>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/log.h"
 
 namespace kubelet::server {
@@ -17,6 +25,7 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 
 std::chrono::milliseconds ToChrono(absl::Duration d) {
@@ -72,6 +81,186 @@ bool ParseTarget(std::string_view target, HttpRequest* req) {
   return true;
 }
 
+std::string ReasonPhrase(int status) {
+  auto r = http::obsolete_reason(static_cast<http::status>(status));
+  return std::string(r.data(), r.size());
+}
+
+// Status line and headers of a response written by hand (streaming responses).
+std::string BuildHead(int status, const std::vector<std::pair<std::string, std::string>>& headers,
+                      std::optional<size_t> content_length) {
+  std::string out = absl::StrCat("HTTP/1.1 ", status, " ", ReasonPhrase(status), "\r\n");
+  bool has_type = false;
+  for (const auto& [n, v] : headers) {
+    std::string lower = n;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower == "content-length" || lower == "transfer-encoding" || lower == "connection") {
+      continue;
+    }
+    if (lower == "content-type") has_type = true;
+    absl::StrAppend(&out, n, ": ", v, "\r\n");
+  }
+  if (!has_type) absl::StrAppend(&out, "Content-Type: text/plain; charset=utf-8\r\n");
+  if (content_length) {
+    absl::StrAppend(&out, "Content-Length: ", *content_length, "\r\n");
+  } else {
+    absl::StrAppend(&out, "Transfer-Encoding: chunked\r\n");
+  }
+  absl::StrAppend(&out, "Connection: close\r\n\r\n");
+  return out;
+}
+
+std::string OpenSslError() {
+  unsigned long e = ERR_get_error();  // NOLINT(runtime/int): OpenSSL's type
+  if (e == 0) return "unknown error";
+  char buf[256];
+  ERR_error_string_n(e, buf, sizeof(buf));
+  ERR_clear_error();
+  return buf;
+}
+
+// Requested-but-optional client certificates: the handshake accepts any certificate; the result
+// of verification is read afterwards (SSL_get_verify_result) and judged by the authenticator.
+int AcceptAnyCertificate(int, X509_STORE_CTX*) { return 1; }
+
+void ReadPeerCertificate(SSL* ssl, bool ca_configured, PeerCertificate* peer) {
+  X509* cert = SSL_get1_peer_certificate(ssl);
+  if (cert == nullptr) return;
+  peer->presented = true;
+  long result = SSL_get_verify_result(ssl);  // NOLINT(runtime/int): OpenSSL's type
+  if (ca_configured && result == X509_V_OK) {
+    peer->verified = true;
+  } else {
+    peer->verify_error = X509_verify_cert_error_string(result);
+  }
+  X509_NAME* name = X509_get_subject_name(cert);
+  for (int i = 0; name != nullptr && i < X509_NAME_entry_count(name); ++i) {
+    X509_NAME_ENTRY* entry = X509_NAME_get_entry(name, i);
+    int nid = OBJ_obj2nid(X509_NAME_ENTRY_get_object(entry));
+    if (nid != NID_commonName && nid != NID_organizationName) continue;
+    unsigned char* utf8 = nullptr;
+    int len = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(entry));
+    if (len < 0) continue;
+    std::string value(reinterpret_cast<char*>(utf8), static_cast<size_t>(len));
+    OPENSSL_free(utf8);
+    if (nid == NID_commonName) {
+      peer->common_name = std::move(value);
+    } else {
+      peer->organizations.push_back(std::move(value));
+    }
+  }
+  X509_free(cert);
+}
+
+// The I/O side of a streaming response.
+class StreamSink {
+ public:
+  virtual ~StreamSink() = default;
+  virtual void Flush() = 0;
+};
+
+// Shared by the worker producing a streamed body and the connection writing it.
+struct StreamState {
+  absl::Mutex mu;
+  absl::CondVar cv;
+  bool closed ABSL_GUARDED_BY(mu) = false;  // the server is stopping: never post again
+  bool gone ABSL_GUARDED_BY(mu) = false;    // client disconnected or a write failed
+  bool head_queued ABSL_GUARDED_BY(mu) = false;
+  bool failed ABSL_GUARDED_BY(mu) = false;
+  bool finished ABSL_GUARDED_BY(mu) = false;  // the producer returned; `pending` has the end
+  bool flush_posted ABSL_GUARDED_BY(mu) = false;
+  std::string pending ABSL_GUARDED_BY(mu);  // encoded bytes not yet handed to the I/O thread
+  size_t backlog ABSL_GUARDED_BY(mu) = 0;   // encoded bytes pending or being written
+  std::string head;                         // immutable after creation
+  size_t limit = 0;
+  asio::any_io_executor executor;
+  std::weak_ptr<StreamSink> sink;
+
+  void Kick() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (flush_posted || closed) return;
+    flush_posted = true;
+    asio::post(executor, [w = sink] {
+      if (auto s = w.lock()) s->Flush();
+    });
+  }
+};
+
+// Counts the streaming workers, so Stop() can wait for them, and reaches their states.
+struct StreamTracker {
+  absl::Mutex mu;
+  int active ABSL_GUARDED_BY(mu) = 0;
+  std::vector<std::weak_ptr<StreamState>> live ABSL_GUARDED_BY(mu);
+};
+
+class StreamWriter : public ResponseStream {
+ public:
+  explicit StreamWriter(std::shared_ptr<StreamState> s) : s_(std::move(s)) {}
+
+  bool Write(std::string_view data) override {
+    if (data.empty()) return !Gone();
+    absl::MutexLock l(&s_->mu);
+    if (s_->closed || s_->gone || s_->failed || s_->finished) return false;
+    QueueHead();
+    std::string chunk = absl::StrCat(absl::Hex(data.size()), "\r\n");
+    chunk.append(data.data(), data.size());
+    chunk.append("\r\n");
+    s_->backlog += chunk.size();
+    s_->pending += chunk;
+    s_->Kick();
+    while (s_->backlog > s_->limit && !s_->closed && !s_->gone) s_->cv.Wait(&s_->mu);
+    return !s_->closed && !s_->gone;
+  }
+
+  void Fail(int status, std::string message) override {
+    absl::MutexLock l(&s_->mu);
+    if (s_->head_queued || s_->finished) return;
+    message.push_back('\n');
+    std::string out = BuildHead(
+        status,
+        {{"Content-Type", "text/plain; charset=utf-8"}, {"X-Content-Type-Options", "nosniff"}},
+        message.size());
+    out += message;
+    s_->head_queued = true;
+    s_->failed = true;
+    s_->backlog += out.size();
+    s_->pending += out;
+    s_->Kick();
+  }
+
+  bool Gone() const override {
+    absl::MutexLock l(&s_->mu);
+    return s_->closed || s_->gone;
+  }
+
+  // The producer returned: end the body.
+  void Finish() {
+    absl::MutexLock l(&s_->mu);
+    QueueHead();
+    if (!s_->failed) {
+      s_->pending += "0\r\n\r\n";
+      s_->backlog += 5;
+    }
+    s_->finished = true;
+    s_->Kick();
+  }
+
+ private:
+  void QueueHead() ABSL_EXCLUSIVE_LOCKS_REQUIRED(s_->mu) {
+    if (s_->head_queued) return;
+    s_->head_queued = true;
+    s_->pending += s_->head;
+    s_->backlog += s_->head.size();
+  }
+
+  std::shared_ptr<StreamState> s_;
+};
+
+struct Route {
+  std::string pattern;
+  HttpHandler handler;
+  std::vector<std::string> methods;
+};
+
 }  // namespace
 
 std::vector<std::string> HttpRequest::QueryValues(const std::string& key) const {
@@ -79,6 +268,11 @@ std::vector<std::string> HttpRequest::QueryValues(const std::string& key) const 
   auto [b, e] = query.equal_range(key);
   for (auto it = b; it != e; ++it) out.push_back(it->second);
   return out;
+}
+
+std::string HttpRequest::Header(const std::string& name) const {
+  auto it = headers.find(name);
+  return it == headers.end() ? std::string() : it->second;
 }
 
 void HttpResponse::SetHeader(std::string name, std::string value) {
@@ -101,64 +295,148 @@ void HttpResponse::Error(int code, std::string message) {
 
 struct HttpServer::Impl {
   explicit Impl(HttpServerOptions o) : options(std::move(o)) {}
+  ~Impl() {
+    // Pending handlers own the sessions, whose destructors use this object: destroy them first.
+    acceptor.reset();
+    ioc.reset();
+    ssl_ctx.reset();
+  }
 
   HttpServerOptions options;
-  std::vector<std::pair<std::string, HttpHandler>> routes;
-  asio::io_context ioc{1};
-  std::optional<tcp::acceptor> acceptor;
-  std::thread thread;
+  std::vector<Route> routes;
+  HttpFilter filter;
   std::atomic<int> connections{0};
   std::atomic<int> bound_port{0};
   std::atomic<bool> running{false};
+  std::shared_ptr<StreamTracker> streams = std::make_shared<StreamTracker>();
+  std::unique_ptr<ssl::context> ssl_ctx;
+  std::unique_ptr<asio::io_context> ioc = std::make_unique<asio::io_context>(1);
+  std::optional<tcp::acceptor> acceptor;
+  std::thread thread;
 
-  const HttpHandler* Route(const std::string& path) const {
-    const HttpHandler* best = nullptr;
+  const Route* Match(const std::string& path) const {
+    const Route* best = nullptr;
     size_t best_len = 0;
-    for (const auto& [pattern, handler] : routes) {
-      bool match =
-          pattern.back() == '/' ? path.compare(0, pattern.size(), pattern) == 0 : path == pattern;
-      if (match && pattern.size() >= best_len) {
-        best = &handler;
-        best_len = pattern.size();
+    for (const Route& r : routes) {
+      const std::string& p = r.pattern;
+      bool match = p.back() == '/' ? path.compare(0, p.size(), p) == 0 : path == p;
+      if (match && p.size() >= best_len) {
+        best = &r;
+        best_len = p.size();
       }
     }
     return best;
   }
 
+  absl::Status SetUpTls();
   void Accept();
 };
 
 namespace {
 
-// One connection. Owned by shared_ptr because its lifetime is that of the outstanding asio
-// operations; the last completion handler to finish releases it.
-class Session : public std::enable_shared_from_this<Session> {
+// One connection over `Stream` (beast::tcp_stream or beast::ssl_stream<beast::tcp_stream>).
+// Owned by shared_ptr because its lifetime is that of the outstanding asio operations; the last
+// completion handler to finish releases it.
+template <class Stream>
+class Session : public StreamSink, public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(tcp::socket socket, HttpServer::Impl* impl) : stream_(std::move(socket)), impl_(impl) {
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
+  Session(tcp::socket socket, HttpServer::Impl* impl)
+      : stream_(MakeStream(std::move(socket), impl)), impl_(impl) {
     impl_->connections.fetch_add(1);
     beast::error_code ec;
-    auto ep = stream_.socket().remote_endpoint(ec);
+    auto ep = Tcp().socket().remote_endpoint(ec);
     if (!ec) remote_ = absl::StrCat(ep.address().to_string(), ":", ep.port());
   }
-  ~Session() { impl_->connections.fetch_sub(1); }
+  ~Session() override { impl_->connections.fetch_sub(1); }
+
+  void Start() {
+    if constexpr (kTls) {
+      Tcp().expires_after(ToChrono(impl_->options.handshake_timeout));
+      stream_.async_handshake(
+          ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
+            if (ec) {
+              KLOG_V(4, "TLS handshake failed", "server", self->impl_->options.name, "remote",
+                     self->remote_, "err", ec.message());
+              self->Close();
+              return;
+            }
+            ReadPeerCertificate(self->stream_.native_handle(),
+                                !self->impl_->options.tls->client_ca_file.empty(), &self->peer_);
+            self->Read();
+          });
+    } else {
+      Read();
+    }
+  }
+
+  // Streaming: hands the queued bytes to the socket (I/O thread only).
+  void Flush() override {
+    if (writing_ || !stream_state_) return;
+    std::string out;
+    bool last = false;
+    {
+      absl::MutexLock l(&stream_state_->mu);
+      stream_state_->flush_posted = false;
+      out.swap(stream_state_->pending);
+      last = stream_state_->finished || stream_state_->failed;
+    }
+    if (out.empty()) {
+      if (last) EndStream();
+      return;
+    }
+    writing_ = true;
+    Tcp().expires_after(ToChrono(impl_->options.write_timeout));
+    auto buf = std::make_shared<std::string>(std::move(out));
+    asio::async_write(stream_, asio::buffer(*buf),
+                      [self = this->shared_from_this(), buf](beast::error_code ec, size_t) {
+                        self->writing_ = false;
+                        bool finished;
+                        {
+                          absl::MutexLock l(&self->stream_state_->mu);
+                          self->stream_state_->backlog -= buf->size();
+                          if (ec) self->stream_state_->gone = true;
+                          finished = self->stream_state_->finished && !ec &&
+                                     self->stream_state_->pending.empty();
+                          self->stream_state_->cv.SignalAll();
+                        }
+                        if (ec || finished) {
+                          self->EndStream();
+                          return;
+                        }
+                        self->Flush();
+                      });
+  }
+
+ private:
+  static Stream MakeStream(tcp::socket socket, HttpServer::Impl* impl) {
+    if constexpr (kTls) {
+      return Stream(beast::tcp_stream(std::move(socket)), *impl->ssl_ctx);
+    } else {
+      (void)impl;
+      return Stream(std::move(socket));
+    }
+  }
+
+  beast::tcp_stream& Tcp() { return beast::get_lowest_layer(stream_); }
 
   void Read() {
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(impl_->options.max_header_bytes));
     parser_->body_limit(impl_->options.max_body_bytes);
-    stream_.expires_after(
+    Tcp().expires_after(
         ToChrono(first_ ? impl_->options.read_timeout : impl_->options.idle_timeout));
     first_ = false;
     http::async_read(
         stream_, buffer_, *parser_,
-        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
- private:
   void OnRead(beast::error_code ec) {
     if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
         ec == asio::error::operation_aborted || ec == asio::error::connection_reset ||
-        ec == asio::error::eof) {
+        ec == asio::error::eof || ec == ssl::error::stream_truncated) {
       Close();
       return;
     }
@@ -170,6 +448,10 @@ class Session : public std::enable_shared_from_this<Session> {
         out.Error(431, "431 Request Header Fields Too Large");
       } else if (ec == http::error::body_limit) {
         out.Error(413, "413 Request Entity Too Large");
+      } else if (ec.category() == asio::error::get_ssl_category() ||
+                 ec.category() == asio::error::get_system_category()) {
+        Close();
+        return;
       } else {
         out.Error(400, "400 Bad Request");
       }
@@ -179,6 +461,8 @@ class Session : public std::enable_shared_from_this<Session> {
       req.method = std::string(msg.method_string());
       req.target = std::string(msg.target());
       req.remote_address = remote_;
+      req.tls = kTls;
+      req.peer = peer_;
       for (const auto& field : msg) {
         std::string name(field.name_string());
         for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -189,11 +473,25 @@ class Session : public std::enable_shared_from_this<Session> {
       if (!ParseTarget(req.target, &req)) {
         out.Error(400, "400 Bad Request");
         keep_alive = false;
-      } else if (const HttpHandler* h = impl_->Route(req.path)) {
-        (*h)(req, &out);
+      } else if (const Route* r = impl_->Match(req.path)) {
+        if (!impl_->filter || impl_->filter(&req, &out)) {
+          bool allowed = r->methods.empty();
+          for (const std::string& m : r->methods) allowed = allowed || m == req.method;
+          if (allowed) {
+            r->handler(req, &out);
+          } else {
+            out = HttpResponse();
+            out.Error(405, "405: Method Not Allowed");
+            out.body.pop_back();  // go-restful writes it without a newline
+          }
+        }
       } else {
         out.Error(404, "404 page not found");
       }
+    }
+    if (out.stream) {
+      StartStream(std::move(out));
+      return;
     }
     auto res = std::make_shared<http::response<http::string_body>>();
     res->version(11);
@@ -205,32 +503,147 @@ class Session : public std::enable_shared_from_this<Session> {
     res->body() = std::move(out.body);
     res->keep_alive(keep_alive);
     res->prepare_payload();
-    stream_.expires_after(ToChrono(impl_->options.read_timeout));
-    http::async_write(stream_, *res,
-                      [self = shared_from_this(), res, keep_alive](beast::error_code ec, size_t) {
-                        if (ec || !keep_alive) {
-                          self->Close();
-                        } else {
-                          self->Read();
-                        }
-                      });
+    Tcp().expires_after(ToChrono(impl_->options.write_timeout));
+    http::async_write(
+        stream_, *res,
+        [self = this->shared_from_this(), res, keep_alive](beast::error_code ec, size_t) {
+          if (ec || !keep_alive) {
+            self->Close();
+          } else {
+            self->Read();
+          }
+        });
+  }
+
+  void StartStream(HttpResponse out) {
+    std::shared_ptr<StreamTracker> tracker = impl_->streams;
+    auto state = std::make_shared<StreamState>();
+    {
+      absl::MutexLock l(&tracker->mu);
+      if (tracker->active >= impl_->options.max_streams) {
+        state.reset();
+      } else {
+        ++tracker->active;
+        std::erase_if(tracker->live, [](const auto& w) { return w.expired(); });
+        tracker->live.push_back(state);
+      }
+    }
+    if (!state) {
+      std::string body = "too many streaming requests\n";
+      auto buf = std::make_shared<std::string>(
+          BuildHead(503, {{"X-Content-Type-Options", "nosniff"}}, body.size()) + body);
+      Tcp().expires_after(ToChrono(impl_->options.write_timeout));
+      asio::async_write(
+          stream_, asio::buffer(*buf),
+          [self = this->shared_from_this(), buf](beast::error_code, size_t) { self->Close(); });
+      return;
+    }
+    state->head = BuildHead(out.status, out.headers, std::nullopt);
+    state->limit = impl_->options.stream_buffer_bytes;
+    state->executor = stream_.get_executor();
+    state->sink = std::static_pointer_cast<StreamSink>(this->shared_from_this());
+    stream_state_ = state;
+    WatchForHangUp();
+    std::thread([state, tracker, fn = std::move(out.stream)] {
+      StreamWriter writer(state);
+      fn(writer);
+      writer.Finish();
+      absl::MutexLock l(&tracker->mu);
+      --tracker->active;
+    }).detach();
+  }
+
+  // While streaming the client sends nothing; a completed read means it has gone.
+  void WatchForHangUp() {
+    Tcp().expires_never();
+    stream_.async_read_some(asio::buffer(hangup_buf_),
+                            [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                              if (!ec) {
+                                self->WatchForHangUp();  // pipelined bytes: ignored
+                                return;
+                              }
+                              {
+                                absl::MutexLock l(&self->stream_state_->mu);
+                                self->stream_state_->gone = true;
+                                self->stream_state_->cv.SignalAll();
+                              }
+                              if (!self->writing_) self->Close();
+                            });
+  }
+
+  void EndStream() {
+    {
+      absl::MutexLock l(&stream_state_->mu);
+      stream_state_->gone = true;
+      stream_state_->cv.SignalAll();
+    }
+    Close();
   }
 
   void Close() {
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.socket().close(ignored);
+    Tcp().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    Tcp().socket().close(ignored);
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   HttpServer::Impl* impl_;
   std::string remote_;
+  PeerCertificate peer_;
   bool first_ = true;
+  bool writing_ = false;
+  std::shared_ptr<StreamState> stream_state_;
+  char hangup_buf_[512];
 };
 
 }  // namespace
+
+absl::Status HttpServer::Impl::SetUpTls() {
+  const TlsServerOptions& t = *options.tls;
+  try {
+    ssl_ctx = std::make_unique<ssl::context>(ssl::context::tls_server);
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat(options.name, ": TLS context: ", e.what()));
+  }
+  SSL_CTX* ctx = ssl_ctx->native_handle();
+  SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  if (SSL_CTX_set_min_proto_version(ctx, t.min_version != 0 ? t.min_version : TLS1_2_VERSION) !=
+      1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(options.name, ": unsupported minimum TLS version: ", OpenSslError()));
+  }
+  if (!t.cipher_list.empty() && SSL_CTX_set_cipher_list(ctx, t.cipher_list.c_str()) != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(options.name, ": invalid cipher suites \"",
+                                                   t.cipher_list, "\": ", OpenSslError()));
+  }
+  if (SSL_CTX_use_certificate_chain_file(ctx, t.cert_file.c_str()) != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(options.name, ": failed to load certificate \"",
+                                                   t.cert_file, "\": ", OpenSslError()));
+  }
+  if (SSL_CTX_use_PrivateKey_file(ctx, t.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(options.name, ": failed to load private key \"",
+                                                   t.key_file, "\": ", OpenSslError()));
+  }
+  if (SSL_CTX_check_private_key(ctx) != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(options.name, ": private key \"", t.key_file,
+                                                   "\" does not match certificate \"", t.cert_file,
+                                                   "\""));
+  }
+  static const unsigned char kSessionContext[] = "kubelet";
+  SSL_CTX_set_session_id_context(ctx, kSessionContext, sizeof(kSessionContext) - 1);
+  if (!t.client_ca_file.empty()) {
+    if (SSL_CTX_load_verify_locations(ctx, t.client_ca_file.c_str(), nullptr) != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(options.name, ": failed to load client CA \"",
+                                                     t.client_ca_file, "\": ", OpenSslError()));
+    }
+    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(t.client_ca_file.c_str());
+    if (names != nullptr) SSL_CTX_set_client_CA_list(ctx, names);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, AcceptAnyCertificate);
+  }
+  return absl::OkStatus();
+}
 
 void HttpServer::Impl::Accept() {
   acceptor->async_accept([this](beast::error_code ec, tcp::socket socket) {
@@ -239,8 +652,11 @@ void HttpServer::Impl::Accept() {
       if (connections.load() >= options.max_connections) {
         beast::error_code ignored;
         socket.close(ignored);  // over the cap: shed load rather than queue it
+      } else if (ssl_ctx) {
+        std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(std::move(socket), this)
+            ->Start();
       } else {
-        std::make_shared<Session>(std::move(socket), this)->Read();
+        std::make_shared<Session<beast::tcp_stream>>(std::move(socket), this)->Start();
       }
     }
     Accept();
@@ -252,13 +668,19 @@ HttpServer::HttpServer(HttpServerOptions options)
 
 HttpServer::~HttpServer() { Stop(); }
 
-void HttpServer::Handle(std::string pattern, HttpHandler handler) {
-  impl_->routes.emplace_back(std::move(pattern), std::move(handler));
+void HttpServer::Handle(std::string pattern, HttpHandler handler,
+                        std::vector<std::string> methods) {
+  impl_->routes.push_back({std::move(pattern), std::move(handler), std::move(methods)});
 }
+
+void HttpServer::SetFilter(HttpFilter filter) { impl_->filter = std::move(filter); }
 
 absl::Status HttpServer::Start() {
   const HttpServerOptions& o = impl_->options;
   std::string where = absl::StrCat(o.address, ":", o.port);
+  if (o.tls) {
+    if (absl::Status st = impl_->SetUpTls(); !st.ok()) return st;
+  }
   beast::error_code ec;
   asio::ip::address addr = asio::ip::make_address(o.address.empty() ? "0.0.0.0" : o.address, ec);
   if (ec) {
@@ -266,7 +688,7 @@ absl::Status HttpServer::Start() {
         absl::StrCat(o.name, ": invalid bind address \"", o.address, "\""));
   }
   tcp::endpoint ep(addr, static_cast<uint16_t>(o.port));
-  tcp::acceptor acc(impl_->ioc);
+  tcp::acceptor acc(*impl_->ioc);
   acc.open(ep.protocol(), ec);
   if (!ec) acc.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) acc.bind(ep, ec);
@@ -278,18 +700,34 @@ absl::Status HttpServer::Start() {
   impl_->acceptor.emplace(std::move(acc));
   impl_->Accept();
   impl_->running = true;
-  impl_->thread = std::thread([this] { impl_->ioc.run(); });
+  impl_->thread = std::thread([this] { impl_->ioc->run(); });
   return absl::OkStatus();
 }
 
 void HttpServer::Stop() {
   if (!impl_->running.exchange(false)) return;
-  asio::post(impl_->ioc, [this] {
+  asio::post(*impl_->ioc, [this] {
     beast::error_code ignored;
     impl_->acceptor->close(ignored);
-    impl_->ioc.stop();
+    impl_->ioc->stop();
   });
   if (impl_->thread.joinable()) impl_->thread.join();
+  // No I/O runs any more: release the streaming workers, then give them a moment to return.
+  StreamTracker& t = *impl_->streams;
+  absl::MutexLock l(&t.mu);
+  for (const auto& w : t.live) {
+    if (auto s = w.lock()) {
+      absl::MutexLock sl(&s->mu);
+      s->closed = true;
+      s->cv.SignalAll();
+    }
+  }
+  t.live.clear();
+  auto idle = [&t]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(t.mu) { return t.active == 0; };
+  if (!t.mu.AwaitWithTimeout(absl::Condition(&idle), impl_->options.stream_stop_timeout)) {
+    KLOG_WARNING("Streaming responses still running at shutdown", "server", impl_->options.name,
+                 "count", t.active);
+  }
 }
 
 int HttpServer::port() const { return impl_->bound_port.load(); }

@@ -1,17 +1,28 @@
-// A small HTTP/1.1 server for the kubelet's endpoints (healthz now; :10250 and the read-only
-// port later).
+// A small HTTP/1.1 server (plain or TLS) for the kubelet's endpoints: healthzPort, the kubelet
+// API on :10250 and the read-only port.
 //
 // Contract:
-// - Start() binds and listens synchronously (an error names the address), then serves on one
-//   internal I/O thread until Stop() or destruction. Handlers run on that thread and must not
-//   block for long; slow work belongs on a worker, with the response produced there later
-//   (streaming responses arrive with the logs endpoint).
-// - Every connection has a read deadline, the header size is bounded, bodies are bounded, and the
-//   number of concurrent connections is capped: a slow or malformed client cannot stall others or
-//   exhaust memory. A malformed request gets 400 and the connection is closed.
+// - Start() binds and listens synchronously (an error names the address:port), loads the TLS
+//   material when `tls` is set (an error names the file), then serves on one internal I/O thread
+//   until Stop() or destruction. Handlers and the filter run on that thread and must not block;
+//   slow work belongs in a streaming response (below), which runs on a worker thread.
+// - Every connection has a TLS handshake deadline, a read deadline, a per-write deadline, the
+//   header size is bounded, bodies are bounded, and the number of concurrent connections and of
+//   streaming responses is capped: a slow or malformed client cannot stall others or exhaust
+//   memory. A malformed request gets 400 and the connection is closed.
+// - TLS: the client certificate is requested (never required) when `client_ca_file` is set, and
+//   verified against that bundle after the handshake; the outcome is in HttpRequest::peer.
 // - Routes: exact paths, or subtree prefixes ending in "/" (the longest match wins), as Go's
-//   http.ServeMux. No match -> 404 "404 page not found".
-// Thread-safety: Handle() must be called before Start(); Stop() is safe from any thread.
+//   http.ServeMux. No match -> 404 "404 page not found". A route may restrict its methods;
+//   another method gets 405 "405: Method Not Allowed" (go-restful's answer). The filter (if set)
+//   runs for every routed request before the method check and the handler, as a go-restful
+//   container filter does.
+// - Streaming: a handler that sets HttpResponse::stream hands the request to a worker thread,
+//   which writes the body through a ResponseStream (chunked transfer encoding; the connection
+//   closes afterwards). The writer blocks while more than `stream_buffer_bytes` are unsent and
+//   returns false once the client has gone or the server is stopping.
+// Thread-safety: Handle()/SetFilter() must be called before Start(); Stop() is safe from any
+// thread, waits for the I/O thread and (up to `stream_stop_timeout`) for streaming workers.
 #ifndef KUBELET_SERVER_HTTP_SERVER_H_
 #define KUBELET_SERVER_HTTP_SERVER_H_
 
@@ -19,7 +30,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -27,6 +40,21 @@
 #include "absl/time/time.h"
 
 namespace kubelet::server {
+
+// What the TLS layer learnt about the client's certificate.
+struct PeerCertificate {
+  bool presented = false;                  // the client sent a certificate
+  bool verified = false;                   // ... and it chains to the client CA bundle
+  std::string verify_error;                // OpenSSL's reason when presented but not verified
+  std::string common_name;                 // subject CN (the last one, as Go's pkix.Name)
+  std::vector<std::string> organizations;  // subject O values, in order
+};
+
+// The authenticated caller, filled by the server's filter (see auth.h).
+struct UserInfo {
+  std::string name;
+  std::vector<std::string> groups;
+};
 
 struct HttpRequest {
   std::string method;
@@ -36,15 +64,38 @@ struct HttpRequest {
   std::multimap<std::string, std::string> headers;  // names lower-cased
   std::string body;
   std::string remote_address;
+  bool tls = false;
+  PeerCertificate peer;  // TLS only
+  UserInfo user;         // set by the filter
 
   bool HasQuery(const std::string& key) const { return query.count(key) > 0; }
   std::vector<std::string> QueryValues(const std::string& key) const;
+  // The first value of header `name` (lower-case), or "".
+  std::string Header(const std::string& name) const;
+};
+
+// The body writer of a streaming response. Thread-safe; used from the worker thread.
+class ResponseStream {
+ public:
+  virtual ~ResponseStream() = default;
+  // Queues `data` as one chunk (the status line and headers go first, on the first call). Blocks
+  // while the unsent backlog is over the limit. Returns false once the client has gone or the
+  // server is stopping: the producer should stop.
+  virtual bool Write(std::string_view data) = 0;
+  // Answers with an error instead (as HttpResponse::Error) if nothing was written yet; otherwise
+  // just ends the body.
+  virtual void Fail(int status, std::string message) = 0;
+  // True once the client has disconnected or the server is stopping.
+  virtual bool Gone() const = 0;
 };
 
 struct HttpResponse {
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  // When set, `status` and `headers` are sent with chunked encoding and this runs on a worker
+  // thread to produce the body; the response ends when it returns.
+  std::function<void(ResponseStream&)> stream;
 
   void SetHeader(std::string name, std::string value);
   // Sets status, a text/plain body and the nosniff header, as Go's http.Error does.
@@ -52,6 +103,16 @@ struct HttpResponse {
 };
 
 using HttpHandler = std::function<void(const HttpRequest&, HttpResponse*)>;
+// Runs before the handler of a routed request. Returns false when it has answered (e.g. 401).
+using HttpFilter = std::function<bool(HttpRequest*, HttpResponse*)>;
+
+struct TlsServerOptions {
+  std::string cert_file;       // PEM; may carry the chain after the leaf
+  std::string key_file;        // PEM
+  std::string client_ca_file;  // PEM bundle; empty: no client certificates requested
+  int min_version = 0;         // OpenSSL protocol version (TLS1_2_VERSION...); 0: TLS 1.2
+  std::string cipher_list;     // OpenSSL cipher list for TLS <= 1.2; empty: OpenSSL's default
+};
 
 struct HttpServerOptions {
   std::string name = "http";  // for log lines
@@ -60,8 +121,14 @@ struct HttpServerOptions {
   int max_connections = 1000;
   absl::Duration read_timeout = absl::Seconds(30);
   absl::Duration idle_timeout = absl::Seconds(90);
+  absl::Duration write_timeout = absl::Seconds(60);  // per write
+  absl::Duration handshake_timeout = absl::Seconds(10);
   size_t max_header_bytes = 1 << 20;
   size_t max_body_bytes = 1 << 20;
+  int max_streams = 128;
+  size_t stream_buffer_bytes = 1 << 20;
+  absl::Duration stream_stop_timeout = absl::Seconds(5);
+  std::optional<TlsServerOptions> tls;
 };
 
 class HttpServer {
@@ -71,7 +138,9 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  void Handle(std::string pattern, HttpHandler handler);
+  // `methods` empty: any method.
+  void Handle(std::string pattern, HttpHandler handler, std::vector<std::string> methods = {});
+  void SetFilter(HttpFilter filter);
   absl::Status Start();
   void Stop();
   int port() const;

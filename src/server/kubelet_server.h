@@ -1,0 +1,68 @@
+// The kubelet API's handlers (upstream pkg/kubelet/server): the secure port (:10250) and the
+// read-only port, built on HttpServer and decoupled from the kubelet by HostInterface.
+//
+// Contract:
+// - InstallDefaultHandlers (both ports, as upstream's InstallDefaultHandlers): /healthz with
+//   ping, log, syncloop; GET /pods (PodList of the pods with status); GET|POST /stats/summary
+//   (?only_cpu_and_memory=true); /metrics, /metrics/probes, /metrics/resource.
+// - InstallDebuggingHandlers (secure port with enableDebuggingHandlers): GET
+//   /containerLogs/{namespace}/{pod}/{container} (streamed, chunked), /configz, GET
+//   /runningpods/. InstallDebuggingDisabledHandlers answers those paths with 405 "Debug
+//   endpoints are disabled." as upstream.
+// - Calls that may block (runtime, stats, logs) run on streaming workers, never on the I/O
+//   thread. Errors and status codes follow upstream: containerLogs query decode errors 400
+//   {"message": "Unable to decode query."}, invalid options 422 {"message": "Invalid request."},
+//   unknown pod/container 404, log errors 400; stats errors 500 "Internal Error: ...".
+// Thread-safety: the host's methods are called from the I/O thread and from workers at the same
+// time. Ownership: the handlers share `host` (workers may outlive the server's Stop by its
+// stream stop timeout, hence shared ownership).
+#ifndef KUBELET_SERVER_KUBELET_SERVER_H_
+#define KUBELET_SERVER_KUBELET_SERVER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "api/pod.h"
+#include "kubelet/logs/container_log_manager.h"
+#include "kubelet/stats/stats_provider.h"
+#include "server/http_server.h"
+
+namespace kubelet::server {
+
+// What the API needs from the kubelet.
+class HostInterface {
+ public:
+  virtual ~HostInterface() = default;
+  // The pods the kubelet manages, with their current status. Quick (in memory).
+  virtual std::vector<api::Pod> GetPods() = 0;
+  // The runtime's pods as upstream's ToAPIPod (name, namespace, uid; containers' name, image).
+  // May block on the runtime.
+  virtual absl::StatusOr<std::vector<api::Pod>> GetRunningPods() = 0;
+  // Blocks; see logs::ContainerLogManager::GetContainerLogs. Unavailable without a log manager.
+  virtual absl::Status GetContainerLogs(const std::string& namespace_, const std::string& pod,
+                                        const std::string& container,
+                                        const logs::LogOptions& options,
+                                        const logs::LogSink& sink) = 0;
+  // Null when no stats provider is wired.
+  virtual stats::StatsProvider* GetStatsProvider() = 0;
+  // Quick; for /healthz/syncloop.
+  virtual absl::Status SyncLoopHealthy() = 0;
+  // The /configz body.
+  virtual std::string Configz() = 0;
+};
+
+void InstallDefaultHandlers(HttpServer& server, std::shared_ptr<HostInterface> host);
+void InstallDebuggingHandlers(HttpServer& server, std::shared_ptr<HostInterface> host);
+void InstallDebuggingDisabledHandlers(HttpServer& server);
+
+// Decodes and validates /containerLogs query parameters as upstream (v1.PodLogOptions through
+// the parameter codec, "tail" as a legacy alias of tailLines). On error `*http_status` is 400
+// (undecodable) or 422 (invalid) and the message is the body upstream sends.
+absl::StatusOr<logs::LogOptions> ParseContainerLogOptions(const HttpRequest& req, int* http_status);
+
+}  // namespace kubelet::server
+
+#endif  // KUBELET_SERVER_KUBELET_SERVER_H_
