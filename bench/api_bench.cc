@@ -69,9 +69,10 @@ bool StartRun(const std::string& bin, const std::string& endpoint, const std::st
                    endpoint, "\nstaticPodPath: ", run->manifests,
                    "\nhealthzPort: ", kubelet::e2e::FreePort(), "\nreadOnlyPort: ", run->ro_port,
                    "\nfailSwapOn: false\nmaxPods: 250\n", kubelet::e2e::StandaloneServingConfig()));
-  auto k = KubeletProcess::Start(
-      bin, {"--config", cfg, "--hostname-override", node, "--root-dir", run->dir + "/root"}, {},
-      run->dir + "/kubelet.log");
+  auto k = KubeletProcess::Start(bin,
+                                 {"--config", cfg, "--hostname-override", node, "--root-dir",
+                                  run->dir + "/root", "--cert-dir", run->dir + "/pki"},
+                                 {}, run->dir + "/kubelet.log");
   if (!k.ok() || !(*k)->WaitForLog("\"Started healthz server\"", absl::Seconds(60))) {
     std::fprintf(stderr, "kubelet did not start (%s)\n", (run->dir + "/kubelet.log").c_str());
     return false;

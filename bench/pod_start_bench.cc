@@ -189,10 +189,11 @@ int main(int argc, char** argv) {
                                               "\n"
                                               "failSwapOn: false\nmaxPods: 250\n",
                                               kubelet::e2e::StandaloneServingConfig()));
-    auto k = KubeletProcess::Start(kubelet_bin,
-                                   {"--config", cfg, "--hostname-override", node, "--root-dir",
-                                    absl::StrCat(dir, "/root-", n), "--v=4"},
-                                   {}, absl::StrCat(dir, "/kubelet-", n, ".log"));
+    auto k = KubeletProcess::Start(
+        kubelet_bin,
+        {"--config", cfg, "--hostname-override", node, "--root-dir", absl::StrCat(dir, "/root-", n),
+         "--cert-dir", absl::StrCat(dir, "/pki-", n), "--v=4"},
+        {}, absl::StrCat(dir, "/kubelet-", n, ".log"));
     if (!k.ok() || !(*k)->WaitForLog("\"Started healthz server\"", absl::Seconds(60))) {
       std::fprintf(stderr, "kubelet did not start\n");
       return 1;

@@ -87,6 +87,8 @@ const std::set<std::string>& ImplementedFields() {
       "enforceNodeAllocatable",
       "failSwapOn",
       // Serving.
+      "enableServer",
+      "enableDebuggingHandlers",
       "address",
       "port",
       "readOnlyPort",

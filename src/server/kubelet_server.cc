@@ -166,6 +166,7 @@ void InstallDefaultHandlers(HttpServer& server, std::shared_ptr<HostInterface> h
   MetricsHandler(server, "/metrics", &metrics::KubeletRegistry);
   MetricsHandler(server, "/metrics/probes", &metrics::ProbesRegistry);
   MetricsHandler(server, "/metrics/resource", &metrics::ResourceRegistry);
+  MetricsHandler(server, "/metrics/cadvisor", &metrics::CadvisorRegistry);
 }
 
 void InstallDebuggingHandlers(HttpServer& server, std::shared_ptr<HostInterface> host) {

@@ -39,8 +39,10 @@ class KubeletStartupTest : public ::testing::Test {
     return path;
   }
 
-  std::unique_ptr<KubeletProcess> StartKubelet(const std::vector<std::string>& args,
+  std::unique_ptr<KubeletProcess> StartKubelet(std::vector<std::string> args,
                                                std::map<std::string, std::string> env = {}) {
+    // Keep the kubelet's files (pod dirs, generated serving certificate) in the test's dir.
+    args.insert(args.end(), {"--root-dir", dir_ + "/root", "--cert-dir", dir_ + "/pki"});
     auto p = KubeletProcess::Start(KubeletBinary(), args, env, dir_ + "/kubelet.log");
     EXPECT_TRUE(p.ok()) << p.status();
     return p.ok() ? std::move(*p) : nullptr;

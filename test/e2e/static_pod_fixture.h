@@ -96,9 +96,9 @@ class StaticPodTest : public ::testing::Test {
   }
 
   void StartKubelet(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--config", config_path_, "--hostname-override",
-                                     node_,      "--root-dir", dir_ + "/root",
-                                     "--v=2"};
+    std::vector<std::string> args = {"--config",   config_path_,  "--hostname-override",
+                                     node_,        "--root-dir",  dir_ + "/root",
+                                     "--cert-dir", dir_ + "/pki", "--v=2"};
     args.insert(args.end(), extra.begin(), extra.end());
     auto p = KubeletProcess::Start(KubeletBinary(), args, {}, dir_ + "/kubelet.log");
     ASSERT_TRUE(p.ok()) << p.status();
