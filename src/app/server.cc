@@ -469,6 +469,8 @@ int Run(KubeletServer& s) {
   if (absl::Status st = kubelet.Start(); !st.ok()) return fail(st);
   wiring.kubelet = &kubelet;
   if (absl::Status st = WireAll(WiringStage::kAfterKubeletStart, wiring); !st.ok()) {
+    // Subsystems first: some call back into the Kubelet (probe results -> TriggerPodSync).
+    wiring.Shutdown();
     kubelet.Stop();
     return fail(st);
   }
