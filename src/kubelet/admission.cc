@@ -7,54 +7,19 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "api/resource_helpers.h"
 #include "api/static_pod.h"
 
 namespace kubelet {
-namespace {
-
-PodRequests ContainerRequests(const api::Container& c) {
-  PodRequests r;
-  auto cpu = c.resources.requests.find("cpu");
-  if (cpu != c.resources.requests.end()) r.milli_cpu = cpu->second.MilliValue();
-  auto mem = c.resources.requests.find("memory");
-  if (mem != c.resources.requests.end()) r.memory_bytes = mem->second.Value();
-  return r;
-}
-
-}  // namespace
 
 PodRequests ComputePodRequests(const api::Pod& pod) {
-  PodRequests sum;
-  for (const auto& c : pod.spec.containers) {
-    PodRequests r = ContainerRequests(c);
-    sum.milli_cpu += r.milli_cpu;
-    sum.memory_bytes += r.memory_bytes;
-  }
-  // Init containers run one at a time, but sidecars (restartable init containers) keep running
-  // beside everything started after them.
-  PodRequests sidecars, init_max;
-  for (const auto& c : pod.spec.init_containers) {
-    PodRequests r = ContainerRequests(c);
-    if (c.restart_policy && *c.restart_policy == "Always") {
-      sidecars.milli_cpu += r.milli_cpu;
-      sidecars.memory_bytes += r.memory_bytes;
-      init_max.milli_cpu = std::max(init_max.milli_cpu, sidecars.milli_cpu);
-      init_max.memory_bytes = std::max(init_max.memory_bytes, sidecars.memory_bytes);
-    } else {
-      init_max.milli_cpu = std::max(init_max.milli_cpu, sidecars.milli_cpu + r.milli_cpu);
-      init_max.memory_bytes =
-          std::max(init_max.memory_bytes, sidecars.memory_bytes + r.memory_bytes);
-    }
-  }
-  sum.milli_cpu += sidecars.milli_cpu;
-  sum.memory_bytes += sidecars.memory_bytes;
-  sum.milli_cpu = std::max(sum.milli_cpu, init_max.milli_cpu);
-  sum.memory_bytes = std::max(sum.memory_bytes, init_max.memory_bytes);
-  auto cpu = pod.spec.overhead.find("cpu");
-  if (cpu != pod.spec.overhead.end()) sum.milli_cpu += cpu->second.MilliValue();
-  auto mem = pod.spec.overhead.find("memory");
-  if (mem != pod.spec.overhead.end()) sum.memory_bytes += mem->second.Value();
-  return sum;
+  const api::ResourceList reqs = api::PodRequests(pod);
+  PodRequests r;
+  if (auto cpu = reqs.find(api::kResourceCPU); cpu != reqs.end())
+    r.milli_cpu = cpu->second.MilliValue();
+  if (auto mem = reqs.find(api::kResourceMemory); mem != reqs.end())
+    r.memory_bytes = mem->second.Value();
+  return r;
 }
 
 namespace {

@@ -13,15 +13,22 @@
 #include <string_view>
 
 #include "api/pod.h"
+#include "api/resource_helpers.h"
 
 namespace kubelet::cm {
 
-inline constexpr int64_t kMinShares = 2;
-inline constexpr int64_t kMaxShares = 262144;
-inline constexpr int64_t kSharesPerCPU = 1024;
-inline constexpr int64_t kMilliCPUToCPU = 1000;
-inline constexpr int64_t kQuotaPeriodUs = 100000;   // 100ms
-inline constexpr int64_t kMinQuotaPeriodUs = 1000;  // 1ms
+// The shared pod resource arithmetic (api/resource_helpers.h).
+using api::kMaxShares;
+using api::kMilliCPUToCPU;
+using api::kMinQuotaPeriodUs;
+using api::kMinShares;
+using api::kQuotaPeriodUs;
+using api::kSharesPerCPU;
+using api::MilliCPUToQuota;
+using api::MilliCPUToShares;
+using api::PodLimits;
+using api::PodRequests;
+using api::SharesToWeight;
 
 // What a cgroup is set to. Unset fields are left alone.
 struct ResourceConfig {
@@ -35,22 +42,6 @@ struct ResourceConfig {
   std::map<int64_t, int64_t> hugepage_limits;
   bool operator==(const ResourceConfig&) const = default;
 };
-
-// 1024 shares per core, at least kMinShares (also for 0), at most kMaxShares.
-int64_t MilliCPUToShares(int64_t milli_cpu);
-// milli_cpu * period / 1000, at least kMinQuotaPeriodUs; 0 for 0 (no limit).
-int64_t MilliCPUToQuota(int64_t milli_cpu, int64_t period_us);
-// cgroup v2 cpu.weight from shares: 1 + ((shares - 2) * 9999) / 262142, as runc converts.
-int64_t SharesToWeight(int64_t shares);
-
-// Effective pod requests / limits (resource.PodRequests / PodLimits, v1.28): sum over app
-// containers and sidecars, at least the largest init container step, plus pod overhead
-// (requests: always; limits: only for resources that have a limit).
-api::ResourceList PodRequests(const api::Pod& pod);
-// `cpu_declared` / `memory_declared` (optional) become false if any app or init container
-// lacks that limit.
-api::ResourceList PodLimits(const api::Pod& pod, bool* cpu_declared = nullptr,
-                            bool* memory_declared = nullptr);
 
 // "hugepages-2Mi" -> 2097152; nullopt for other resource names or bad sizes.
 std::optional<int64_t> HugePageSizeFromResourceName(std::string_view name);

@@ -77,18 +77,6 @@ int GetContainerOOMScoreAdjust(const api::Pod& pod, const api::Container& contai
   return static_cast<int>(adjust);
 }
 
-int64_t MilliCPUToShares(int64_t milli_cpu) {
-  if (milli_cpu == 0) return kMinShares;
-  const int64_t shares = (milli_cpu * kSharesPerCPU) / kMilliCPUToCPU;
-  return std::clamp(shares, kMinShares, kMaxShares);
-}
-
-int64_t MilliCPUToQuota(int64_t milli_cpu, int64_t period_us) {
-  if (milli_cpu == 0) return 0;
-  const int64_t quota = (milli_cpu * period_us) / kMilliCPUToCPU;
-  return std::max(quota, kMinQuotaPeriod);
-}
-
 std::string BuildPodLogsDirectory(std::string_view root, std::string_view ns, std::string_view name,
                                   std::string_view uid) {
   return absl::StrCat(AV(root), "/", AV(ns), "_", AV(name), "_", AV(uid));

@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "api/pod.h"
+#include "api/resource_helpers.h"
 
 namespace kubelet::kuberuntime {
 
@@ -46,17 +47,13 @@ bool IsNodeCriticalPod(const api::Pod& pod);
 int GetContainerOOMScoreAdjust(const api::Pod& pod, const api::Container& container,
                                int64_t memory_capacity);
 
-inline constexpr int64_t kMinShares = 2;
-inline constexpr int64_t kMaxShares = 262144;
-inline constexpr int64_t kSharesPerCPU = 1024;
-inline constexpr int64_t kMilliCPUToCPU = 1000;
-inline constexpr int64_t kQuotaPeriod = 100000;  // microseconds
-inline constexpr int64_t kMinQuotaPeriod = 1000;
-
-// cm.MilliCPUToShares: 0 -> 2; else milli*1024/1000 clamped to [2, 262144].
-int64_t MilliCPUToShares(int64_t milli_cpu);
-// milliCPUToQuota: 0 -> 0 (no limit); else milli*period/1000, at least 1000.
-int64_t MilliCPUToQuota(int64_t milli_cpu, int64_t period_us);
+// CPU conversions are shared with the container manager (api/resource_helpers.h).
+using api::kMaxShares;
+using api::kMinShares;
+using api::MilliCPUToQuota;
+using api::MilliCPUToShares;
+inline constexpr int64_t kQuotaPeriod = api::kQuotaPeriodUs;  // microseconds
+inline constexpr int64_t kMinQuotaPeriod = api::kMinQuotaPeriodUs;
 
 // <root>/<ns>_<name>_<uid>
 std::string BuildPodLogsDirectory(std::string_view root, std::string_view ns, std::string_view name,

@@ -253,9 +253,9 @@ TEST(ResourcesTest, PodRequestsWithSidecars) {
   init.resources.requests = {{"cpu", Q("1")}};
   api::Pod pod = MakePod("p", {app}, {sidecar, init});
   // max(app + sidecar, sidecar + init) = max(300m, 1200m)
-  EXPECT_EQ(PodRequests(pod).at("cpu").MilliValue(), 1200);
+  EXPECT_EQ(api::PodRequests(pod).at("cpu").MilliValue(), 1200);
   pod.spec.init_containers.pop_back();
-  EXPECT_EQ(PodRequests(pod).at("cpu").MilliValue(), 300);
+  EXPECT_EQ(api::PodRequests(pod).at("cpu").MilliValue(), 300);
 }
 
 TEST(SecurityContextTest, Defaults) {

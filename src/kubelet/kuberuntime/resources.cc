@@ -1,5 +1,6 @@
 #include "kubelet/kuberuntime/resources.h"
 
+#include "api/resource_helpers.h"
 #include "kubelet/kuberuntime/helpers.h"
 
 namespace kubelet::kuberuntime {
@@ -8,50 +9,6 @@ namespace {
 api::Quantity Get(const api::ResourceList& list, const char* name) {
   auto it = list.find(name);
   return it == list.end() ? api::Quantity() : it->second;
-}
-
-void AddResourceList(api::ResourceList* list, const api::ResourceList& add) {
-  for (const auto& [name, q] : add) {
-    auto it = list->find(name);
-    if (it == list->end()) {
-      list->emplace(name, q);
-    } else {
-      it->second = it->second + q;
-    }
-  }
-}
-
-void MaxResourceList(api::ResourceList* list, const api::ResourceList& other) {
-  for (const auto& [name, q] : other) {
-    auto it = list->find(name);
-    if (it == list->end()) {
-      list->emplace(name, q);
-    } else if (q > it->second) {
-      it->second = q;
-    }
-  }
-}
-
-template <typename Select>
-api::ResourceList Aggregate(const api::Pod& pod, Select select) {
-  api::ResourceList total;
-  for (const api::Container& c : pod.spec.containers) AddResourceList(&total, select(c));
-  api::ResourceList sidecars;
-  api::ResourceList init_max;
-  for (const api::Container& c : pod.spec.init_containers) {
-    api::ResourceList step;
-    if (api::IsRestartableInitContainer(c)) {
-      AddResourceList(&total, select(c));
-      AddResourceList(&sidecars, select(c));
-      step = sidecars;
-    } else {
-      AddResourceList(&step, select(c));
-      AddResourceList(&step, sidecars);
-    }
-    MaxResourceList(&init_max, step);
-  }
-  MaxResourceList(&total, init_max);
-  return total;
 }
 
 }  // namespace
@@ -90,21 +47,11 @@ runtime::v1::LinuxContainerResources GenerateLinuxContainerResources(
   return r;
 }
 
-api::ResourceList PodRequests(const api::Pod& pod) {
-  return Aggregate(pod, [](const api::Container& c) -> const api::ResourceList& {
-    return c.resources.requests;
-  });
-}
-
-api::ResourceList PodLimits(const api::Pod& pod) {
-  return Aggregate(
-      pod, [](const api::Container& c) -> const api::ResourceList& { return c.resources.limits; });
-}
-
 void ApplySandboxResources(const api::Pod& pod, const ResourceSettings& settings,
                            runtime::v1::PodSandboxConfig* config) {
-  const api::ResourceList req = PodRequests(pod);
-  const api::ResourceList lim = PodLimits(pod);
+  // The sandbox's own resources; overhead is passed apart.
+  const api::ResourceList req = api::PodRequests(pod, {.exclude_overhead = true});
+  const api::ResourceList lim = api::PodLimits(pod, {.exclude_overhead = true});
   std::optional<api::Quantity> cpu_request;
   if (auto it = req.find(api::kResourceCPU); it != req.end()) cpu_request = it->second;
   runtime::v1::LinuxPodSandboxConfig* linux_config = config->mutable_linux();

@@ -1,7 +1,7 @@
 // Linux resources of containers and sandboxes, ported from upstream
 // kuberuntime_container_linux.go (calculateLinuxResources, generateLinuxContainerResources),
-// kuberuntime_sandbox_linux.go (applySandboxResources) and pkg/api/v1/resource (PodRequests,
-// PodLimits with sidecar semantics, overhead excluded).
+// kuberuntime_sandbox_linux.go (applySandboxResources); pod requests/limits come from
+// api/resource_helpers.h (overhead excluded for the sandbox).
 //
 //   cpu_shares   = MilliCPUToShares(request), or of the limit when no request is set
 //   cpu_quota    = MilliCPUToQuota(limit, period), cpu_period = period (with cpuCFSQuota)
@@ -35,8 +35,6 @@ runtime::v1::LinuxContainerResources GenerateLinuxContainerResources(
 
 // Effective pod requests / limits without overhead: sum of app containers and sidecars, or the
 // largest init container step if bigger.
-api::ResourceList PodRequests(const api::Pod& pod);
-api::ResourceList PodLimits(const api::Pod& pod);
 
 // Sets config.linux.resources (pod requests/limits) and config.linux.overhead.
 void ApplySandboxResources(const api::Pod& pod, const ResourceSettings& settings,
