@@ -9,7 +9,8 @@
 //                 readiness probe every second (2P probes/s), against the same P pods without
 //                 probes; reported as extra CPU per 100 probes/s and as a ratio.
 //
-// Usage: api_bench <kubelet-binary> [N=110] [P=50]   (env as the e2e tests: KUBELET_E2E_*)
+// Usage: api_bench <kubelet-binary> [N=110] [P=50]   (env as the e2e tests: KUBELET_E2E_*;
+// N = 0 or P = 0 skips that part)
 #include <signal.h>
 
 #include <cstdio>
@@ -149,8 +150,8 @@ int main(int argc, char** argv) {
   if (!rt.ok()) return 1;
   const std::string base = kubelet::e2e::MakeTempDir("kubelet-api-bench-");
 
-  // --- /pods and /stats/summary with N pods -----------------------------------------------------
-  {
+  // --- /pods and /stats/summary with N pods (N = 0 skips) --------------------------------------
+  if (n > 0) {
     Run run;
     if (!StartRun(bin, endpoint, base, absl::StrCat("apibench", n), n, false, **rt, &run)) {
       return 1;
@@ -189,6 +190,7 @@ int main(int argc, char** argv) {
   }
 
   // --- probe overhead ----------------------------------------------------------------------------
+  if (p <= 0) return 0;
   double cpu_plain = 0, cpu_probed = 0;
   const absl::Duration window = absl::Seconds(30);
   {

@@ -135,15 +135,25 @@ asio::awaitable<bool> Dial(beast::tcp_stream& stream, const std::string& host, i
                            std::optional<SteadyTime> deadline, std::string* err) {
   auto ex = co_await asio::this_coro::executor;
   beast::error_code ec;
-  tcp::resolver resolver(ex);
-  auto endpoints = co_await resolver.async_resolve(host, std::to_string(port),
-                                                   asio::redirect_error(asio::use_awaitable, ec));
-  if (ec) {
-    *err = absl::StrCat("dial tcp: lookup ", host, ": ", LowerFirst(ec.message()));
-    co_return false;
+  // Probes almost always target the pod IP: an IP literal needs no resolver (asio's resolver
+  // runs getaddrinfo on a thread of its own, which would cost a thread start per probe).
+  boost::system::error_code not_ip;
+  const asio::ip::address ip = asio::ip::make_address(host, not_ip);
+  if (!not_ip) {
+    Arm(stream, deadline);
+    co_await stream.async_connect(tcp::endpoint(ip, static_cast<uint16_t>(port)),
+                                  asio::redirect_error(asio::use_awaitable, ec));
+  } else {
+    tcp::resolver resolver(ex);
+    auto endpoints = co_await resolver.async_resolve(host, std::to_string(port),
+                                                     asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      *err = absl::StrCat("dial tcp: lookup ", host, ": ", LowerFirst(ec.message()));
+      co_return false;
+    }
+    Arm(stream, deadline);
+    co_await stream.async_connect(endpoints, asio::redirect_error(asio::use_awaitable, ec));
   }
-  Arm(stream, deadline);
-  co_await stream.async_connect(endpoints, asio::redirect_error(asio::use_awaitable, ec));
   if (ec) {
     *err = absl::StrCat("dial tcp ", JoinHostPort(host, port), ": ", DialErrorText(ec));
     co_return false;

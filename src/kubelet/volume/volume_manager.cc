@@ -1,0 +1,403 @@
+#include "kubelet/volume/volume_manager.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "common/log.h"
+#include "kubelet/volume/atomic_writer.h"
+#include "kubelet/volume/mount_utils.h"
+#include "kubelet/volume/plugins.h"
+
+namespace kubelet::volume {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> ListDir(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return out;
+  while (struct dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    out.push_back(name);
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string PodKey(const api::Pod& pod) {
+  return absl::StrCat(pod.metadata.namespace_, "/", pod.metadata.name);
+}
+
+// The plugin of a volume this manager supports; "" for any other source.
+std::string PluginOf(const api::Volume& v) {
+  if (v.empty_dir.has_value()) return kEmptyDirPluginName;
+  if (v.host_path.has_value()) return kHostPathPluginName;
+  if (v.downward_api.has_value()) return kDownwardAPIPluginName;
+  return "";
+}
+
+std::string SourceName(const api::Volume& v) {
+  if (v.secret.has_value()) return "secret";
+  if (v.config_map.has_value()) return "configMap";
+  if (v.projected.has_value()) return "projected";
+  if (v.persistent_volume_claim.has_value()) return "persistentVolumeClaim";
+  if (!v.other_sources.empty()) return v.other_sources.begin()->first;
+  return "unknown";
+}
+
+}  // namespace
+
+VolumeManager::VolumeManager(VolumeManagerOptions options, const Clock& clock)
+    : options_(std::move(options)), clock_(clock), pod_desired_(options_.pod_desired) {}
+
+VolumeManager::~VolumeManager() = default;
+
+void VolumeManager::SetPodDesired(std::function<bool(const std::string& pod_uid)> fn) {
+  absl::MutexLock lock(&mu_);
+  pod_desired_ = std::move(fn);
+}
+
+void VolumeManager::Stop() {
+  absl::MutexLock lock(&mu_);
+  stopped_ = true;
+}
+
+std::string VolumeManager::VolumeDir(const std::string& pod_uid, std::string_view plugin_name,
+                                     const std::string& volume_name) const {
+  return absl::StrCat(options_.root_dir, "/pods/", pod_uid, "/volumes/",
+                      EscapePluginName(plugin_name), "/", volume_name);
+}
+
+std::shared_ptr<absl::Mutex> VolumeManager::PodLock(const std::string& uid) {
+  absl::MutexLock lock(&mu_);
+  std::shared_ptr<absl::Mutex>& m = pod_locks_[uid];
+  if (m == nullptr) m = std::make_shared<absl::Mutex>();
+  return m;
+}
+
+absl::StatusOr<VolumeManager::MountedVolume> VolumeManager::SetUpVolume(const api::Pod& pod,
+                                                                        const api::Volume& vol) {
+  const std::string& uid = pod.metadata.uid;
+  MountedVolume mv;
+  mv.plugin = PluginOf(vol);
+  if (vol.empty_dir.has_value()) {
+    const api::EmptyDirVolumeSource& src = *vol.empty_dir;
+    const std::string dir = VolumeDir(uid, kEmptyDirPluginName, vol.name);
+    if (src.medium == "Memory") {
+      const int64_t alloc =
+          options_.node_allocatable_memory ? options_.node_allocatable_memory() : 0;
+      if (absl::Status st =
+              SetUpEmptyDir(dir, true, MemoryBackedSizeBytes(pod, src.size_limit, alloc));
+          !st.ok()) {
+        return st;
+      }
+    } else if (src.medium.empty()) {
+      if (absl::Status st = SetUpEmptyDir(dir, false, 0); !st.ok()) return st;
+      if (src.size_limit.has_value() && src.size_limit->Sign() > 0) mv.size_limit = src.size_limit;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("emptyDir medium ", log::Quote(src.medium), " is not supported"));
+    }
+    mv.host_path = dir;
+    return mv;
+  }
+  if (vol.host_path.has_value()) {
+    if (absl::Status st = CheckHostPathType(vol.host_path->path, vol.host_path->type); !st.ok()) {
+      return st;
+    }
+    mv.host_path = vol.host_path->path;
+    return mv;
+  }
+  if (vol.downward_api.has_value()) {
+    const std::string dir = VolumeDir(uid, kDownwardAPIPluginName, vol.name);
+    const api::ResourceList alloc =
+        options_.node_allocatable ? options_.node_allocatable() : api::ResourceList{};
+    absl::StatusOr<Payload> payload =
+        CollectDownwardAPIData(pod, vol.downward_api->items, vol.downward_api->default_mode, alloc);
+    if (!payload.ok()) return payload.status();
+    // Upstream wraps the volume in a memory-medium emptyDir.
+    const int64_t mem = options_.node_allocatable_memory ? options_.node_allocatable_memory() : 0;
+    if (absl::Status st = SetUpEmptyDir(dir, true, MemoryBackedSizeBytes(pod, std::nullopt, mem));
+        !st.ok()) {
+      return st;
+    }
+    AtomicWriter writer(dir, absl::StrCat("pod ", PodKey(pod), " volume ", vol.name), clock_);
+    if (absl::Status st = writer.Write(*payload); !st.ok()) return st;
+    mv.host_path = dir;
+    mv.read_only = true;
+    return mv;
+  }
+  return absl::UnimplementedError(absl::StrCat("volume type ", log::Quote(SourceName(vol)),
+                                               " is not supported by this kubelet"));
+}
+
+absl::Status VolumeManager::PrepareForSync(const api::Pod& pod) {
+  const std::string& uid = pod.metadata.uid;
+  {
+    absl::MutexLock lock(&mu_);
+    PodState& ps = pods_[uid];
+    ps.prepared_generation = generation_;
+  }
+  std::shared_ptr<absl::Mutex> pod_lock = PodLock(uid);
+  const absl::Time deadline = clock_.Now() + options_.mount_timeout;
+  const absl::Time real_deadline = absl::Now() + options_.mount_timeout;
+  absl::Duration delay = options_.retry_period;
+  std::vector<std::string> unmounted;
+  std::string cause;  // why the wait ended without every volume set up
+  while (true) {
+    {
+      absl::MutexLock op(pod_lock.get());
+      {
+        // Housekeeping may have dropped the pod meanwhile (it was not active): claim it again.
+        absl::MutexLock lock(&mu_);
+        pods_[uid].prepared_generation = generation_;
+      }
+      unmounted.clear();
+      for (const api::Volume& vol : pod.spec.volumes) {
+        bool mounted = false;
+        {
+          absl::MutexLock lock(&mu_);
+          const PodState& ps = pods_[uid];
+          mounted = ps.volumes.count(vol.name) > 0;
+        }
+        // Set-up is done once; downwardAPI files are republished on every sync (upstream
+        // remounts such volumes so label / annotation changes reach the files).
+        if (mounted && !vol.downward_api.has_value()) continue;
+        absl::StatusOr<MountedVolume> mv = SetUpVolume(pod, vol);
+        if (!mv.ok()) {
+          KLOG_ERROR(mv.status(),
+                     absl::StrCat(mounted ? "MountVolume.SetUp failed (remount) for volume "
+                                          : "MountVolume.SetUp failed for volume ",
+                                  log::Quote(vol.name)),
+                     "pod", PodKey(pod), "podUID", uid);
+          if (!mounted) unmounted.push_back(vol.name);
+          continue;
+        }
+        if (!mounted) {
+          KLOG_V(3, absl::StrCat("MountVolume.SetUp succeeded for volume ", log::Quote(vol.name)),
+                 "pod", PodKey(pod), "podUID", uid, "path", mv->host_path);
+        }
+        absl::MutexLock lock(&mu_);
+        pods_[uid].volumes[vol.name] = *std::move(mv);
+      }
+    }
+    if (unmounted.empty()) {
+      KLOG_V(3, "All volumes are attached and mounted for pod", "pod", PodKey(pod));
+      return absl::OkStatus();
+    }
+    // Both clocks bound the wait: the injected one for tests, the real one because we sleep.
+    if (clock_.Now() + delay > deadline || absl::Now() + delay > real_deadline) break;
+    // Sleep in slices, to notice Stop() at once and a pod that went away within a slice.
+    const absl::Time wake = absl::Now() + delay;
+    for (absl::Time now = absl::Now(); now < wake && cause.empty(); now = absl::Now()) {
+      std::function<bool(const std::string&)> desired;
+      {
+        absl::MutexLock lock(&mu_);
+        mu_.AwaitWithTimeout(absl::Condition(&stopped_),
+                             std::min(wake - now, absl::Milliseconds(500)));
+        if (stopped_) cause = "volume manager is stopping";
+        desired = pod_desired_;
+      }
+      if (cause.empty() && desired && !desired(uid)) cause = "pod is no longer desired";
+    }
+    if (!cause.empty()) break;
+    delay = std::min(delay * 2, absl::Seconds(16));
+  }
+  if (cause.empty()) cause = "timed out waiting for the condition";
+  std::sort(unmounted.begin(), unmounted.end());
+  std::vector<std::string> all;
+  for (const api::Volume& vol : pod.spec.volumes) all.push_back(vol.name);
+  return absl::DeadlineExceededError(absl::StrCat(
+      "unable to attach or mount volumes: unmounted volumes=[", absl::StrJoin(unmounted, " "),
+      "], unattached volumes=[", absl::StrJoin(all, " "), "]: ", cause));
+}
+
+absl::Status VolumeManager::TearDownVolumeDir(const std::string& escaped_plugin,
+                                              const std::string& dir) {
+  // Plugins whose volumes are (wrapped) emptyDirs: a directory, maybe a tmpfs on it. Besides
+  // ours, the ones an upstream kubelet this one replaced may have left behind.
+  static const char* const kEmptyDirLike[] = {
+      "kubernetes.io~empty-dir", "kubernetes.io~downward-api", "kubernetes.io~secret",
+      "kubernetes.io~configmap", "kubernetes.io~projected",    "kubernetes.io~git-repo"};
+  for (const char* p : kEmptyDirLike) {
+    if (escaped_plugin == p) return TearDownEmptyDir(dir);
+  }
+  // Any other plugin (CSI, NFS, ...) is not ours to unmount: only unmounted leftovers are
+  // removed, never across a mount.
+  return RemoveAllNoCrossMounts(dir);
+}
+
+absl::Status VolumeManager::TearDownPod(const std::string& uid) {
+  const std::string volumes_dir = absl::StrCat(options_.root_dir, "/pods/", uid, "/volumes");
+  std::vector<std::string> errors;
+  for (const std::string& plugin : ListDir(volumes_dir)) {
+    const std::string plugin_dir = absl::StrCat(volumes_dir, "/", plugin);
+    for (const std::string& name : ListDir(plugin_dir)) {
+      const std::string dir = absl::StrCat(plugin_dir, "/", name);
+      if (absl::Status st = TearDownVolumeDir(plugin, dir); !st.ok()) {
+        KLOG_ERROR(st, "UnmountVolume.TearDown failed for volume", "podUID", uid, "volume", name,
+                   "plugin", plugin);
+        errors.push_back(std::string(st.message()));
+        continue;
+      }
+      KLOG_V(3, "UnmountVolume.TearDown succeeded for volume", "podUID", uid, "volume", name,
+             "plugin", plugin);
+    }
+    if (ListDir(plugin_dir).empty()) ::rmdir(plugin_dir.c_str());
+  }
+  // Metadata upstream keeps per plugin (e.g. emptyDir "ready" files) goes with the volumes.
+  const std::string plugins_dir = absl::StrCat(options_.root_dir, "/pods/", uid, "/plugins");
+  for (const std::string& plugin :
+       errors.empty() ? ListDir(plugins_dir) : std::vector<std::string>{}) {
+    if (absl::StartsWith(plugin, "kubernetes.io~") && plugin != "kubernetes.io~csi") {
+      (void)RemoveAllNoCrossMounts(absl::StrCat(plugins_dir, "/", plugin));
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  if (!errors.empty()) {
+    return absl::InternalError(absl::StrCat("failed to tear down volumes of pod ", uid, ": ",
+                                            absl::StrJoin(errors, "; ")));
+  }
+  pods_.erase(uid);
+  reported_.erase(uid);
+  return absl::OkStatus();
+}
+
+absl::Status VolumeManager::CleanupTerminatedPod(const api::Pod& pod) {
+  const std::string& uid = pod.metadata.uid;
+  std::shared_ptr<absl::Mutex> pod_lock = PodLock(uid);
+  absl::MutexLock op(pod_lock.get());
+  return TearDownPod(uid);
+}
+
+std::set<std::string> VolumeManager::PodsOnDisk() const {
+  std::set<std::string> out;
+  const std::string pods_dir = absl::StrCat(options_.root_dir, "/pods");
+  for (const std::string& uid : ListDir(pods_dir)) {
+    const std::string volumes_dir = absl::StrCat(pods_dir, "/", uid, "/volumes");
+    for (const std::string& plugin : ListDir(volumes_dir)) {
+      if (!ListDir(absl::StrCat(volumes_dir, "/", plugin)).empty()) {
+        out.insert(uid);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::set<std::string> VolumeManager::PodsWithVolumes() const {
+  std::set<std::string> out = PodsOnDisk();
+  absl::MutexLock lock(&mu_);
+  for (const auto& [uid, ps] : pods_) {
+    if (!ps.volumes.empty()) out.insert(uid);
+  }
+  return out;
+}
+
+void VolumeManager::Housekeeping(const std::set<std::string>& active) {
+  int64_t gen;
+  std::set<std::string> candidates = PodsOnDisk();
+  {
+    absl::MutexLock lock(&mu_);
+    gen = ++generation_;
+    for (const auto& [uid, ps] : pods_) candidates.insert(uid);
+  }
+  for (const std::string& uid : candidates) {
+    if (active.count(uid)) continue;
+    std::shared_ptr<absl::Mutex> pod_lock = PodLock(uid);
+    if (!pod_lock->TryLock()) continue;  // a sync or clean-up of this pod is under way
+    bool recent = false;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = pods_.find(uid);
+      // Prepared since the previous pass began: `active` may predate the pod.
+      recent = it != pods_.end() && it->second.prepared_generation >= gen - 1;
+    }
+    if (!recent) {
+      KLOG_V(2, "Tearing down volumes of orphaned pod", "podUID", uid);
+      (void)TearDownPod(uid);
+    }
+    pod_lock->Unlock();
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = pod_locks_.begin(); it != pod_locks_.end();) {
+      const bool idle = it->second.use_count() == 1 && !pods_.count(it->first);
+      it = idle ? pod_locks_.erase(it) : std::next(it);
+    }
+  }
+  CheckUsage();
+}
+
+void VolumeManager::CheckUsage() {
+  struct Check {
+    std::string uid, name, path;
+    api::Quantity limit;
+  };
+  std::vector<Check> checks;
+  {
+    absl::MutexLock lock(&mu_);
+    const absl::Time now = clock_.Now();
+    if (now - last_usage_check_ < options_.usage_check_period) return;
+    last_usage_check_ = now;
+    for (const auto& [uid, ps] : pods_) {
+      if (reported_.count(uid)) continue;
+      for (const auto& [name, mv] : ps.volumes) {
+        if (mv.size_limit.has_value()) checks.push_back({uid, name, mv.host_path, *mv.size_limit});
+      }
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> exceeded;
+  for (const Check& c : checks) {
+    absl::StatusOr<int64_t> used = DiskUsageBytes(c.path);
+    if (!used.ok()) continue;
+    if (*used > c.limit.Value()) {
+      const std::string msg = EmptyDirLimitMessage(c.name, c.limit);
+      KLOG_INFO("EmptyDir volume exceeds its size limit", "podUID", c.uid, "volume", c.name,
+                "usedBytes", *used, "limit", c.limit.String());
+      absl::MutexLock lock(&mu_);
+      if (reported_.insert(c.uid).second) exceeded.emplace_back(c.uid, msg);
+    }
+  }
+  if (!options_.on_limit_exceeded) return;
+  for (const auto& [uid, msg] : exceeded) options_.on_limit_exceeded(uid, msg);
+}
+
+absl::StatusOr<std::vector<runtime::v1::Mount>> VolumeManager::ContainerMounts(
+    const api::Pod& pod, const api::Container& container) const {
+  std::map<std::string, MountedVolume> volumes;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = pods_.find(pod.metadata.uid);
+    if (it != pods_.end()) volumes = it->second.volumes;
+  }
+  return MakeContainerMounts(pod, container,
+                             [&](const std::string& name) -> std::optional<MountableVolume> {
+                               auto it = volumes.find(name);
+                               if (it == volumes.end()) return std::nullopt;
+                               return MountableVolume{it->second.host_path, it->second.read_only};
+                             });
+}
+
+std::map<std::string, std::string> VolumeManager::MountedVolumes(const std::string& pod_uid) const {
+  std::map<std::string, std::string> out;
+  absl::MutexLock lock(&mu_);
+  auto it = pods_.find(pod_uid);
+  if (it == pods_.end()) return out;
+  for (const auto& [name, mv] : it->second.volumes) out[name] = mv.host_path;
+  return out;
+}
+
+}  // namespace kubelet::volume

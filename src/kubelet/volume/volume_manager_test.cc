@@ -1,0 +1,315 @@
+#include "kubelet/volume/volume_manager.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kubelet/volume/mount_utils.h"
+
+namespace kubelet::volume {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::Pair;
+
+api::Quantity Q(const char* s) { return *api::ParseQuantity(s); }
+
+std::string ReadFile(const std::string& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class VolumeManagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/volume-manager-test.XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    fs::create_directories(root_ + "/host/data");
+  }
+  void TearDown() override {
+    for (const std::string& m : MountPointsUnder(root_)) (void)Unmount(m);
+    fs::remove_all(root_);
+  }
+
+  VolumeManagerOptions Options() {
+    VolumeManagerOptions o;
+    o.root_dir = root_ + "/kubelet";
+    o.node_allocatable_memory = [] { return int64_t{64} << 20; };
+    o.node_allocatable = [] { return api::ResourceList{{"cpu", Q("2")}, {"memory", Q("64Mi")}}; };
+    o.mount_timeout = absl::ZeroDuration();
+    o.usage_check_period = absl::ZeroDuration();
+    o.on_limit_exceeded = [this](const std::string& uid, const std::string& msg) {
+      exceeded_.emplace_back(uid, msg);
+    };
+    return o;
+  }
+
+  api::Pod MakePod(const std::string& uid, bool memory = true) {
+    api::Pod pod;
+    pod.metadata.name = "web";
+    pod.metadata.namespace_ = "default";
+    pod.metadata.uid = uid;
+    pod.metadata.labels = {{"app", "web"}};
+    api::Volume cache;
+    cache.name = "cache";
+    cache.empty_dir = api::EmptyDirVolumeSource{};
+    cache.empty_dir->size_limit = Q("100Ki");
+    pod.spec.volumes.push_back(cache);
+    if (memory && ::geteuid() == 0) {
+      api::Volume mem;
+      mem.name = "mem";
+      mem.empty_dir = api::EmptyDirVolumeSource{"Memory", Q("2Mi")};
+      pod.spec.volumes.push_back(mem);
+      api::Volume info;
+      info.name = "info";
+      info.downward_api = api::DownwardAPIVolumeSource{};
+      info.downward_api->items.push_back({"labels",
+                                          api::ObjectFieldSelector{"v1", "metadata.labels"},
+                                          std::nullopt, std::nullopt});
+      info.downward_api->items.push_back(
+          {"cpu", std::nullopt, api::ResourceFieldSelector{"app", "limits.cpu", Q("1m")}, 0600});
+      pod.spec.volumes.push_back(info);
+    }
+    api::Volume host;
+    host.name = "host";
+    host.host_path = api::HostPathVolumeSource{root_ + "/host/data", std::string("Directory")};
+    pod.spec.volumes.push_back(host);
+    api::Container c;
+    c.name = "app";
+    for (const api::Volume& v : pod.spec.volumes) {
+      c.volume_mounts.push_back({v.name, false, "/mnt/" + v.name, "", std::nullopt, ""});
+    }
+    pod.spec.containers.push_back(c);
+    return pod;
+  }
+
+  std::string VolDir(const std::string& uid, const std::string& plugin, const std::string& name) {
+    return root_ + "/kubelet/pods/" + uid + "/volumes/kubernetes.io~" + plugin + "/" + name;
+  }
+
+  std::string root_;
+  FakeClock clock_;
+  std::vector<std::pair<std::string, std::string>> exceeded_;
+};
+
+TEST_F(VolumeManagerTest, SetsUpMountsAndTearsDown) {
+  VolumeManager vm(Options(), clock_);
+  api::Pod pod = MakePod("uid-1");
+  ASSERT_TRUE(vm.PrepareForSync(pod).ok());
+  const std::string cache = VolDir("uid-1", "empty-dir", "cache");
+  EXPECT_TRUE(fs::is_directory(cache));
+  EXPECT_FALSE(fs::exists(root_ + "/kubelet/pods/uid-1/volumes/kubernetes.io~host-path"));
+
+  absl::StatusOr<std::vector<runtime::v1::Mount>> mounts =
+      vm.ContainerMounts(pod, pod.spec.containers[0]);
+  ASSERT_TRUE(mounts.ok()) << mounts.status();
+  ASSERT_EQ(mounts->size(), pod.spec.volumes.size());
+  EXPECT_EQ((*mounts)[0].host_path(), cache);
+  EXPECT_EQ(mounts->back().host_path(), root_ + "/host/data");
+
+  if (::geteuid() == 0) {
+    const std::string mem = VolDir("uid-1", "empty-dir", "mem");
+    const std::string info = VolDir("uid-1", "downward-api", "info");
+    EXPECT_TRUE(IsMountPoint(mem));
+    EXPECT_TRUE(IsTmpfs(mem));
+    EXPECT_TRUE(IsMountPoint(info));
+    EXPECT_EQ(ReadFile(info + "/labels"), "app=\"web\"");
+    EXPECT_EQ(ReadFile(info + "/cpu"), "2000");  // no limit: node allocatable
+    EXPECT_TRUE((*mounts)[2].readonly());
+    // A label change reaches the file on the next sync.
+    pod.metadata.labels["tier"] = "front";
+    ASSERT_TRUE(vm.PrepareForSync(pod).ok());
+    EXPECT_EQ(ReadFile(info + "/labels"), "app=\"web\"\ntier=\"front\"");
+    EXPECT_EQ(MountPointsUnder(mem).size(), 1u);  // not mounted twice
+  }
+
+  ASSERT_TRUE(vm.CleanupTerminatedPod(pod).ok());
+  EXPECT_THAT(MountPointsUnder(root_ + "/kubelet"), IsEmpty());
+  EXPECT_THAT(vm.PodsWithVolumes(), IsEmpty());
+  EXPECT_FALSE(fs::exists(cache));
+  EXPECT_TRUE(fs::exists(root_ + "/host/data"));  // hostPath content is never touched
+  EXPECT_FALSE(vm.ContainerMounts(pod, pod.spec.containers[0]).ok());
+}
+
+TEST_F(VolumeManagerTest, WrongHostPathTypeFailsWithUpstreamMessage) {
+  VolumeManager vm(Options(), clock_);
+  api::Pod pod = MakePod("uid-2", /*memory=*/false);
+  pod.spec.volumes.back().host_path->type = "File";
+  absl::Status st = vm.PrepareForSync(pod);
+  EXPECT_EQ(std::string(st.message()),
+            "unable to attach or mount volumes: unmounted volumes=[host], unattached "
+            "volumes=[cache host]: timed out waiting for the condition");
+  // The volumes that could be set up are; the missing one cannot be mounted.
+  EXPECT_TRUE(fs::is_directory(VolDir("uid-2", "empty-dir", "cache")));
+  EXPECT_EQ(std::string(vm.ContainerMounts(pod, pod.spec.containers[0]).status().message()),
+            "cannot find volume \"host\" to mount into container \"app\"");
+  ASSERT_TRUE(vm.CleanupTerminatedPod(pod).ok());
+}
+
+TEST_F(VolumeManagerTest, UnsupportedVolumeTypeFails) {
+  VolumeManager vm(Options(), clock_);
+  api::Pod pod = MakePod("uid-3", false);
+  api::Volume secret;
+  secret.name = "creds";
+  secret.secret = api::SecretVolumeSource{"creds", {}, std::nullopt, std::nullopt};
+  pod.spec.volumes.push_back(secret);
+  absl::Status st = vm.PrepareForSync(pod);
+  EXPECT_THAT(std::string(st.message()), ::testing::HasSubstr("unmounted volumes=[creds]"));
+  ASSERT_TRUE(vm.CleanupTerminatedPod(pod).ok());
+}
+
+TEST_F(VolumeManagerTest, RestartRediscoversAndCleansOrphans) {
+  api::Pod keep = MakePod("keep");
+  api::Pod orphan = MakePod("orphan");
+  {
+    VolumeManager before(Options(), clock_);
+    ASSERT_TRUE(before.PrepareForSync(keep).ok());
+    ASSERT_TRUE(before.PrepareForSync(orphan).ok());
+    std::ofstream(VolDir("keep", "empty-dir", "cache") + "/state") << "x";
+  }  // "kubelet restart": nothing is torn down
+  VolumeManager after(Options(), clock_);
+  EXPECT_THAT(after.PodsWithVolumes(), ElementsAre("keep", "orphan"));
+  after.Housekeeping({"keep"});
+  EXPECT_THAT(after.PodsWithVolumes(), ElementsAre("keep"));
+  EXPECT_FALSE(fs::exists(VolDir("orphan", "empty-dir", "cache")));
+  EXPECT_THAT(MountPointsUnder(root_ + "/kubelet/pods/orphan"), IsEmpty());
+  // The kept pod is adopted: same data, no second tmpfs.
+  ASSERT_TRUE(after.PrepareForSync(keep).ok());
+  EXPECT_EQ(ReadFile(VolDir("keep", "empty-dir", "cache") + "/state"), "x");
+  if (::geteuid() == 0) {
+    EXPECT_EQ(MountPointsUnder(VolDir("keep", "empty-dir", "mem")).size(), 1u);
+  }
+  after.Housekeeping({});
+  after.Housekeeping({});
+  EXPECT_THAT(after.PodsWithVolumes(), IsEmpty());
+  EXPECT_THAT(MountPointsUnder(root_ + "/kubelet"), IsEmpty());
+}
+
+TEST_F(VolumeManagerTest, HousekeepingSparesPodPreparedSinceLastPass) {
+  VolumeManager vm(Options(), clock_);
+  api::Pod pod = MakePod("new", false);
+  vm.Housekeeping({});
+  // The pod was added after the pass computed its `active` set.
+  ASSERT_TRUE(vm.PrepareForSync(pod).ok());
+  vm.Housekeeping({});
+  EXPECT_THAT(vm.PodsWithVolumes(), ElementsAre("new"));
+  vm.Housekeeping({});
+  EXPECT_THAT(vm.PodsWithVolumes(), IsEmpty());
+}
+
+TEST_F(VolumeManagerTest, ReportsEmptyDirOverSizeLimitOnce) {
+  VolumeManager vm(Options(), clock_);
+  api::Pod pod = MakePod("big", false);
+  ASSERT_TRUE(vm.PrepareForSync(pod).ok());
+  vm.Housekeeping({"big"});
+  EXPECT_THAT(exceeded_, IsEmpty());
+  std::ofstream(VolDir("big", "empty-dir", "cache") + "/blob") << std::string(256 * 1024, 'x');
+  vm.Housekeeping({"big"});
+  vm.Housekeeping({"big"});
+  EXPECT_THAT(exceeded_, ElementsAre(Pair("big",
+                                          "Usage of EmptyDir volume \"cache\" exceeds the "
+                                          "limit \"100Ki\". ")));
+  ASSERT_TRUE(vm.CleanupTerminatedPod(pod).ok());
+}
+
+TEST_F(VolumeManagerTest, UsageCheckIsRateLimited) {
+  VolumeManagerOptions o = Options();
+  o.usage_check_period = absl::Seconds(10);
+  VolumeManager vm(o, clock_);
+  api::Pod pod = MakePod("big", false);
+  ASSERT_TRUE(vm.PrepareForSync(pod).ok());
+  vm.Housekeeping({"big"});  // first check: under the limit
+  std::ofstream(VolDir("big", "empty-dir", "cache") + "/blob") << std::string(256 * 1024, 'x');
+  vm.Housekeeping({"big"});
+  EXPECT_THAT(exceeded_, IsEmpty());
+  clock_.Advance(absl::Seconds(10));
+  vm.Housekeeping({"big"});
+  EXPECT_EQ(exceeded_.size(), 1u);
+  ASSERT_TRUE(vm.CleanupTerminatedPod(pod).ok());
+}
+
+TEST_F(VolumeManagerTest, WaitSucceedsOnceTheHostPathAppears) {
+  VolumeManagerOptions o = Options();
+  o.mount_timeout = absl::Seconds(60);
+  o.retry_period = absl::Milliseconds(20);
+  VolumeManager vm(o, clock_);
+  api::Pod pod = MakePod("late", false);
+  const std::string file = root_ + "/host/late.sock";
+  pod.spec.volumes.back().host_path = api::HostPathVolumeSource{file, std::string("File")};
+  std::thread creator([&] {
+    absl::SleepFor(absl::Milliseconds(200));
+    std::ofstream(file) << "x";
+  });
+  absl::Status st = vm.PrepareForSync(pod);
+  creator.join();
+  EXPECT_TRUE(st.ok()) << st;
+  ASSERT_TRUE(vm.CleanupTerminatedPod(pod).ok());
+}
+
+TEST_F(VolumeManagerTest, WaitEndsWhenThePodIsNoLongerDesired) {
+  VolumeManagerOptions o = Options();
+  o.mount_timeout = absl::Seconds(600);
+  o.pod_desired = [](const std::string&) { return false; };
+  VolumeManager vm(o, clock_);
+  api::Pod pod = MakePod("gone", false);
+  pod.spec.volumes.back().host_path->type = "Socket";
+  EXPECT_EQ(std::string(vm.PrepareForSync(pod).message()),
+            "unable to attach or mount volumes: unmounted volumes=[host], unattached "
+            "volumes=[cache host]: pod is no longer desired");
+  ASSERT_TRUE(vm.CleanupTerminatedPod(pod).ok());
+}
+
+TEST_F(VolumeManagerTest, StopEndsWaits) {
+  VolumeManagerOptions o = Options();
+  o.mount_timeout = absl::Seconds(600);
+  VolumeManager vm(o, clock_);
+  api::Pod pod = MakePod("stopping", false);
+  pod.spec.volumes.back().host_path->type = "Socket";
+  absl::Status st;
+  std::thread worker([&] { st = vm.PrepareForSync(pod); });
+  absl::SleepFor(absl::Milliseconds(100));
+  vm.Stop();
+  worker.join();
+  EXPECT_THAT(std::string(st.message()), ::testing::HasSubstr(": volume manager is stopping"));
+  ASSERT_TRUE(vm.CleanupTerminatedPod(pod).ok());
+}
+
+TEST_F(VolumeManagerTest, OrphanCleanupHandlesLeftoversOfOtherPlugins) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount";
+  const std::string pod = root_ + "/kubelet/pods/legacy";
+  const std::string secret = pod + "/volumes/kubernetes.io~secret/token";
+  const std::string csi = pod + "/volumes/kubernetes.io~csi/pv1/mount";
+  fs::create_directories(secret);
+  fs::create_directories(csi);
+  fs::create_directories(pod + "/plugins/kubernetes.io~empty-dir/cache");
+  ASSERT_TRUE(MountTmpfs(secret, 1 << 20).ok());
+  ASSERT_TRUE(MountTmpfs(csi, 1 << 20).ok());
+  std::ofstream(csi + "/data") << "not ours";
+  VolumeManager vm(Options(), clock_);
+  vm.Housekeeping({});
+  vm.Housekeeping({});
+  EXPECT_FALSE(fs::exists(secret));
+  EXPECT_FALSE(IsMountPoint(secret));
+  // A CSI mount is not ours to unmount: it and its data stay.
+  EXPECT_TRUE(IsMountPoint(csi));
+  EXPECT_EQ(ReadFile(csi + "/data"), "not ours");
+  EXPECT_TRUE(fs::exists(pod + "/plugins/kubernetes.io~empty-dir"));
+  ASSERT_TRUE(Unmount(csi).ok());
+  vm.Housekeeping({});
+  EXPECT_THAT(vm.PodsWithVolumes(), IsEmpty());
+  EXPECT_FALSE(fs::exists(pod + "/plugins/kubernetes.io~empty-dir"));
+}
+
+}  // namespace
+}  // namespace kubelet::volume
