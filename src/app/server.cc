@@ -468,8 +468,10 @@ int Run(KubeletServer& s) {
   pod_state.Set(&kubelet);
   if (absl::Status st = kubelet.Start(); !st.ok()) return fail(st);
   wiring.kubelet = &kubelet;
+  wiring.late_kubelet->store(&kubelet);
   if (absl::Status st = WireAll(WiringStage::kAfterKubeletStart, wiring); !st.ok()) {
     // Subsystems first: some call back into the Kubelet (probe results -> TriggerPodSync).
+    wiring.late_kubelet->store(nullptr);
     wiring.Shutdown();
     kubelet.Stop();
     return fail(st);
@@ -518,6 +520,7 @@ int Run(KubeletServer& s) {
     }
   }
   if (healthz) healthz->Stop();
+  wiring.late_kubelet->store(nullptr);
   wiring.Shutdown();
   kubelet.Stop();
   KLOG_INFO("Kubelet stopped");

@@ -60,11 +60,17 @@ absl::Status WireVolumeManager(WiringStage stage, WiringContext& ctx) {
         }
         return out;
       };
-      // Eviction is not wired yet: the breach is logged so an operator sees it.
-      o.on_limit_exceeded = [](const std::string& uid, const std::string& message) {
-        KLOG_WARNING("Pod exceeds an emptyDir size limit and should be evicted", "podUID", uid,
-                     "message", message);
+      // A pod over an emptyDir sizeLimit is evicted (upstream's local storage eviction); the
+      // Kubelet exists from kAfterKubeletStart on and is forgotten at shutdown.
+      o.on_limit_exceeded = [late = ctx.late_kubelet](const std::string& uid,
+                                                      const std::string& message) {
+        Kubelet* k = late->load();
+        if (k == nullptr || !k->EvictPod(uid, message)) {
+          KLOG_WARNING("Pod exceeds an emptyDir size limit and was not evicted", "podUID", uid,
+                       "message", message);
+        }
       };
+
       auto vm = std::make_shared<volume::VolumeManager>(std::move(o), *ctx.clock);
       ctx.components.volume_manager = vm;
       // The hook holds its own reference, whatever the order of destruction in app::Run.

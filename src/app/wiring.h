@@ -17,6 +17,7 @@
 #ifndef KUBELET_APP_WIRING_H_
 #define KUBELET_APP_WIRING_H_
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -87,6 +88,10 @@ struct WiringContext {
   // Set from kBeforeKubelet / kAfterKubeletStart on.
   kuberuntime::KubeGenericRuntimeManager* runtime_manager = nullptr;
   Kubelet* kubelet = nullptr;
+  // The Kubelet for hooks built before it exists: null until kAfterKubeletStart, null again
+  // once shutdown begins (set by app::Run). Hooks load it on each call.
+  std::shared_ptr<std::atomic<Kubelet*>> late_kubelet =
+      std::make_shared<std::atomic<Kubelet*>>(nullptr);
 
   Components components;
 
