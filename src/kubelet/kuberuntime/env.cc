@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/fieldpath.h"
 #include "api/pod_validation.h"
 #include "common/log.h"
 #include "common/strings.h"
@@ -46,91 +47,11 @@ class OrderedEnv {
 
 bool IsIPv6(std::string_view ip) { return ip.find(':') != std::string_view::npos; }
 
-// fieldpath.SplitMaybeSubscriptedPath.
-bool SplitSubscriptedPath(std::string_view path, std::string_view* base,
-                          std::string_view* subscript) {
-  if (!absl::EndsWith(AV(path), "']")) return false;
-  std::string_view s = path.substr(0, path.size() - 2);
-  const size_t open = s.find("['");
-  if (open == std::string_view::npos || open == 0) return false;
-  *base = s.substr(0, open);
-  *subscript = s.substr(open + 2);
-  return true;
-}
-
-// fieldpath.FormatMap: sorted `k="v"` lines.
-std::string FormatMap(const std::map<std::string, std::string>& m) {
-  std::vector<std::string> lines;
-  for (const auto& [k, v] : m) lines.push_back(absl::StrCat(k, "=", log::Quote(v)));
-  return absl::StrJoin(lines, "\n");
-}
-
 absl::StatusOr<std::vector<std::string>> HostIPs(const EnvContext& ctx) {
   if (ctx.node_ips.empty()) {
     return absl::FailedPreconditionError("host IP unknown; known addresses: []");
   }
   return ctx.node_ips;
-}
-
-const api::Quantity* FindQuantity(const api::ResourceList& list, const std::string& name) {
-  auto it = list.find(name);
-  return it == list.end() ? nullptr : &it->second;
-}
-
-std::string CeilDiv(double value, double divisor) {
-  if (divisor == 0) return "0";
-  const double r = std::ceil(value / divisor);
-  if (!(r < 9.2e18 && r > -9.2e18)) return "0";
-  return std::to_string(static_cast<int64_t>(r));
-}
-
-absl::StatusOr<std::string> ExtractContainerResourceValue(const api::ResourceFieldSelector& fs,
-                                                          const api::Container& c) {
-  api::Quantity divisor = fs.divisor;
-  if (divisor.IsZero()) divisor = api::Quantity::FromValue(1);
-  const api::Quantity zero;
-  auto get = [&](const api::ResourceList& list, const char* name) {
-    const api::Quantity* q = FindQuantity(list, name);
-    return q == nullptr ? zero : *q;
-  };
-  const std::string& r = fs.resource;
-  auto cpu = [&](const api::Quantity& q) {
-    return CeilDiv(static_cast<double>(q.MilliValue()), static_cast<double>(divisor.MilliValue()));
-  };
-  auto bytes = [&](const api::Quantity& q) {
-    return CeilDiv(static_cast<double>(q.Value()), static_cast<double>(divisor.Value()));
-  };
-  if (r == "limits.cpu") return cpu(get(c.resources.limits, api::kResourceCPU));
-  if (r == "limits.memory") return bytes(get(c.resources.limits, api::kResourceMemory));
-  if (r == "limits.ephemeral-storage") {
-    return bytes(get(c.resources.limits, api::kResourceEphemeralStorage));
-  }
-  if (r == "requests.cpu") return cpu(get(c.resources.requests, api::kResourceCPU));
-  if (r == "requests.memory") return bytes(get(c.resources.requests, api::kResourceMemory));
-  if (r == "requests.ephemeral-storage") {
-    return bytes(get(c.resources.requests, api::kResourceEphemeralStorage));
-  }
-  if (absl::StartsWith(r, "requests.hugepages-")) {
-    return bytes(get(c.resources.requests, r.substr(9).c_str()));
-  }
-  if (absl::StartsWith(r, "limits.hugepages-")) {
-    return bytes(get(c.resources.limits, r.substr(7).c_str()));
-  }
-  return absl::InvalidArgumentError(absl::StrCat("unsupported container resource : ", r));
-}
-
-// resource.MergeContainerResourceLimits: unset or zero cpu/memory/ephemeral-storage limits take
-// the node's allocatable.
-api::Container WithAllocatableLimits(api::Container c, const api::ResourceList& allocatable) {
-  for (const char* name :
-       {api::kResourceCPU, api::kResourceMemory, api::kResourceEphemeralStorage}) {
-    auto it = c.resources.limits.find(name);
-    if (it != c.resources.limits.end() && !it->second.IsZero()) continue;
-    if (const api::Quantity* cap = FindQuantity(allocatable, name); cap != nullptr) {
-      c.resources.limits[name] = *cap;
-    }
-  }
-  return c;
 }
 
 absl::StatusOr<std::map<std::string, std::string>> Lookup(const DataLookup& fn, const char* kind,
@@ -169,8 +90,8 @@ absl::StatusOr<std::string> PodFieldSelectorRuntimeValue(const api::ObjectFieldS
     return absl::InvalidArgumentError(absl::StrCat("unsupported pod version: ", fs.api_version));
   }
   std::string path = fs.field_path;
-  std::string_view base, subscript;
-  const bool subscripted = SplitSubscriptedPath(path, &base, &subscript);
+  std::string base, subscript;
+  const bool subscripted = api::SplitMaybeSubscriptedPath(path, &base, &subscript);
   if (subscripted) {
     if (base != "metadata.annotations" && base != "metadata.labels") {
       return absl::InvalidArgumentError(
@@ -206,31 +127,7 @@ absl::StatusOr<std::string> PodFieldSelectorRuntimeValue(const api::ObjectFieldS
   if (path == "status.podIP") return pod_ip;
   if (path == "status.podIPs") return absl::StrJoin(ips, ",");
 
-  // fieldpath.ExtractFieldPathAsString.
-  if (subscripted) {
-    const std::string key(subscript);
-    if (base == "metadata.annotations") {
-      if (std::vector<std::string> errs = api::IsQualifiedName(absl::AsciiStrToLower(key));
-          !errs.empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("invalid key subscript in ", path, ": ", absl::StrJoin(errs, ";")));
-      }
-      auto it = pod.metadata.annotations.find(key);
-      return it == pod.metadata.annotations.end() ? "" : it->second;
-    }
-    if (std::vector<std::string> errs = api::IsQualifiedName(key); !errs.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("invalid key subscript in ", path, ": ", absl::StrJoin(errs, ";")));
-    }
-    auto it = pod.metadata.labels.find(key);
-    return it == pod.metadata.labels.end() ? "" : it->second;
-  }
-  if (path == "metadata.annotations") return FormatMap(pod.metadata.annotations);
-  if (path == "metadata.labels") return FormatMap(pod.metadata.labels);
-  if (path == "metadata.name") return pod.metadata.name;
-  if (path == "metadata.namespace") return pod.metadata.namespace_;
-  if (path == "metadata.uid") return pod.metadata.uid;
-  return absl::InvalidArgumentError(absl::StrCat("unsupported fieldPath: ", path));
+  return api::ExtractFieldPathAsString(pod, path);
 }
 
 absl::StatusOr<std::string> ContainerResourceRuntimeValue(const api::ResourceFieldSelector& fs,
@@ -238,16 +135,18 @@ absl::StatusOr<std::string> ContainerResourceRuntimeValue(const api::ResourceFie
                                                           const api::Container& container,
                                                           const api::ResourceList& allocatable) {
   if (fs.container_name.empty()) {
-    return ExtractContainerResourceValue(fs, WithAllocatableLimits(container, allocatable));
+    return api::ExtractContainerResourceValue(
+        fs, api::MergeContainerResourceLimits(container, allocatable));
   }
   // defaultPodLimitsForDownwardAPI defaults the regular containers of the pod only.
   for (const api::Container& c : pod.spec.containers) {
     if (c.name == fs.container_name) {
-      return ExtractContainerResourceValue(fs, WithAllocatableLimits(c, allocatable));
+      return api::ExtractContainerResourceValue(fs,
+                                                api::MergeContainerResourceLimits(c, allocatable));
     }
   }
   for (const api::Container& c : pod.spec.init_containers) {
-    if (c.name == fs.container_name) return ExtractContainerResourceValue(fs, c);
+    if (c.name == fs.container_name) return api::ExtractContainerResourceValue(fs, c);
   }
   return absl::NotFoundError(absl::StrCat("container ", fs.container_name, " not found"));
 }

@@ -58,7 +58,7 @@ std::string Expand(const std::string& in,
 std::optional<std::string> FieldRefValue(const api::Pod& pod, const std::string& path) {
   if (path == "spec.nodeName" || path == "spec.host") return pod.spec.node_name;
   if (path == "spec.serviceAccountName") return pod.spec.service_account_name;
-  absl::StatusOr<std::string> v = ExtractFieldPathAsString(pod, path);
+  absl::StatusOr<std::string> v = api::ExtractFieldPathAsString(pod, path);
   if (!v.ok()) return std::nullopt;
   return *std::move(v);
 }

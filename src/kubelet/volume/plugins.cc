@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "api/fieldpath.h"
 #include "api/pod_validation.h"
 #include "common/log.h"
 #include "common/strings.h"
@@ -48,27 +49,9 @@ absl::Status TypeMismatch(const std::string& path, std::string_view what) {
       absl::StrCat("hostPath type check failed: ", path, " is not a ", AV(what)));
 }
 
-// fieldpath.SplitMaybeSubscriptedPath.
-bool SplitSubscriptedPath(const std::string& path, std::string* base, std::string* subscript) {
-  if (!absl::EndsWith(path, "']")) return false;
-  const std::string s = path.substr(0, path.size() - 2);
-  const size_t open = s.find("['");
-  if (open == std::string::npos || open == 0) return false;
-  *base = s.substr(0, open);
-  *subscript = s.substr(open + 2);
-  return true;
-}
-
 const api::Quantity* Find(const api::ResourceList& list, const std::string& name) {
   auto it = list.find(name);
   return it == list.end() ? nullptr : &it->second;
-}
-
-std::string CeilDiv(double value, double divisor) {
-  if (divisor == 0) return "0";
-  const double r = std::ceil(value / divisor);
-  if (!(r < 9.2e18 && r > -9.2e18)) return "0";
-  return std::to_string(static_cast<int64_t>(r));
 }
 
 int64_t MemoryLimit(const api::Container& c) {
@@ -136,91 +119,17 @@ absl::Status CheckHostPathType(const std::string& path, const std::optional<std:
 
 // ---- downwardAPI ---------------------------------------------------------------------------
 
-std::string FormatMap(const api::StringMap& m) {
-  std::vector<std::string> lines;
-  lines.reserve(m.size());
-  for (const auto& [k, v] : m) lines.push_back(absl::StrCat(k, "=", log::Quote(v)));
-  return absl::StrJoin(lines, "\n");
-}
-
-absl::StatusOr<std::string> ExtractFieldPathAsString(const api::Pod& pod,
-                                                     const std::string& field_path) {
-  std::string base, subscript;
-  if (SplitSubscriptedPath(field_path, &base, &subscript)) {
-    if (base == "metadata.annotations") {
-      std::vector<std::string> errs = api::IsQualifiedName(absl::AsciiStrToLower(subscript));
-      if (!errs.empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("invalid key subscript in ", field_path, ": ", absl::StrJoin(errs, ";")));
-      }
-      auto it = pod.metadata.annotations.find(subscript);
-      return it == pod.metadata.annotations.end() ? "" : it->second;
-    }
-    if (base == "metadata.labels") {
-      std::vector<std::string> errs = api::IsQualifiedName(subscript);
-      if (!errs.empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("invalid key subscript in ", field_path, ": ", absl::StrJoin(errs, ";")));
-      }
-      auto it = pod.metadata.labels.find(subscript);
-      return it == pod.metadata.labels.end() ? "" : it->second;
-    }
-    return absl::InvalidArgumentError(
-        absl::StrCat("fieldPath ", log::Quote(field_path), " does not support subscript"));
-  }
-  if (field_path == "metadata.annotations") return FormatMap(pod.metadata.annotations);
-  if (field_path == "metadata.labels") return FormatMap(pod.metadata.labels);
-  if (field_path == "metadata.name") return pod.metadata.name;
-  if (field_path == "metadata.namespace") return pod.metadata.namespace_;
-  if (field_path == "metadata.uid") return pod.metadata.uid;
-  return absl::InvalidArgumentError(absl::StrCat("unsupported fieldPath: ", field_path));
-}
-
 absl::StatusOr<std::string> ExtractResourceValue(const api::ResourceFieldSelector& fs,
                                                  const api::Pod& pod,
                                                  const api::ResourceList& node_allocatable) {
-  const api::Container* found = nullptr;
   for (const auto* list : {&pod.spec.containers, &pod.spec.init_containers}) {
     for (const api::Container& c : *list) {
-      if (found == nullptr && c.name == fs.container_name) found = &c;
+      if (c.name != fs.container_name) continue;
+      return api::ExtractContainerResourceValue(
+          fs, api::MergeContainerResourceLimits(c, node_allocatable));
     }
   }
-  if (found == nullptr) {
-    return absl::NotFoundError(absl::StrCat("container ", fs.container_name, " not found"));
-  }
-  // MergeContainerResourceLimits: unset or zero limits take node allocatable.
-  api::ResourceList limits = found->resources.limits;
-  for (const char* name :
-       {api::kResourceCPU, api::kResourceMemory, api::kResourceEphemeralStorage}) {
-    auto it = limits.find(name);
-    if (it != limits.end() && !it->second.IsZero()) continue;
-    if (const api::Quantity* a = Find(node_allocatable, name); a != nullptr) limits[name] = *a;
-  }
-  const api::ResourceList& requests = found->resources.requests;
-  api::Quantity divisor = fs.divisor;
-  if (divisor.IsZero()) divisor = api::Quantity::FromValue(1);
-  auto get = [](const api::ResourceList& list, const std::string& name) {
-    const api::Quantity* q = Find(list, name);
-    return q == nullptr ? api::Quantity() : *q;
-  };
-  auto cpu = [&](const api::Quantity& q) {
-    return CeilDiv(static_cast<double>(q.MilliValue()), static_cast<double>(divisor.MilliValue()));
-  };
-  auto bytes = [&](const api::Quantity& q) {
-    return CeilDiv(static_cast<double>(q.Value()), static_cast<double>(divisor.Value()));
-  };
-  const std::string& r = fs.resource;
-  if (r == "limits.cpu") return cpu(get(limits, api::kResourceCPU));
-  if (r == "requests.cpu") return cpu(get(requests, api::kResourceCPU));
-  if (r == "limits.memory") return bytes(get(limits, api::kResourceMemory));
-  if (r == "requests.memory") return bytes(get(requests, api::kResourceMemory));
-  if (r == "limits.ephemeral-storage") return bytes(get(limits, api::kResourceEphemeralStorage));
-  if (r == "requests.ephemeral-storage") {
-    return bytes(get(requests, api::kResourceEphemeralStorage));
-  }
-  if (absl::StartsWith(r, "limits.hugepages-")) return bytes(get(limits, r.substr(7)));
-  if (absl::StartsWith(r, "requests.hugepages-")) return bytes(get(requests, r.substr(9)));
-  return absl::InvalidArgumentError(absl::StrCat("unsupported container resource : ", r));
+  return absl::NotFoundError(absl::StrCat("container ", fs.container_name, " not found"));
 }
 
 absl::StatusOr<Payload> CollectDownwardAPIData(const api::Pod& pod,
@@ -234,7 +143,8 @@ absl::StatusOr<Payload> CollectDownwardAPIData(const api::Pod& pod,
     f.mode = static_cast<uint32_t>(
         item.mode.value_or(default_mode.value_or(api::kDefaultVolumeMode)) & 07777);
     if (item.field_ref.has_value()) {
-      absl::StatusOr<std::string> v = ExtractFieldPathAsString(pod, item.field_ref->field_path);
+      absl::StatusOr<std::string> v =
+          api::ExtractFieldPathAsString(pod, item.field_ref->field_path);
       if (v.ok()) {
         f.data = *std::move(v);
       } else {

@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "api/fieldpath.h"
 #include "api/pod.h"
 #include "kubelet/volume/atomic_writer.h"
 
@@ -41,13 +42,7 @@ absl::Status CheckHostPathType(const std::string& path, const std::optional<std:
 
 // ---- downwardAPI ---------------------------------------------------------------------------
 
-// fieldpath.FormatMap: sorted key="value" lines (Go %q quoting), no trailing newline.
-std::string FormatMap(const api::StringMap& m);
-
-// fieldpath.ExtractFieldPathAsString: metadata.name / namespace / uid / labels / annotations,
-// and metadata.labels['k'] / metadata.annotations['k'].
-absl::StatusOr<std::string> ExtractFieldPathAsString(const api::Pod& pod,
-                                                     const std::string& field_path);
+// Field paths and map formatting come from api/fieldpath.h.
 
 // resource.ExtractResourceValueByContainerNameAndNodeAllocatable: the resource of the named
 // container (regular, then init containers); unset cpu / memory / ephemeral-storage limits take

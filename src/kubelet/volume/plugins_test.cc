@@ -162,7 +162,7 @@ TEST(DownwardAPITest, FormatsLabelsAndAnnotationsLikeUpstream) {
   EXPECT_EQ(*ExtractFieldPathAsString(pod, "metadata.uid"), "uid-1");
   EXPECT_EQ(Msg(ExtractFieldPathAsString(pod, "spec.nodeName").status()),
             "unsupported fieldPath: spec.nodeName");
-  EXPECT_EQ(FormatMap({}), "");
+  EXPECT_EQ(api::FormatMap({}), "");
 }
 
 TEST(DownwardAPITest, ResourceValues) {
