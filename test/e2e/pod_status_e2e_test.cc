@@ -162,6 +162,32 @@ TEST_F(PodStatusTest, OOMKilledIsReported) {
   EXPECT_EQ(pod["status"].value("qosClass", ""), "Burstable");
 }
 
+TEST_F(PodStatusTest, PodThatCannotFitIsRejectedWithReason) {
+  StartKubelet();
+  // Static pods are critical: a pod asking for more CPU than the node has is not admitted, after
+  // the preemption attempt finds nothing to preempt (upstream UnexpectedAdmissionError).
+  WriteManifest("huge.yaml",
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: huge\nspec:\n"
+                "  containers:\n"
+                "  - name: main\n    image: docker.io/library/busybox:1.36\n"
+                "    resources:\n      requests:\n        cpu: \"1000\"\n");
+  WriteManifest("small.yaml", BusyboxPod("small", kSleepForever));
+  json pod = WaitForPod(
+      "huge", [](const json& p) { return p["status"].value("phase", "") == "Failed"; },
+      absl::Seconds(60));
+  ASSERT_EQ(pod["status"].value("phase", ""), "Failed") << pod.dump(2) << kubelet_->Log();
+  EXPECT_EQ(pod["status"].value("reason", ""), "UnexpectedAdmissionError");
+  EXPECT_NE(pod["status"].value("message", "").find("(res: cpu, q: "), std::string::npos)
+      << pod.dump(2);
+  EXPECT_NE(kubelet_->Log().find("\"Pod admission denied\""), std::string::npos);
+  // Nothing of it was created, and the other pod runs.
+  EXPECT_TRUE(Sandboxes("huge").empty());
+  json small = WaitForPod(
+      "small", [](const json& p) { return p["status"].value("phase", "") == "Running"; },
+      absl::Seconds(60));
+  EXPECT_EQ(small["status"].value("phase", ""), "Running");
+}
+
 TEST_F(PodStatusTest, ReadinessProbeFlipsReady) {
   StartKubelet();
   // Ready while /tmp/ready exists: created after a moment, removed later.
