@@ -2,38 +2,22 @@
 // containerd. Each test runs the kubelet below a cgroupRoot of its own (created here in every
 // hierarchy, as upstream requires it to exist, and removed afterwards) so kubelets of other
 // tests on the same machine never share a kubepods tree.
-#include <signal.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
-#include "cri/remote/remote_runtime.h"
 #include "gtest/gtest.h"
-#include "test/e2e/kubelet_process.h"
+#include "test/e2e/static_pod_fixture.h"
 
 namespace kubelet::e2e {
 namespace {
-
-using runtime::v1::Container;
-using runtime::v1::PodSandbox;
-
-template <typename Pred>
-bool WaitUntil(Pred pred, absl::Duration timeout, absl::Duration poll = absl::Milliseconds(200)) {
-  absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (pred()) return true;
-    absl::SleepFor(poll);
-  }
-  return pred();
-}
 
 std::string ReadTrimmed(const std::string& path) {
   std::ifstream in(path);
@@ -80,12 +64,13 @@ void RemoveCgroupTree(const std::string& dir) {
   ::rmdir(dir.c_str());
 }
 
-class CgroupsTest : public ::testing::Test {
+class CgroupsTest : public StaticPodTest {
  protected:
+  CgroupsTest() { verbosity_ = 4; }
+
   void SetUp() override {
-    const char* endpoint = std::getenv("KUBELET_E2E_CONTAINERD_ENDPOINT");
-    if (endpoint == nullptr || *endpoint == '\0') GTEST_SKIP() << "no e2e containerd";
-    endpoint_ = endpoint;
+    StaticPodTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     mounts_ = CgroupMounts();
     if (mounts_.empty()) GTEST_SKIP() << "no cgroup hierarchy mounted";
     unified_ = mounts_.count("") > 0;
@@ -94,103 +79,28 @@ class CgroupsTest : public ::testing::Test {
     for (const auto& [c, dir] : mounts_) {
       std::filesystem::create_directories(dir + cgroup_root_);
     }
-    dir_ = MakeTempDir("kubelet-cgroups-");
-    manifests_ = dir_ + "/manifests";
-    std::filesystem::create_directories(manifests_);
-    node_ =
-        absl::StrCat("e2e-cg-", ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    for (char& c : node_) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    auto rt = cri::NewRemoteRuntimeService(endpoint_, absl::Seconds(30));
-    ASSERT_TRUE(rt.ok()) << rt.status();
-    cri_ = std::move(*rt);
-    config_path_ = dir_ + "/kubelet.yaml";
-    WriteFile(config_path_,
-              "apiVersion: kubelet.config.k8s.io/v1beta1\n"
-              "kind: KubeletConfiguration\n"
-              "containerRuntimeEndpoint: " +
-                  endpoint_ + "\nstaticPodPath: " + manifests_ +
-                  "\nhealthzPort: " + std::to_string(FreePort()) +
-                  "\nfailSwapOn: false\n"
-                  "cgroupDriver: cgroupfs\n"
-                  "cgroupRoot: " +
-                  cgroup_root_ +
-                  "\npodPidsLimit: 300\n"
-                  "kubeReserved: {memory: 100Mi}\n"
-                  "authentication: {webhook: {enabled: false}, anonymous: "
-                  "{enabled: true}}\n"
-                  "authorization: {mode: AlwaysAllow}\n");
+  }
+
+  std::string ExtraConfig() override {
+    return "cgroupDriver: cgroupfs\n"
+           "cgroupRoot: " +
+           cgroup_root_ +
+           "\npodPidsLimit: 300\n"
+           "kubeReserved: {memory: 100Mi}\n";
   }
 
   void TearDown() override {
-    if (cri_ != nullptr) {
-      std::error_code ec;
-      for (const auto& e : std::filesystem::directory_iterator(manifests_, ec)) {
-        std::filesystem::remove(e.path(), ec);
-      }
-      if (kubelet_) {
-        WaitUntil([&] { return Sandboxes("").empty() || ReadyCount() == 0; }, absl::Seconds(60));
-        kubelet_->Signal(SIGTERM);
-        kubelet_->Wait(absl::Seconds(30));
-      }
-      for (const PodSandbox& s : Sandboxes("")) {
-        (void)cri_->StopPodSandbox(s.id());
-        (void)cri_->RemovePodSandbox(s.id());
-      }
-    }
+    StaticPodTest::TearDown();
     for (const auto& [c, dir] : mounts_) RemoveCgroupTree(dir + cgroup_root_);
     std::error_code ec;
     if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
   }
 
   void StartKubelet() {
-    auto p = KubeletProcess::Start(KubeletBinary(),
-                                   {"--config", config_path_, "--hostname-override", node_,
-                                    "--root-dir", dir_ + "/root", "--v=4"},
-                                   {}, dir_ + "/kubelet.log");
-    ASSERT_TRUE(p.ok()) << p.status();
-    kubelet_ = std::move(*p);
+    StaticPodTest::StartKubelet();
+    if (HasFatalFailure()) return;
     ASSERT_TRUE(kubelet_->WaitForLog("\"Starting kubelet main sync loop\"", absl::Seconds(60)))
         << kubelet_->Log();
-  }
-
-  std::string PodName(const std::string& base) const { return base + "-" + node_; }
-
-  void WriteManifest(const std::string& file, const std::string& yaml) {
-    std::string tmp = dir_ + "/." + file + ".tmp";
-    WriteFile(tmp, yaml);
-    std::filesystem::rename(tmp, manifests_ + "/" + file);
-  }
-
-  std::vector<PodSandbox> Sandboxes(const std::string& base) {
-    std::vector<PodSandbox> out;
-    auto list = cri_->ListPodSandbox(nullptr);
-    if (!list.ok()) return out;
-    for (const auto& s : *list) {
-      const std::string& name = s.metadata().name();
-      bool mine = base.empty() ? absl::EndsWith(name, "-" + node_) : name == PodName(base);
-      if (mine) out.push_back(s);
-    }
-    return out;
-  }
-  int ReadyCount() {
-    int n = 0;
-    for (const auto& s : Sandboxes("")) n += s.state() == runtime::v1::SANDBOX_READY;
-    return n;
-  }
-  std::vector<Container> Containers(const std::string& base, bool running_only) {
-    std::vector<Container> out;
-    runtime::v1::ContainerFilter filter;
-    (*filter.mutable_label_selector())["io.kubernetes.pod.name"] = PodName(base);
-    auto list = cri_->ListContainers(&filter);
-    if (!list.ok()) return out;
-    for (const auto& c : *list) {
-      if (!running_only || c.state() == runtime::v1::CONTAINER_RUNNING) out.push_back(c);
-    }
-    return out;
-  }
-  std::string PodUID(const std::string& base) {
-    auto sb = Sandboxes(base);
-    return sb.empty() ? "" : sb[0].metadata().uid();
   }
 
   // Host path of a cgroup (relative to cgroupRoot) in the hierarchy of `controller`.
@@ -216,22 +126,15 @@ class CgroupsTest : public ::testing::Test {
 
   static std::string Pod(const std::string& name, const std::string& resources,
                          const std::string& command, const std::string& restart = "Always") {
-    return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
-           "\nspec:\n  restartPolicy: " + restart +
-           "\n  terminationGracePeriodSeconds: 2\n"
-           "  containers:\n"
-           "  - name: main\n"
-           "    image: docker.io/library/busybox:1.36\n"
-           "    command: [\"sh\", \"-c\", " +
-           command + "]\n" + resources;
+    return BusyboxPod(name, command,
+                      PodParts{.spec = "  restartPolicy: " + restart + "\n",
+                               .container = resources,
+                               .termination_grace_seconds = 2});
   }
-  static constexpr const char* kSleep = "\"trap 'exit 0' TERM; while true; do sleep 1; done\"";
 
   std::map<std::string, std::string> mounts_;
   bool unified_ = false;
-  std::string endpoint_, dir_, manifests_, node_, config_path_, cgroup_root_;
-  std::unique_ptr<cri::RuntimeService> cri_;
-  std::unique_ptr<KubeletProcess> kubelet_;
+  std::string cgroup_root_;
 };
 
 TEST_F(CgroupsTest, QOSClassesLandInTheirCgroups) {
@@ -239,15 +142,15 @@ TEST_F(CgroupsTest, QOSClassesLandInTheirCgroups) {
   WriteManifest("g.yaml", Pod("g",
                               "    resources:\n"
                               "      limits: {cpu: 200m, memory: 64Mi}\n",
-                              kSleep));
+                              kSleepForever));
   WriteManifest("b.yaml", Pod("b",
                               "    resources:\n"
                               "      requests: {cpu: 300m, memory: 32Mi}\n"
                               "      limits: {memory: 96Mi}\n",
-                              kSleep));
-  WriteManifest("be.yaml", Pod("be", "", kSleep));
+                              kSleepForever));
+  WriteManifest("be.yaml", Pod("be", "", kSleepForever));
   for (const char* p : {"g", "b", "be"}) {
-    ASSERT_TRUE(WaitUntil([&] { return !Containers(p, true).empty(); }, absl::Seconds(90)))
+    ASSERT_TRUE(WaitUntil([&] { return !Running(p).empty(); }, absl::Seconds(90)))
         << p << "\n"
         << kubelet_->Log();
   }
@@ -258,7 +161,7 @@ TEST_F(CgroupsTest, QOSClassesLandInTheirCgroups) {
   // The containers' processes sit below their pod cgroups.
   for (const auto& [pod, rel] :
        std::vector<std::pair<std::string, std::string>>{{"g", g}, {"b", b}, {"be", be}}) {
-    std::string cg = ContainerCgroup(Containers(pod, true)[0].id(), "memory");
+    std::string cg = ContainerCgroup(Running(pod)[0].id(), "memory");
     EXPECT_TRUE(absl::StartsWith(cg, cgroup_root_ + "/" + rel + "/")) << pod << ": " << cg;
   }
 
@@ -318,7 +221,7 @@ TEST_F(CgroupsTest, OOMKillIsReported) {
   int exit_code = 0;
   ASSERT_TRUE(WaitUntil(
       [&] {
-        for (const Container& c : Containers("oom", false)) {
+        for (const Container& c : Containers("oom")) {
           auto st = cri_->ContainerStatus(c.id(), false);
           if (st.ok() && st->status().state() == runtime::v1::CONTAINER_EXITED) {
             reason = st->status().reason();

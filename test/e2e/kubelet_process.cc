@@ -39,12 +39,23 @@ void WriteFile(const std::string& path, const std::string& content) {
   if (!f) std::abort();
 }
 
-std::string StandaloneServingConfig() {
-  return "port: " + std::to_string(FreePort()) +
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string StandaloneServingConfig() { return StandaloneServingConfig(FreePort(), true); }
+
+std::string StandaloneServingConfig(int port, bool anonymous) {
+  return "port: " + std::to_string(port) +
          "\n"
          "authentication:\n"
          "  anonymous:\n"
-         "    enabled: true\n"
+         "    enabled: " +
+         (anonymous ? "true" : "false") +
+         "\n"
          "  webhook:\n"
          "    enabled: false\n"
          "authorization:\n"

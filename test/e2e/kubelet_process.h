@@ -27,6 +27,9 @@ std::string MakeTempDir(const std::string& prefix);
 // Writes `content` to `path`; aborts the test process on failure.
 void WriteFile(const std::string& path, const std::string& content);
 
+// The content of the file at `path`; "" when it cannot be read.
+std::string ReadFile(const std::string& path);
+
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int FreePort();
 
@@ -35,6 +38,8 @@ int FreePort();
 // forms of authentication and authorization (the v1beta1 defaults are webhook modes, which need
 // an API server, as upstream). YAML ending in a newline.
 std::string StandaloneServingConfig();
+// The same on API port `port`, with anonymous requests allowed or refused (401).
+std::string StandaloneServingConfig(int port, bool anonymous);
 
 struct HttpResult {
   int status = 0;  // 0 when the connection failed

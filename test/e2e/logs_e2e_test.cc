@@ -1,60 +1,27 @@
 // End-to-end: container logs on the harness's real containerd. The kubelet binary runs static
 // pods and rotates their logs; the test reads them with the logs library itself (linked in,
 // talking CRI to the same containerd), as the kubelet's /containerLogs handler does.
-#include <signal.h>
-#include <unistd.h>
-#include <zlib.h>
-
-#include <atomic>
-#include <cstdlib>
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <regex>
 #include <set>
 #include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "common/clock.h"
-#include "cri/remote/remote_runtime.h"
 #include "gtest/gtest.h"
 #include "kubelet/logs/container_log_manager_impl.h"
-#include "test/e2e/kubelet_process.h"
+#include "kubelet/logs/testing/files.h"
+#include "test/e2e/static_pod_fixture.h"
 
 namespace kubelet::e2e {
 namespace {
 
-using runtime::v1::Container;
-using runtime::v1::PodSandbox;
-
-template <typename Pred>
-bool WaitUntil(Pred pred, absl::Duration timeout, absl::Duration poll = absl::Milliseconds(200)) {
-  absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (pred()) return true;
-    absl::SleepFor(poll);
-  }
-  return pred();
-}
-
-std::string Gunzip(const std::string& path) {
-  gzFile gz = gzopen(path.c_str(), "rb");
-  if (gz == nullptr) return "";
-  std::string out;
-  char buf[8192];
-  int n;
-  while ((n = gzread(gz, buf, sizeof(buf))) > 0) out.append(buf, n);
-  gzclose(gz);
-  return out;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
+using logs::testing::Gunzip;
 
 // The numbers N of the "seq-N " lines in `text`, in order.
 std::vector<int64_t> Seq(const std::string& text) {
@@ -78,123 +45,34 @@ std::vector<int64_t> Seq(const std::string& text) {
   return ::testing::AssertionSuccess();
 }
 
-class LogsTest : public ::testing::Test {
+class LogsTest : public StaticPodTest {
  protected:
-  void SetUp() override {
-    const char* endpoint = std::getenv("KUBELET_E2E_CONTAINERD_ENDPOINT");
-    if (endpoint == nullptr || *endpoint == '\0') GTEST_SKIP() << "no e2e containerd";
-    endpoint_ = endpoint;
-    dir_ = MakeTempDir("kubelet-logs-");
-    manifests_ = dir_ + "/manifests";
-    std::filesystem::create_directories(manifests_);
-    healthz_port_ = FreePort();
-    node_ = absl::StrCat("e2e-", ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    for (char& c : node_) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    auto rt = cri::NewRemoteRuntimeService(endpoint_, absl::Seconds(30));
-    ASSERT_TRUE(rt.ok()) << rt.status();
-    cri_ = std::move(*rt);
-  }
+  LogsTest() { verbosity_ = 4; }
+
+  std::string ExtraConfig() override { return log_config_; }
 
   void TearDown() override {
-    if (cri_ == nullptr) return;
     if (manager_) manager_->Stop();
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(manifests_, ec)) {
-      std::filesystem::remove(e.path(), ec);
-    }
-    if (kubelet_) {
-      WaitUntil([&] { return ReadySandboxes().empty(); }, absl::Seconds(60));
-      kubelet_->Signal(SIGTERM);
-      kubelet_->Wait(absl::Seconds(30));
-    }
-    for (const PodSandbox& s : Sandboxes()) {
-      (void)cri_->StopPodSandbox(s.id());
-      (void)cri_->RemovePodSandbox(s.id());
-    }
+    StaticPodTest::TearDown();
     // Keep the kubelet's log of a failed test for inspection.
-    if (!HasFailure()) std::filesystem::remove_all(dir_, ec);
+    std::error_code ec;
+    if (!dir_.empty() && !HasFailure()) std::filesystem::remove_all(dir_, ec);
   }
 
+  // Starts the kubelet with `extra_config` (KubeletConfiguration lines) and the test's own log
+  // reader, on the same runtime.
   void StartKubelet(const std::string& extra_config = "") {
-    const std::string config_path = dir_ + "/kubelet.yaml";
-    WriteFile(config_path,
-              "apiVersion: kubelet.config.k8s.io/v1beta1\n"
-              "kind: KubeletConfiguration\n"
-              "containerRuntimeEndpoint: " +
-                  endpoint_ + "\nstaticPodPath: " + manifests_ +
-                  "\nhealthzPort: " + std::to_string(healthz_port_) +
-                  "\nfailSwapOn: false\nfileCheckFrequency: 20s\n"
-                  // Standalone: the API server on a port of its own, no webhook.
-                  "port: " +
-                  std::to_string(FreePort()) +
-                  "\nreadOnlyPort: 0\n"
-                  "authentication:\n  webhook:\n    enabled: false\n"
-                  "authorization:\n  mode: AlwaysAllow\n" +
-                  extra_config);
-    std::vector<std::string> args = {"--config", config_path,  "--hostname-override",
-                                     node_,      "--root-dir", dir_ + "/root",
-                                     "--v=4"};
-    auto p = KubeletProcess::Start(KubeletBinary(), args, {}, dir_ + "/kubelet.log");
-    ASSERT_TRUE(p.ok()) << p.status();
-    kubelet_ = std::move(*p);
-    ASSERT_TRUE(kubelet_->WaitForLog("\"Started healthz server\"", absl::Seconds(60)))
-        << kubelet_->Log();
-    // The test's own reader, on the same runtime.
+    log_config_ = extra_config;
+    StaticPodTest::StartKubelet();
+    if (HasFatalFailure()) return;
     auto m = logs::NewContainerLogManager(*cri_, clock_, logs::ContainerLogManagerOptions{});
     ASSERT_TRUE(m.ok()) << m.status();
     manager_ = std::move(*m);
   }
 
-  std::string PodName(const std::string& base) const { return base + "-" + node_; }
-
-  void WriteManifest(const std::string& file, const std::string& yaml) {
-    std::string tmp = dir_ + "/." + file + ".tmp";
-    WriteFile(tmp, yaml);
-    std::filesystem::rename(tmp, manifests_ + "/" + file);
-  }
-
-  static std::string BusyboxPod(const std::string& name, const std::string& body) {
-    return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
-           "\nspec:\n"
-           "  terminationGracePeriodSeconds: 5\n"
-           "  containers:\n"
-           "  - name: main\n"
-           "    image: docker.io/library/busybox:1.36\n"
-           "    command: [\"sh\", \"-c\", " +
-           body + "]\n";
-  }
-
-  std::vector<PodSandbox> Sandboxes() {
-    std::vector<PodSandbox> out;
-    auto list = cri_->ListPodSandbox(nullptr);
-    if (!list.ok()) return out;
-    for (const auto& s : *list) {
-      const std::string& name = s.metadata().name();
-      if (name.size() > node_.size() &&
-          name.compare(name.size() - node_.size(), node_.size(), node_) == 0) {
-        out.push_back(s);
-      }
-    }
-    return out;
-  }
-  std::vector<PodSandbox> ReadySandboxes() {
-    std::vector<PodSandbox> out;
-    for (const auto& s : Sandboxes()) {
-      if (s.state() == runtime::v1::SANDBOX_READY) out.push_back(s);
-    }
-    return out;
-  }
-  std::vector<Container> Containers(const std::string& base) {
-    runtime::v1::ContainerFilter filter;
-    (*filter.mutable_label_selector())["io.kubernetes.pod.name"] = PodName(base);
-    auto list = cri_->ListContainers(&filter);
-    return list.ok() ? *list : std::vector<Container>{};
-  }
   std::optional<Container> RunningAttempt(const std::string& base, uint32_t attempt) {
-    for (const auto& c : Containers(base)) {
-      if (c.state() == runtime::v1::CONTAINER_RUNNING && c.metadata().attempt() == attempt) {
-        return c;
-      }
+    for (const auto& c : Running(base)) {
+      if (c.metadata().attempt() == attempt) return c;
     }
     return std::nullopt;
   }
@@ -203,8 +81,7 @@ class LogsTest : public ::testing::Test {
   std::string Listing(const std::string& base) {
     std::string out;
     for (const auto& c : Containers(base)) {
-      auto st = cri_->ContainerStatus(c.id(), false);
-      std::string path = st.ok() ? st->status().log_path() : "?";
+      std::string path = Status(c.id()).log_path();
       absl::StrAppend(&out, "attempt ", c.metadata().attempt(), " state ", c.state(), " log ", path,
                       std::filesystem::exists(path) ? " (exists)" : " (missing)", "\n");
     }
@@ -222,11 +99,8 @@ class LogsTest : public ::testing::Test {
     return out;
   }
 
-  std::string endpoint_, dir_, manifests_, node_;
-  int healthz_port_ = 0;
+  std::string log_config_;
   RealClock clock_;
-  std::unique_ptr<cri::RuntimeService> cri_;
-  std::unique_ptr<KubeletProcess> kubelet_;
   std::unique_ptr<logs::ContainerLogManagerImpl> manager_;
 };
 

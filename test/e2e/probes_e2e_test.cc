@@ -2,182 +2,40 @@
 // containerd. Static pods carry the probes; effects are observed through CRI (restarts by the
 // container's attempt number, files inside containers through ExecSync, container log files)
 // and through the kubelet's log.
-#include <signal.h>
-#include <unistd.h>
-
-#include <cctype>
-#include <cstdlib>
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <optional>
 
 #include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
-#include "cri/remote/remote_runtime.h"
 #include "gtest/gtest.h"
-#include "test/e2e/kubelet_process.h"
+#include "test/e2e/static_pod_fixture.h"
 
 namespace kubelet::e2e {
 namespace {
 
-using runtime::v1::Container;
-using runtime::v1::PodSandbox;
-
-template <typename Pred>
-bool WaitUntil(Pred pred, absl::Duration timeout, absl::Duration poll = absl::Milliseconds(100)) {
-  absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (pred()) return true;
-    absl::SleepFor(poll);
-  }
-  return pred();
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-class ProbesTest : public ::testing::Test {
+class ProbesTest : public StaticPodTest {
  protected:
-  void SetUp() override {
-    const char* endpoint = std::getenv("KUBELET_E2E_CONTAINERD_ENDPOINT");
-    if (endpoint == nullptr || *endpoint == '\0') GTEST_SKIP() << "no e2e containerd";
-    endpoint_ = endpoint;
-    dir_ = MakeTempDir("kubelet-probes-");
-    manifests_ = dir_ + "/manifests";
-    std::filesystem::create_directories(manifests_);
-    healthz_port_ = FreePort();
-    node_ = absl::StrCat("e2e-", ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    for (char& c : node_) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    auto rt = cri::NewRemoteRuntimeService(endpoint_, absl::Seconds(30));
-    ASSERT_TRUE(rt.ok()) << rt.status();
-    cri_ = std::move(*rt);
-    config_path_ = dir_ + "/kubelet.yaml";
-    WriteFile(config_path_,
-              "apiVersion: kubelet.config.k8s.io/v1beta1\n"
-              "kind: KubeletConfiguration\n"
-              "containerRuntimeEndpoint: " +
-                  endpoint_ + "\nstaticPodPath: " + manifests_ +
-                  "\nhealthzPort: " + std::to_string(healthz_port_) +
-                  "\nfailSwapOn: false\nfileCheckFrequency: 1s\n"
-                  // Standalone: no API server to authenticate against; a port of our own so
-                  // parallel kubelets do not collide.
-                  "authentication:\n  webhook:\n    enabled: false\n"
-                  "  anonymous:\n    enabled: true\n"
-                  "authorization:\n  mode: AlwaysAllow\n"
-                  "readOnlyPort: 0\nport: " +
-                  std::to_string(FreePort()) + "\n");
-  }
+  // Manifest changes reach the kubelet within a second even without inotify.
+  ProbesTest() { file_check_frequency_ = "1s"; }
 
-  void TearDown() override {
-    if (cri_ == nullptr) return;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(manifests_, ec)) {
-      std::filesystem::remove(e.path(), ec);
-    }
-    if (kubelet_) {
-      WaitUntil([&] { return ReadySandboxes().empty(); }, absl::Seconds(60));
-      kubelet_->Signal(SIGTERM);
-      kubelet_->Wait(absl::Seconds(30));
-    }
-    for (const PodSandbox& s : Sandboxes()) {
-      (void)cri_->StopPodSandbox(s.id());
-      (void)cri_->RemovePodSandbox(s.id());
-    }
-  }
-
-  void StartKubelet() {
-    std::vector<std::string> args = {"--config", config_path_, "--hostname-override",
-                                     node_,      "--root-dir", dir_ + "/root",
-                                     "--v=2"};
-    auto p = KubeletProcess::Start(KubeletBinary(), args, {}, dir_ + "/kubelet.log");
-    ASSERT_TRUE(p.ok()) << p.status();
-    kubelet_ = std::move(*p);
-    ASSERT_TRUE(kubelet_->WaitForLog("\"Started healthz server\"", absl::Seconds(60)))
-        << kubelet_->Log();
-  }
-
-  std::string PodName(const std::string& base) const { return base + "-" + node_; }
-
-  void WriteManifest(const std::string& file, const std::string& yaml) {
-    std::string tmp = dir_ + "/." + file + ".tmp";
-    WriteFile(tmp, yaml);
-    std::filesystem::rename(tmp, manifests_ + "/" + file);
-  }
-
-  std::vector<PodSandbox> Sandboxes() {
-    std::vector<PodSandbox> out;
-    auto list = cri_->ListPodSandbox(nullptr);
-    if (!list.ok()) return out;
-    for (const auto& s : *list) {
-      const std::string& name = s.metadata().name();
-      if (name.size() > node_.size() &&
-          name.compare(name.size() - node_.size(), node_.size(), node_) == 0) {
-        out.push_back(s);
-      }
-    }
-    return out;
-  }
-  std::vector<PodSandbox> ReadySandboxes() {
-    std::vector<PodSandbox> out;
-    for (const auto& s : Sandboxes()) {
-      if (s.state() == runtime::v1::SANDBOX_READY) out.push_back(s);
-    }
-    return out;
-  }
-  std::vector<Container> Containers(const std::string& base) {
-    std::vector<Container> out;
-    runtime::v1::ContainerFilter filter;
-    (*filter.mutable_label_selector())["io.kubernetes.pod.name"] = PodName(base);
-    auto list = cri_->ListContainers(&filter);
-    if (!list.ok()) return out;
-    for (const auto& c : *list) {
-      if (c.metadata().name() == "main") out.push_back(c);
-    }
-    return out;
-  }
   // The running "main" container of pod `base`, if any.
   std::optional<Container> RunningMain(const std::string& base) {
-    for (const auto& c : Containers(base)) {
-      if (c.state() == runtime::v1::CONTAINER_RUNNING) return c;
-    }
-    return std::nullopt;
+    auto running = Running(base, "main");
+    if (running.empty()) return std::nullopt;
+    return running.front();
   }
   uint32_t MaxAttempt(const std::string& base) {
     uint32_t n = 0;
-    for (const auto& c : Containers(base)) n = std::max(n, c.metadata().attempt());
+    for (const auto& c : Containers(base, "main")) n = std::max(n, c.metadata().attempt());
     return n;
-  }
-  // Runs `cmd` in container `id`; nullopt when the exec failed or exited non-zero.
-  std::optional<std::string> Exec(const std::string& id, const std::vector<std::string>& cmd) {
-    auto r = cri_->ExecSync(id, cmd, absl::Seconds(10));
-    if (!r.ok() || r->exit_code() != 0) return std::nullopt;
-    return r->stdout();
   }
 
   // A pod with one busybox container "main" running `body`; `container_extra` is YAML
   // indented for the container (probes, lifecycle).
-  std::string Pod(const std::string& base, const std::string& body,
-                  const std::string& container_extra) {
-    return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + base +
-           "\nspec:\n"
-           "  terminationGracePeriodSeconds: 5\n"
-           "  containers:\n"
-           "  - name: main\n"
-           "    image: docker.io/library/busybox:1.36\n"
-           "    command: [\"sh\", \"-c\", " +
-           body + "]\n" + container_extra;
+  static std::string Pod(const std::string& base, const std::string& body,
+                         const std::string& container_extra) {
+    return BusyboxPod(base, body, PodParts{.container = container_extra});
   }
-  static constexpr const char* kSleepForever =
-      "\"trap 'exit 0' TERM; while true; do sleep 1; done\"";
-
-  std::string endpoint_, dir_, manifests_, node_, config_path_;
-  int healthz_port_ = 0;
-  std::unique_ptr<cri::RuntimeService> cri_;
-  std::unique_ptr<KubeletProcess> kubelet_;
 };
 
 TEST_F(ProbesTest, FailingLivenessProbeRestartsContainer) {
@@ -199,7 +57,7 @@ TEST_F(ProbesTest, FailingLivenessProbeRestartsContainer) {
                                 "output=\"not-alive\\n\""))
       << log;
   // The first container was stopped by the kubelet (it traps TERM and exits 0).
-  for (const auto& c : Containers("live")) {
+  for (const auto& c : Containers("live", "main")) {
     if (c.metadata().attempt() != 0) continue;
     auto st = cri_->ContainerStatus(c.id(), false);
     ASSERT_TRUE(st.ok()) << st.status();
@@ -316,16 +174,16 @@ TEST_F(ProbesTest, PreStopHookRunsBeforeTermOnDeletion) {
   ASSERT_TRUE(st.ok()) << st.status();
   const std::string log_path = st->status().log_path();
   ASSERT_FALSE(log_path.empty());
-  ASSERT_TRUE(
-      WaitUntil([&] { return absl::StrContains(ReadAll(log_path), "started"); }, absl::Seconds(30)))
-      << log_path << ": " << ReadAll(log_path);
+  ASSERT_TRUE(WaitUntil([&] { return absl::StrContains(ReadFile(log_path), "started"); },
+                        absl::Seconds(30)))
+      << log_path << ": " << ReadFile(log_path);
 
   std::filesystem::remove(manifests_ + "/pre.yaml");
   // Keep the last content seen: the log file goes away with the pod.
   std::string content;
   ASSERT_TRUE(WaitUntil(
       [&] {
-        std::string now = ReadAll(log_path);
+        std::string now = ReadFile(log_path);
         if (!now.empty()) content = now;
         return absl::StrContains(content, "got-term");
       },

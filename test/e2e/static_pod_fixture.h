@@ -3,6 +3,20 @@
 // a CRI client to observe what the kubelet did (by the labels it puts on sandboxes and
 // containers), and clean-up of everything the test's pods left behind. Each test gets a node name
 // of its own, so pods of different tests never mix.
+//
+// Every kubelet a test starts serves its API on a port of its own with the standalone forms of
+// authentication and authorization (StandaloneServingConfig()) and keeps its state (--root-dir)
+// and certificates (--cert-dir) under the test's dir.
+//
+// A suite adapts the kubelet through the knobs below (set them in the suite's constructor or in
+// a test before StartKubelet()) and the ExtraConfig() hook; StartKubelet() writes the
+// configuration anew on every start, so a test can change them between two starts.
+//
+// TearDown() removes every manifest, lets the kubelet stop the pods, stops the kubelet and
+// removes whatever is left through CRI. It keeps the test's dir (the kubelet's log) for
+// inspection; a suite that wants it gone removes it after StaticPodTest::TearDown().
+//
+// For tests only: blocking, polling, not thread-safe.
 #ifndef KUBELET_TEST_E2E_STATIC_POD_FIXTURE_H_
 #define KUBELET_TEST_E2E_STATIC_POD_FIXTURE_H_
 
@@ -13,6 +27,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,7 +63,9 @@ class StaticPodTest : public ::testing::Test {
     dir_ = MakeTempDir("kubelet-pods-");
     manifests_ = dir_ + "/manifests";
     std::filesystem::create_directories(manifests_);
+    // Both ports stay the same across restarts of the test's kubelet.
     healthz_port_ = FreePort();
+    api_port_ = FreePort();
     // A node name unique to this test keeps its pods apart from other tests' leftovers.
     node_ = absl::StrCat("e2e-", ::testing::UnitTest::GetInstance()->current_test_info()->name());
     for (char& c : node_) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -56,24 +73,11 @@ class StaticPodTest : public ::testing::Test {
     ASSERT_TRUE(rt.ok()) << rt.status();
     cri_ = std::move(*rt);
     config_path_ = dir_ + "/kubelet.yaml";
-    WriteFile(config_path_,
-              "apiVersion: kubelet.config.k8s.io/v1beta1\n"
-              "kind: KubeletConfiguration\n"
-              "containerRuntimeEndpoint: " +
-                  endpoint_ +
-                  "\n"
-                  "staticPodPath: " +
-                  manifests_ +
-                  "\n"
-                  "healthzPort: " +
-                  std::to_string(healthz_port_) +
-                  "\n"
-                  "failSwapOn: false\n"
-                  "fileCheckFrequency: 20s\n" +
-                  StandaloneServingConfig() + ExtraConfig());
   }
 
-  // More KubeletConfiguration lines (YAML, ending in a newline) for a test suite.
+  // More KubeletConfiguration lines (YAML, ending in a newline) for a test suite; called by
+  // every StartKubelet(). Keys the fixture writes itself (see WriteConfig()) must not repeat:
+  // the kubelet rejects duplicate keys.
   virtual std::string ExtraConfig() { return ""; }
 
   void TearDown() override {
@@ -95,16 +99,44 @@ class StaticPodTest : public ::testing::Test {
     }
   }
 
-  void StartKubelet(std::vector<std::string> extra = {}) {
+  // Writes the kubelet's configuration to config_path_: the runtime endpoint, the manifest
+  // folder, the healthz port, the knobs below, StandaloneServingConfig() and ExtraConfig().
+  void WriteConfig() {
+    WriteFile(
+        config_path_,
+        absl::StrCat("apiVersion: kubelet.config.k8s.io/v1beta1\n"
+                     "kind: KubeletConfiguration\n"
+                     "containerRuntimeEndpoint: ",
+                     endpoint_, "\nstaticPodPath: ", manifests_, "\nhealthzPort: ", healthz_port_,
+                     "\nfailSwapOn: false\nfileCheckFrequency: ", file_check_frequency_, "\n",
+                     StandaloneServingConfig(api_port_, anonymous_auth_), ExtraConfig()));
+  }
+
+  // The command line of the test's kubelet, followed by `extra`.
+  std::vector<std::string> KubeletArgs(const std::vector<std::string>& extra = {}) const {
     std::vector<std::string> args = {"--config",   config_path_,  "--hostname-override",
                                      node_,        "--root-dir",  dir_ + "/root",
-                                     "--cert-dir", dir_ + "/pki", "--v=2"};
+                                     "--cert-dir", dir_ + "/pki", absl::StrCat("--v=", verbosity_)};
     args.insert(args.end(), extra.begin(), extra.end());
-    auto p = KubeletProcess::Start(KubeletBinary(), args, {}, dir_ + "/kubelet.log");
+    return args;
+  }
+
+  // Writes the configuration, starts the kubelet (output in dir_/kubelet.log, truncated) and
+  // waits until it serves healthz.
+  void StartKubelet(std::vector<std::string> extra = {}) {
+    WriteConfig();
+    auto p = KubeletProcess::Start(KubeletBinary(), KubeletArgs(extra), {}, dir_ + "/kubelet.log");
     ASSERT_TRUE(p.ok()) << p.status();
     kubelet_ = std::move(*p);
     ASSERT_TRUE(kubelet_->WaitForLog("\"Started healthz server\"", absl::Seconds(60)))
         << kubelet_->Log();
+  }
+
+  // SIGTERMs the kubelet and expects it to exit within 30s; its pods keep running.
+  void StopKubelet() {
+    kubelet_->Signal(SIGTERM);
+    ASSERT_TRUE(kubelet_->Wait(absl::Seconds(30)).has_value()) << kubelet_->Log();
+    kubelet_.reset();
   }
 
   std::string PodName(const std::string& base) const { return base + "-" + node_; }
@@ -124,11 +156,7 @@ class StaticPodTest : public ::testing::Test {
     if (!list.ok()) return out;
     for (const auto& s : *list) {
       const std::string& name = s.metadata().name();
-      bool mine = base.empty()
-                      ? name.size() > node_.size() &&
-                            name.compare(name.size() - node_.size(), node_.size(), node_) == 0
-                      : name == PodName(base);
-      if (mine) out.push_back(s);
+      if (base.empty() ? OnThisNode(name) : name == PodName(base)) out.push_back(s);
     }
     return out;
   }
@@ -139,14 +167,19 @@ class StaticPodTest : public ::testing::Test {
     }
     return out;
   }
-  // Containers of pod `base`, named `name` (all when empty), any state.
+  // Containers of pod `base` (of every pod of this test's node when empty), named `name` (all
+  // when empty), any state.
   std::vector<Container> Containers(const std::string& base, const std::string& name = "") {
     std::vector<Container> out;
     runtime::v1::ContainerFilter filter;
-    (*filter.mutable_label_selector())["io.kubernetes.pod.name"] = PodName(base);
-    auto list = cri_->ListContainers(&filter);
+    if (!base.empty()) (*filter.mutable_label_selector())[kPodNameLabel] = PodName(base);
+    auto list = cri_->ListContainers(base.empty() ? nullptr : &filter);
     if (!list.ok()) return out;
     for (const auto& c : *list) {
+      if (base.empty()) {
+        auto it = c.labels().find(kPodNameLabel);
+        if (it == c.labels().end() || !OnThisNode(it->second)) continue;
+      }
       if (name.empty() || c.metadata().name() == name) out.push_back(c);
     }
     return out;
@@ -162,24 +195,68 @@ class StaticPodTest : public ::testing::Test {
     auto st = cri_->ContainerStatus(id, false);
     return st.ok() ? st->status() : runtime::v1::ContainerStatus();
   }
+  // The UID of pod `base` (from its first sandbox), or "".
+  std::string PodUID(const std::string& base) {
+    auto sb = Sandboxes(base);
+    return sb.empty() ? "" : sb[0].metadata().uid();
+  }
+  // stdout of `cmd` in container `id`; nullopt when the exec failed or exited non-zero.
+  std::optional<std::string> Exec(const std::string& id, const std::vector<std::string>& cmd,
+                                  absl::Duration timeout = absl::Seconds(20)) {
+    auto r = cri_->ExecSync(id, cmd, timeout);
+    if (!r.ok() || r->exit_code() != 0) return std::nullopt;
+    return r->stdout();
+  }
 
+  // The busybox image the harness imported ($KUBELET_E2E_BUSYBOX_IMAGE).
+  static std::string BusyboxImage() {
+    const char* image = std::getenv("KUBELET_E2E_BUSYBOX_IMAGE");
+    return image != nullptr && *image != '\0' ? image : "docker.io/library/busybox:1.36";
+  }
+  // Optional parts of a BusyboxPod manifest.
+  struct PodParts {
+    std::string spec;       // pod spec lines, indented by two spaces
+    std::string container;  // lines of container "main" (probes, resources...), by four
+    int termination_grace_seconds = 5;
+  };
+  // A pod `name` with one busybox container "main" running `sh -c body` (`body` is a quoted
+  // YAML string).
+  static std::string BusyboxPod(const std::string& name, const std::string& body,
+                                const PodParts& parts) {
+    return absl::StrCat(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: ", name, "\nspec:\n", parts.spec,
+        "  terminationGracePeriodSeconds: ", parts.termination_grace_seconds,
+        "\n"
+        "  containers:\n"
+        "  - name: main\n"
+        "    image: ",
+        BusyboxImage(), "\n    command: [\"sh\", \"-c\", ", body, "]\n", parts.container);
+  }
   static std::string BusyboxPod(const std::string& name, const std::string& body,
                                 const std::string& extra_spec = "") {
-    return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\nspec:\n" + extra_spec +
-           "  terminationGracePeriodSeconds: 5\n"
-           "  containers:\n"
-           "  - name: main\n"
-           "    image: docker.io/library/busybox:1.36\n"
-           "    command: [\"sh\", \"-c\", " +
-           body + "]\n";
+    return BusyboxPod(name, body, PodParts{.spec = extra_spec});
   }
   static constexpr const char* kSleepForever =
       "\"trap 'exit 0' TERM; while true; do sleep 1; done\"";
 
+  // Knobs of the kubelet StartKubelet() runs.
+  int verbosity_ = 2;                         // --v
+  std::string file_check_frequency_ = "20s";  // fileCheckFrequency
+  bool anonymous_auth_ = true;                // authentication.anonymous.enabled
+
   std::string endpoint_, registry_, dir_, manifests_, node_, config_path_;
   int healthz_port_ = 0;
+  int api_port_ = 0;  // the kubelet API's secure port ("port")
   std::unique_ptr<cri::RuntimeService> cri_;
   std::unique_ptr<KubeletProcess> kubelet_;
+
+ private:
+  static constexpr const char* kPodNameLabel = "io.kubernetes.pod.name";
+
+  // Whether `pod_name` belongs to this test's node.
+  bool OnThisNode(const std::string& pod_name) const {
+    return pod_name.size() > node_.size() + 1 && pod_name.ends_with("-" + node_);
+  }
 };
 
 }  // namespace kubelet::e2e

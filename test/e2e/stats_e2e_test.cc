@@ -1,139 +1,52 @@
 // End-to-end: the stats provider and the image GC manager against the harness's real
 // containerd while the kubelet binary runs static pods. The library is driven directly (the
 // HTTP API that serves /stats/summary is tested on its own).
-#include <signal.h>
-
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
-#include "cri/remote/remote_runtime.h"
 #include "gtest/gtest.h"
 #include "kubelet/images/image_gc_manager.h"
 #include "kubelet/stats/cri_stats_provider.h"
 #include "nlohmann/json.hpp"
-#include "test/e2e/kubelet_process.h"
+#include "test/e2e/static_pod_fixture.h"
 
 namespace kubelet::e2e {
 namespace {
 
 using nlohmann::json;
 
-template <typename Pred>
-bool WaitUntil(Pred pred, absl::Duration timeout, absl::Duration poll = absl::Milliseconds(200)) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (pred()) return true;
-    absl::SleepFor(poll);
-  }
-  return pred();
-}
-
-class StatsE2ETest : public ::testing::Test {
+class StatsE2ETest : public StaticPodTest {
  protected:
   void SetUp() override {
-    const char* endpoint = std::getenv("KUBELET_E2E_CONTAINERD_ENDPOINT");
-    if (endpoint == nullptr || *endpoint == '\0') GTEST_SKIP() << "no e2e containerd";
-    endpoint_ = endpoint;
-    dir_ = MakeTempDir("kubelet-stats-");
-    manifests_ = dir_ + "/manifests";
-    std::filesystem::create_directories(manifests_);
-    node_ = "e2e-stats-" + std::to_string(::getpid());
-    auto rt = cri::NewRemoteRuntimeService(endpoint_, absl::Seconds(30));
-    ASSERT_TRUE(rt.ok()) << rt.status();
-    cri_ = std::move(*rt);
+    StaticPodTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     auto im = cri::NewRemoteImageService(endpoint_, absl::Seconds(30), absl::Minutes(2));
     ASSERT_TRUE(im.ok()) << im.status();
     images_ = std::move(*im);
-    // The kubelet's own image GC is off: the test's manager is the one that collects.
-    WriteFile(dir_ + "/kubelet.yaml",
-              "apiVersion: kubelet.config.k8s.io/v1beta1\n"
-              "kind: KubeletConfiguration\n"
-              "containerRuntimeEndpoint: " +
-                  endpoint_ + "\nstaticPodPath: " + manifests_ +
-                  "\nhealthzPort: " + std::to_string(FreePort()) +
-                  "\nfailSwapOn: false\nfileCheckFrequency: 20s\n"
-                  "imageGCHighThresholdPercent: 100\n"
-                  "port: " +
-                  std::to_string(FreePort()) +
-                  "\nauthentication:\n  anonymous:\n    enabled: true\n  webhook:\n"
-                  "    enabled: false\nauthorization:\n  mode: AlwaysAllow\n");
-    std::vector<std::string> args = {"--config", dir_ + "/kubelet.yaml", "--hostname-override",
-                                     node_,      "--root-dir",           dir_ + "/root",
-                                     "--v=2"};
-    auto p = KubeletProcess::Start(KubeletBinary(), args, {}, dir_ + "/kubelet.log");
-    ASSERT_TRUE(p.ok()) << p.status();
-    kubelet_ = std::move(*p);
-    ASSERT_TRUE(kubelet_->WaitForLog("\"Started healthz server\"", absl::Seconds(60)))
-        << kubelet_->Log();
+    ASSERT_NO_FATAL_FAILURE(StartKubelet());
   }
 
-  void TearDown() override {
-    if (cri_ == nullptr) return;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(manifests_, ec)) {
-      std::filesystem::remove(e.path(), ec);
-    }
-    if (kubelet_) {
-      WaitUntil([&] { return MySandboxes().empty(); }, absl::Seconds(60));
-      kubelet_->Signal(SIGTERM);
-      kubelet_->Wait(absl::Seconds(30));
-    }
-    for (const auto& s : MySandboxes()) {
-      (void)cri_->StopPodSandbox(s.id());
-      (void)cri_->RemovePodSandbox(s.id());
-    }
-  }
+  // The kubelet's own image GC is off: the test's manager is the one that collects.
+  std::string ExtraConfig() override { return "imageGCHighThresholdPercent: 100\n"; }
 
-  std::vector<runtime::v1::PodSandbox> MySandboxes() {
-    std::vector<runtime::v1::PodSandbox> out;
-    auto list = cri_->ListPodSandbox(nullptr);
-    if (!list.ok()) return out;
-    for (const auto& s : *list) {
-      const std::string& n = s.metadata().name();
-      if (n.size() > node_.size() && n.compare(n.size() - node_.size(), node_.size(), node_) == 0 &&
-          s.state() == runtime::v1::SANDBOX_READY) {
-        out.push_back(s);
-      }
-    }
-    return out;
-  }
-
-  int RunningContainers() {
-    auto list = cri_->ListContainers(nullptr);
-    if (!list.ok()) return 0;
-    int n = 0;
-    for (const auto& c : *list) {
-      const auto it = c.labels().find("io.kubernetes.pod.name");
-      if (it != c.labels().end() && it->second.ends_with(node_) &&
-          c.state() == runtime::v1::CONTAINER_RUNNING) {
-        ++n;
-      }
-    }
-    return n;
-  }
+  int RunningContainers() { return static_cast<int>(Running("").size()); }
 
   void StartPods(int n) {
     for (int i = 0; i < n; ++i) {
       const std::string name = absl::StrCat("busy", i);
-      WriteFile(manifests_ + "/" + name + ".yaml",
-                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
-                    "\nspec:\n  terminationGracePeriodSeconds: 5\n  containers:\n"
-                    "  - name: main\n    image: docker.io/library/busybox:1.36\n"
-                    "    command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; i=0; while true; do "
-                    "i=$((i+1)); if [ $i -gt 2000 ]; then sleep 1; i=0; fi; done\"]\n");
+      WriteManifest(name + ".yaml",
+                    BusyboxPod(name,
+                               "\"trap 'exit 0' TERM; i=0; while true; do "
+                               "i=$((i+1)); if [ $i -gt 2000 ]; then sleep 1; i=0; fi; done\""));
     }
     ASSERT_TRUE(WaitUntil([&] { return RunningContainers() == n; }, absl::Seconds(120)))
         << kubelet_->Log();
   }
 
-  std::string endpoint_, dir_, manifests_, node_;
-  std::unique_ptr<cri::RuntimeService> cri_;
   std::unique_ptr<cri::ImageManagerService> images_;
-  std::unique_ptr<KubeletProcess> kubelet_;
   RealClock clock_;
 };
 

@@ -1,7 +1,5 @@
 #include "kubelet/logs/container_log_manager_impl.h"
 
-#include <zlib.h>
-
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -15,6 +13,7 @@
 #include "cri/testing/fake_runtime.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kubelet/logs/testing/files.h"
 
 namespace kubelet::logs {
 namespace {
@@ -23,42 +22,10 @@ namespace v1 = ::runtime::v1;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "logmgr-test-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-void WriteFile(const std::string& path, const std::string& content, bool append = false) {
-  std::ofstream f(path, append ? std::ios::app : std::ios::trunc);
-  f << content;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
-std::string Gunzip(const std::string& path) {
-  gzFile gz = gzopen(path.c_str(), "rb");
-  if (gz == nullptr) return "<unreadable>";
-  std::string out;
-  char buf[4096];
-  int n;
-  while ((n = gzread(gz, buf, sizeof(buf))) > 0) out.append(buf, n);
-  gzclose(gz);
-  return out;
-}
+using testing::Gunzip;
+using testing::ReadFile;
+using testing::TempDir;
+using testing::WriteFile;
 
 std::set<std::string> Files(const std::string& dir) {
   std::set<std::string> out;

@@ -18,32 +18,15 @@
 #include "cri/testing/fake_runtime.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kubelet/logs/testing/files.h"
 
 namespace kubelet::logs {
 namespace {
 
 namespace v1 = ::runtime::v1;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "logs-test-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-void WriteFile(const std::string& path, const std::string& content, bool append = false) {
-  std::ofstream f(path, append ? std::ios::app : std::ios::trunc);
-  f << content;
-}
+using testing::TempDir;
+using testing::WriteFile;
 
 // Collects what ReadLogs writes.
 struct Collector {
