@@ -153,6 +153,60 @@ TEST_F(KubeletServerTest, ServesTheApiOverTlsWithAGeneratedCertificate) {
   EXPECT_EQ(Https(api_port_, "/pods").status, 200);
 }
 
+TEST_F(KubeletServerTest, ContainerLogsHonoursTailTimestampsPreviousAndFollow) {
+  StartKubelet(/*anonymous=*/true);
+  // Prints numbered lines, then exits a moment later; every restart prints them again.
+  WriteManifest("logs.yaml", BusyboxPod("logs",
+                                        "\"for i in 1 2 3 4 5; do echo line-$i; done; "
+                                        "sleep 3; exit 1\""));
+  const std::string base = "/containerLogs/default/" + PodName("logs") + "/main";
+  Response r;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        r = Https(api_port_, base);
+        return r.status == 200 && r.body.find("line-5") != std::string::npos;
+      },
+      absl::Seconds(60)))
+      << r.status << " " << r.body << kubelet_->Log();
+  EXPECT_EQ(r.body.rfind("line-1\nline-2\n", 0), 0u) << r.body;
+
+  r = Https(api_port_, base + "?tailLines=2");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "line-4\nline-5\n");
+
+  r = Https(api_port_, base + "?tailLines=1&timestamps=true");
+  EXPECT_EQ(r.status, 200);
+  // "<RFC3339Nano> line-5"
+  ASSERT_NE(r.body.find(" line-5\n"), std::string::npos) << r.body;
+  EXPECT_EQ(r.body[4], '-') << r.body;
+  EXPECT_NE(r.body.find('T'), std::string::npos) << r.body;
+
+  r = Https(api_port_, base + "?limitBytes=7");
+  EXPECT_EQ(r.body, "line-1\n");
+
+  // Once restarted, the previous instance's log is there too.
+  ASSERT_TRUE(WaitUntil([&] { return Containers("logs", "main").size() >= 2; }, absl::Seconds(90)))
+      << kubelet_->Log();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        r = Https(api_port_, base + "?previous=true");
+        return r.status == 200 && r.body.find("line-5") != std::string::npos;
+      },
+      absl::Seconds(30)))
+      << r.status << " " << r.body;
+
+  // follow: streams until the container exits (here: until curl's own limit of 30 s at most).
+  absl::Time start = absl::Now();
+  r = Https(api_port_, base + "?follow=true&tailLines=1");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_NE(r.body.find("line-5"), std::string::npos) << r.body;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(31));
+
+  // Bad parameters and unknown containers, as upstream answers them.
+  EXPECT_EQ(Https(api_port_, base + "?tailLines=abc").status, 400);
+  EXPECT_EQ(Https(api_port_, "/containerLogs/default/" + PodName("logs") + "/nope").status, 404);
+}
+
 TEST_F(KubeletServerTest, AnonymousDisabledRefusesUnauthenticatedRequests) {
   StartKubelet(/*anonymous=*/false);
   Response r = Https(api_port_, "/pods");
