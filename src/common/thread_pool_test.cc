@@ -1,0 +1,89 @@
+#include "common/thread_pool.h"
+
+#include <atomic>
+
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+
+namespace kubelet {
+namespace {
+
+// Polls `pred` for up to 10 s (a liveness bound, not a timing assertion).
+template <typename Pred>
+bool Eventually(Pred pred) {
+  absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (!pred()) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return true;
+}
+
+TEST(ThreadPoolTest, FixedPoolRunsEverythingInOrderPerThread) {
+  std::atomic<int> sum{0};
+  {
+    ThreadPool pool(3);
+    EXPECT_EQ(pool.threads(), 3);
+    for (int i = 1; i <= 100; ++i) pool.Submit([&sum, i] { sum += i; });
+  }  // the destructor drains the queue
+  EXPECT_EQ(sum.load(), 5050);
+}
+
+TEST(ThreadPoolTest, BlockedClosuresDoNotStarveOthersInAnElasticPool) {
+  ThreadPool pool(/*min_threads=*/1, /*max_threads=*/8, absl::Milliseconds(50));
+  absl::Notification release;
+  std::atomic<int> blocked{0};
+  // Five closures block at once: a fixed pool of one thread would run only the first.
+  for (int i = 0; i < 5; ++i) {
+    pool.Submit([&] {
+      ++blocked;
+      release.WaitForNotification();
+    });
+  }
+  ASSERT_TRUE(Eventually([&] { return blocked.load() == 5; })) << blocked.load();
+  absl::Notification quick;
+  pool.Submit([&] { quick.Notify(); });
+  EXPECT_TRUE(quick.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_LE(pool.threads(), 8);
+  release.Notify();
+  // The extra threads go once idle; the core thread stays.
+  EXPECT_TRUE(Eventually([&] { return pool.threads() == 1; })) << pool.threads();
+  absl::Notification after;
+  pool.Submit([&] { after.Notify(); });
+  EXPECT_TRUE(after.WaitForNotificationWithTimeout(absl::Seconds(10)));
+}
+
+TEST(ThreadPoolTest, GrowthStopsAtMaxThreads) {
+  ThreadPool pool(0, 2, absl::Seconds(30));
+  absl::Notification release;
+  std::atomic<int> running{0};
+  std::atomic<int> done{0};
+  for (int i = 0; i < 6; ++i) {
+    pool.Submit([&] {
+      ++running;
+      release.WaitForNotification();
+      ++done;
+    });
+  }
+  ASSERT_TRUE(Eventually([&] { return running.load() == 2; }));
+  EXPECT_EQ(pool.threads(), 2);
+  EXPECT_EQ(running.load(), 2);  // the other four wait in the queue
+  release.Notify();
+  ASSERT_TRUE(Eventually([&] { return done.load() == 6; }));
+}
+
+TEST(ThreadPoolTest, SubmitAfterStopIsDropped) {
+  ThreadPool pool(0, 4, absl::Seconds(1));
+  std::atomic<int> ran{0};
+  pool.Submit([&] { ++ran; });
+  pool.Stop();
+  EXPECT_EQ(ran.load(), 1);
+  pool.Submit([&] { ++ran; });
+  pool.Stop();
+  EXPECT_EQ(ran.load(), 1);
+  EXPECT_EQ(pool.threads(), 0);
+}
+
+}  // namespace
+}  // namespace kubelet
