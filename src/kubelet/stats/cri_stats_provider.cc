@@ -131,7 +131,8 @@ std::vector<std::string> ListDir(const std::string& path) {
 }  // namespace
 
 CRIStatsProvider::CRIStatsProvider(CRIStatsProviderOptions options)
-    : options_(std::move(options)), host_(options_.proc_root, options_.cgroup_root) {}
+    : options_(std::move(options)),
+      host_(options_.proc_root, options_.cgroup_root, options_.sys_root, options_.etc_root) {}
 
 absl::StatusOr<std::string> CRIStatsProvider::SummaryJson(bool only_cpu_and_memory) {
   absl::StatusOr<Summary> s = GetSummary(only_cpu_and_memory);
@@ -275,6 +276,7 @@ void CRIStatsProvider::FillNode(bool only_cpu_and_memory, absl::Time now, NodeSt
   node.network = NetworkFromInterfaces(host_.NetDev(0), host_.DefaultInterface(), now);
   if (auto fs = options_.statfs(options_.root_dir); fs.ok()) {
     node.fs = FsFromInfo(*fs, now);
+    node.fs->path = options_.root_dir;
   }
   if (auto image_fs = ImageFsStats(); image_fs.ok()) {
     node.image_fs = *image_fs;
@@ -298,6 +300,7 @@ absl::StatusOr<FsStats> CRIStatsProvider::ImageFsStats() {
   s.time = FromNanosOr(u.timestamp(), now);
   if (u.has_used_bytes()) s.used_bytes = u.used_bytes().value();
   if (u.has_inodes_used()) s.inodes_used = u.inodes_used().value();
+  s.path = u.fs_id().mountpoint();
   if (!u.fs_id().mountpoint().empty()) {
     if (auto fs = options_.statfs(u.fs_id().mountpoint()); fs.ok()) {
       s.capacity_bytes = fs->capacity_bytes;
@@ -435,6 +438,7 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
           if (w.has_used_bytes()) rootfs.used_bytes = w.used_bytes().value();
           if (w.has_inodes_used()) rootfs.inodes_used = w.inodes_used().value();
           if (image_fs) {
+            rootfs.path = image_fs->path;
             rootfs.capacity_bytes = image_fs->capacity_bytes;
             rootfs.available_bytes = image_fs->available_bytes;
             rootfs.inodes = image_fs->inodes;
@@ -539,6 +543,32 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
   }
   PruneSamples(seen_keys);
   return summary;
+}
+
+absl::StatusOr<CadvisorSnapshot> CRIStatsProvider::GetCadvisorSnapshot() {
+  absl::StatusOr<Summary> summary = GetSummary(/*only_cpu_and_memory=*/false);
+  if (!summary.ok()) return summary.status();
+  CadvisorSnapshot snap;
+  snap.summary = *std::move(summary);
+  snap.time = options_.clock->Now();
+  auto add = [&](const std::string& cgroup) {
+    if (cgroup.empty() || snap.cgroups.contains(cgroup)) return;
+    if (cgroup != "/" && !host_.CgroupExists(cgroup)) return;
+    snap.cgroups.emplace(cgroup, host_.CgroupDetail(cgroup));
+  };
+  add("/");
+  for (const ContainerStats& c : snap.summary.node.system_containers) add(c.cgroup);
+  for (const PodStats& p : snap.summary.pods) {
+    add(p.cgroup);
+    for (const ContainerStats& c : p.containers) add(c.cgroup);
+  }
+  snap.machine = host_.Machine();
+  const NodeStats& n = snap.summary.node;
+  if (n.fs && !n.fs->path.empty()) snap.root_fs_device = host_.MountDevice(n.fs->path);
+  if (n.image_fs && !n.image_fs->path.empty()) {
+    snap.image_fs_device = host_.MountDevice(n.image_fs->path);
+  }
+  return snap;
 }
 
 }  // namespace kubelet::stats

@@ -21,6 +21,9 @@
 //               or node (absent on the first sample).
 //   disk        logs: du of <pod_logs_dir>/<ns>_<name>_<uid>/<container>; volumes: du of
 //               <root_dir>/pods/<uid>/volumes/<plugin>/<name>; results cached for du_cache_ttl.
+//   cadvisor    GetCadvisorSnapshot adds, per cgroup of the Summary, the cgroup files
+//   extras      HostReader::CgroupDetail reads, the machine facts and the devices of the root
+//               and image file systems (/proc/self/mounts).
 //
 // Thread-safety: thread-safe; concurrent calls may run side by side. Ownership: borrows the
 // runtime, image service and clock given in Options, which must outlive the provider.
@@ -57,6 +60,8 @@ struct CRIStatsProviderOptions {
   std::function<std::vector<api::Pod>()> get_pods;
   std::string proc_root = "/proc";
   std::string cgroup_root = "/sys/fs/cgroup";
+  std::string sys_root = "/sys";  // online CPUs, DMI product_uuid (machine_* metrics)
+  std::string etc_root = "/etc";  // machine-id
   // cgroupfs-style path of the pods' cgroup root ("/kubepods", or "/kubepods.slice" with the
   // systemd driver); "" leaves out the "pods" system container and pod cgroup reading.
   std::string pods_cgroup = "/kubepods";
@@ -67,6 +72,20 @@ struct CRIStatsProviderOptions {
   absl::Duration du_cache_ttl = absl::Minutes(1);
   // statfs; tests replace it.
   std::function<absl::StatusOr<FsInfo>(const std::string& path)> statfs = StatFs;
+};
+
+// What /metrics/cadvisor renders: the full Summary plus the figures only cAdvisor reports.
+struct CadvisorSnapshot {
+  Summary summary;
+  // By cgroup path (the "id" label): the node's root "/", the system containers, the pods'
+  // and the containers' cgroups that exist.
+  std::map<std::string, CgroupDetails> cgroups;
+  MachineFacts machine;
+  // Source devices of the node's root file system and of the image file system ("" when
+  // unknown; the same device is reported once).
+  std::string root_fs_device;
+  std::string image_fs_device;
+  absl::Time time = absl::InfinitePast();
 };
 
 class CRIStatsProvider final : public StatsProvider {
@@ -80,6 +99,9 @@ class CRIStatsProvider final : public StatsProvider {
   // The image file system: used bytes/inodes from CRI ImageFsInfo, capacity and free space from
   // statfs of its mount point.
   absl::StatusOr<FsStats> ImageFsStats();
+  // GetSummary(false) plus the cgroup details, machine facts and devices, read in the same call
+  // (no CRI calls beyond GetSummary's).
+  absl::StatusOr<CadvisorSnapshot> GetCadvisorSnapshot();
 
  private:
   struct CpuSample {

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -36,6 +38,8 @@ class CRIStatsProviderTest : public ::testing::Test {
     cg_ = dir_ / "cgroup";
     root_ = dir_ / "root";
     logs_ = dir_ / "logs";
+    sys_ = dir_ / "sys";
+    etc_ = dir_ / "etc";
     Write(proc_ / "stat",
           "cpu  100 0 100 5000 10 0 0 0 0 0\ncpu0 100 0 100 5000 10 0 0 0\n"
           "btime 1690000000\n");
@@ -131,6 +135,8 @@ class CRIStatsProviderTest : public ::testing::Test {
     o.get_pods = [this] { return pods_; };
     o.proc_root = proc_.string();
     o.cgroup_root = cg_.string();
+    o.sys_root = sys_.string();
+    o.etc_root = etc_.string();
     o.kubelet_cgroup = "/system.slice/kubelet";
     o.statfs = [](const std::string& path) -> absl::StatusOr<FsInfo> {
       FsInfo f;
@@ -150,7 +156,7 @@ class CRIStatsProviderTest : public ::testing::Test {
     return json::parse(text.ok() ? *text : "{}");
   }
 
-  fs::path dir_, proc_, cg_, root_, logs_, log_dir_;
+  fs::path dir_, proc_, cg_, root_, logs_, log_dir_, sys_, etc_;
   std::string pod_cg_;
   FakeClock clock_;
   cri::FakeRuntime fake_;
@@ -347,7 +353,7 @@ TEST_F(CRIStatsProviderTest, ResourceMetrics) {
 
 TEST_F(CRIStatsProviderTest, CadvisorMetrics) {
   auto p = Make();
-  auto s = p->GetSummary(false);
+  auto s = p->GetCadvisorSnapshot();
   ASSERT_TRUE(s.ok());
   const std::string text = prometheus::TextSerializer().Serialize(CadvisorMetricFamilies(*s));
   const std::string id = "/kubepods/besteffort/pod" + std::string(kUid) + "/" + container_id_;
@@ -365,6 +371,187 @@ TEST_F(CRIStatsProviderTest, CadvisorMetrics) {
                       std::string(kUid) + "\",image=\"\",interface=\"eth0\""),
             std::string::npos)
       << text;
+}
+
+// The cgroup files behind /metrics/cadvisor's extra families, cgroup v1 (separate cpu and
+// cpuacct hierarchies, as on this project's test hosts).
+TEST_F(CRIStatsProviderTest, CadvisorCgroupFiguresV1) {
+  const std::string ctr = pod_cg_ + "/" + container_id_;
+  Write(cg_ / "cpu/cpu.shares", "1024\n");
+  Write(cg_ / "memory/memory.limit_in_bytes", "9223372036854771712\n");
+  Write(cg_ / "memory/memory.failcnt", "0\n");
+  Write(cg_ / "cpu" / pod_cg_ / "cpu.cfs_period_us", "100000\n");
+  Write(cg_ / "cpu" / pod_cg_ / "cpu.cfs_quota_us", "-1\n");
+  Write(cg_ / "cpu" / pod_cg_ / "cpu.shares", "2\n");
+  Write(cg_ / "cpu" / pod_cg_ / "cpu.stat", "nr_periods 0\nnr_throttled 0\nthrottled_time 0\n");
+  Write(cg_ / "memory" / pod_cg_ / "memory.limit_in_bytes", "9223372036854771712\n");
+  Write(cg_ / "cpuacct" / ctr / "cpuacct.usage", "1000000000\n");
+  Write(cg_ / "cpuacct" / ctr / "cpuacct.stat", "user 70\nsystem 30\n");
+  Write(cg_ / "cpu" / ctr / "cpu.stat",
+        "nr_periods 40\nnr_throttled 5\nthrottled_time 250000000\n");
+  Write(cg_ / "cpu" / ctr / "cpu.cfs_period_us", "100000\n");
+  Write(cg_ / "cpu" / ctr / "cpu.cfs_quota_us", "50000\n");
+  Write(cg_ / "cpu" / ctr / "cpu.shares", "512\n");
+  Write(cg_ / "memory" / ctr / "memory.usage_in_bytes", "20001000\n");
+  Write(cg_ / "memory" / ctr / "memory.stat",
+        "cache 1\ntotal_cache 4096000\ntotal_rss 9000000\ntotal_swap 8192\n");
+  Write(cg_ / "memory" / ctr / "memory.failcnt", "3\n");
+  Write(cg_ / "memory" / ctr / "memory.max_usage_in_bytes", "30000000\n");
+  Write(cg_ / "memory" / ctr / "memory.limit_in_bytes", "67108864\n");
+  Write(cg_ / "memory" / ctr / "memory.oom_control",
+        "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
+  Write(sys_ / "devices/system/cpu/online", "0-2,5\n");
+  Write(etc_ / "machine-id", "m-1\n");
+  Write(proc_ / "sys/kernel/random/boot_id", "b-1\n");
+  Write(proc_ / "self/mounts",
+        "/dev/vda1 / ext4 rw 0 0\nproc /proc proc rw 0 0\n"
+        "/dev/vdb1 /var/lib/fakeruntime ext4 rw 0 0\n");
+
+  auto p = Make();
+  auto snap = p->GetCadvisorSnapshot();
+  ASSERT_TRUE(snap.ok()) << snap.status();
+  EXPECT_EQ(snap->root_fs_device, "/dev/vda1");
+  EXPECT_EQ(snap->image_fs_device, "/dev/vdb1");
+  EXPECT_EQ(snap->machine.num_cores, 4);
+  const std::string text = prometheus::TextSerializer().Serialize(CadvisorMetricFamilies(*snap));
+  const std::string ctr_labels = "container=\"main\",id=\"/" + ctr +
+                                 "\",image=\"busybox:1.36\",name=\"" + container_id_ +
+                                 "\",namespace=\"default\",pod=\"web\"}";
+  const std::string pod_labels = "container=\"\",id=\"/" + pod_cg_ +
+                                 "\",image=\"\",name=\"\",namespace=\"default\",pod=\"web\"}";
+  const std::string root_labels =
+      "container=\"\",id=\"/\",image=\"\",name=\"\",namespace=\"\",pod=\"\"}";
+  const long hz = sysconf(_SC_CLK_TCK);
+  auto has = [&](const std::string& line) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  };
+  auto lacks = [&](const std::string& prefix) {
+    EXPECT_EQ(text.find(prefix), std::string::npos) << prefix << "\n" << text;
+  };
+  // USER_HZ ticks: 70 and 30 of them.
+  const uint64_t tick_ns = 1000000000ULL / static_cast<uint64_t>(hz);
+  auto secs = [&](uint64_t ticks) {
+    std::ostringstream o;
+    o.precision(16);
+    o << static_cast<double>(ticks * tick_ns) / 1e9;
+    return o.str();
+  };
+  has("container_cpu_user_seconds_total{" + ctr_labels + " " + secs(70) + " ");
+  has("container_cpu_system_seconds_total{" + ctr_labels + " " + secs(30) + " ");
+  has("container_cpu_cfs_periods_total{" + ctr_labels + " 40 ");
+  has("container_cpu_cfs_throttled_periods_total{" + ctr_labels + " 5 ");
+  has("container_cpu_cfs_throttled_seconds_total{" + ctr_labels + " 0.25 ");
+  has("container_spec_cpu_period{" + ctr_labels + " 100000\n");
+  has("container_spec_cpu_quota{" + ctr_labels + " 50000\n");
+  has("container_spec_cpu_shares{" + ctr_labels + " 512\n");
+  has("container_spec_memory_limit_bytes{" + ctr_labels + " 67108864\n");
+  has("container_memory_cache{" + ctr_labels + " 4096000 ");
+  has("container_memory_swap{" + ctr_labels + " 8192 ");
+  has("container_memory_failcnt{" + ctr_labels + " 3 ");
+  has("container_memory_max_usage_bytes{" + ctr_labels + " 30000000 ");
+  has("container_oom_events_total{" + ctr_labels + " 2 ");
+  has("container_last_seen{" + ctr_labels + " 1700000000 1700000000000\n");
+  // The writable layer on the image file system.
+  has("container_fs_usage_bytes{container=\"main\",device=\"/dev/vdb1\",id=\"/" + ctr + "\"");
+  has("container_fs_limit_bytes{container=\"main\",device=\"/dev/vdb1\",id=\"/" + ctr + "\"");
+  // The pod: no quota, so no CFS figures and no quota spec; unlimited memory reads 0.
+  has("container_spec_cpu_period{" + pod_labels + " 100000\n");
+  has("container_spec_cpu_shares{" + pod_labels + " 2\n");
+  has("container_spec_memory_limit_bytes{" + pod_labels + " 0\n");
+  lacks("container_spec_cpu_quota{" + pod_labels);
+  lacks("container_cpu_cfs_periods_total{" + pod_labels);
+  // The node: both file systems, the unlimited root limit as 0.
+  has("container_fs_usage_bytes{container=\"\",device=\"/dev/vda1\",id=\"/\"");
+  has("container_fs_limit_bytes{container=\"\",device=\"/dev/vdb1\",id=\"/\"");
+  has("container_spec_cpu_shares{" + root_labels + " 1024\n");
+  has("container_spec_memory_limit_bytes{" + root_labels + " 0\n");
+  has("container_memory_failcnt{" + root_labels + " 0 ");
+  // Machine families carry the machine labels only.
+  has("machine_cpu_cores{boot_id=\"b-1\",machine_id=\"m-1\",system_uuid=\"\"} 4\n");
+  has("machine_memory_bytes{boot_id=\"b-1\",machine_id=\"m-1\",system_uuid=\"\"} 4096000000\n");
+  // Families in name order.
+  EXPECT_LT(text.find("# TYPE container_cpu_cfs_periods_total"),
+            text.find("# TYPE container_cpu_usage_seconds_total"));
+  EXPECT_LT(text.find("# TYPE container_start_time_seconds"),
+            text.find("# TYPE machine_cpu_cores"));
+}
+
+TEST(HostReaderTest, CgroupDetailV2) {
+  char tmpl[] = "/tmp/stats-v2-XXXXXX";
+  const fs::path dir = mkdtemp(tmpl);
+  const fs::path cg = dir / "cgroup";
+  Write(cg / "cgroup.controllers", "cpuset cpu io memory pids\n");
+  const fs::path pod = cg / "kubepods/pod1";
+  Write(pod / "cpu.stat",
+        "usage_usec 100\nuser_usec 60\nsystem_usec 40\nnr_periods 10\nnr_throttled 2\n"
+        "throttled_usec 5000\n");
+  Write(pod / "cpu.max", "20000 100000\n");
+  Write(pod / "cpu.weight", "8\n");
+  Write(pod / "memory.current", "1000\n");
+  Write(pod / "memory.stat", "anon 400\nfile 300\n");
+  Write(pod / "memory.max", "67108864\n");
+  Write(pod / "memory.events", "low 0\nhigh 0\nmax 7\noom 1\noom_kill 1\n");
+  const fs::path be = cg / "kubepods/besteffort";
+  Write(be / "cpu.max", "max 100000\n");
+  Write(be / "memory.max", "max\n");
+  Write(be / "memory.stat", "anon 0\nfile 0\n");
+  Write(be / "memory.swap.current", "4096\n");
+
+  HostReader r((dir / "proc").string(), cg.string(), (dir / "sys").string(),
+               (dir / "etc").string());
+  ASSERT_TRUE(r.cgroup_v2());
+  CgroupDetails d = r.CgroupDetail("/kubepods/pod1");
+  EXPECT_EQ(d.cpu_user_nanos, 60000u);
+  EXPECT_EQ(d.cpu_system_nanos, 40000u);
+  EXPECT_EQ(d.cfs_periods, 10u);
+  EXPECT_EQ(d.cfs_throttled_periods, 2u);
+  EXPECT_EQ(d.cfs_throttled_nanos, 5000000u);
+  EXPECT_EQ(d.cpu_period_us, 100000u);
+  EXPECT_EQ(d.cpu_quota_us, 20000u);
+  EXPECT_EQ(d.cpu_shares, CpuWeightToShares(8));
+  EXPECT_EQ(d.memory_cache_bytes, 300u);
+  EXPECT_EQ(d.memory_swap_bytes, 0u);  // no swap controller
+  EXPECT_EQ(d.memory_limit_bytes, 67108864u);
+  EXPECT_EQ(d.oom_kills, 1u);
+  EXPECT_FALSE(d.memory_failcnt.has_value());
+  EXPECT_FALSE(d.memory_max_usage_bytes.has_value());
+  CgroupDetails b = r.CgroupDetail("/kubepods/besteffort");
+  EXPECT_EQ(b.cpu_quota_us, 0u);
+  EXPECT_EQ(b.cpu_period_us, 100000u);
+  EXPECT_EQ(b.memory_limit_bytes, std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(b.memory_swap_bytes, 4096u);
+  EXPECT_FALSE(r.CgroupDetail("/missing").cpu_shares.has_value());
+  fs::remove_all(dir);
+}
+
+TEST(HostReaderTest, WeightToSharesInvertsTheKubeletMapping) {
+  EXPECT_EQ(CpuWeightToShares(1), 2u);
+  EXPECT_EQ(CpuWeightToShares(10000), 262144u);
+  EXPECT_EQ(CpuWeightToShares(39), 998u);  // 1024 shares -> weight 39
+  EXPECT_EQ(CpuWeightToShares(0), 2u);     // out of range: clamped
+}
+
+TEST(HostReaderTest, MachineAndMounts) {
+  char tmpl[] = "/tmp/stats-machine-XXXXXX";
+  const fs::path dir = mkdtemp(tmpl);
+  Write(dir / "proc/cpuinfo", "processor\t: 0\nmodel name\t: x\n\nprocessor\t: 1\n");
+  Write(dir / "proc/meminfo", "MemTotal:       1000 kB\n");
+  Write(dir / "proc/self/mounts",
+        "/dev/root / ext4 rw 0 0\n/dev/sdb1 /mnt/my\\040disk ext4 rw 0 0\n"
+        "tmpfs /mnt/my\\040disk/tmp tmpfs rw 0 0\n");
+  Write(dir / "sys/class/dmi/id/product_uuid", "U-1\n");
+  HostReader r((dir / "proc").string(), (dir / "cgroup").string(), (dir / "sys").string(),
+               (dir / "etc").string());
+  MachineFacts m = r.Machine();
+  EXPECT_EQ(m.num_cores, 2);  // no sys/devices/system/cpu/online: /proc/cpuinfo
+  EXPECT_EQ(m.memory_capacity_bytes, 1024000u);
+  EXPECT_EQ(m.system_uuid, "U-1");
+  EXPECT_EQ(m.machine_id, "");
+  EXPECT_EQ(r.MountDevice("/mnt/my disk/images"), "/dev/sdb1");
+  EXPECT_EQ(r.MountDevice("/mnt/my disk/tmp/x"), "tmpfs");
+  EXPECT_EQ(r.MountDevice("/mnt/my diskette"), "/dev/root");
+  EXPECT_EQ(r.MountDevice("/var"), "/dev/root");
+  fs::remove_all(dir);
 }
 
 }  // namespace

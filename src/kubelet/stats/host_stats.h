@@ -1,5 +1,6 @@
 // Reading the host's own figures for the stats subsystem: /proc (cpu, memory, network, pid
-// limits, boot time), cgroup files (v1 controllers or the v2 unified tree), statfs and
+// limits, boot time, mounts), cgroup files (v1 controllers or the v2 unified tree), the
+// machine's identity (/etc/machine-id, boot_id, DMI product_uuid, online CPUs), statfs and
 // directory disk usage.
 //
 // Contract: HostReader reads below the roots it is given (so tests point it at fake trees in a
@@ -49,9 +50,54 @@ struct MemoryReading {
   std::optional<uint64_t> major_page_faults;
 };
 
+// What /metrics/cadvisor reports of a cgroup beyond the Summary's figures (cAdvisor's container
+// stats and spec). Every field is unset when its file is missing or unreadable.
+//                       cgroup v1                             cgroup v2
+//   cpu user/system     cpuacct.stat (USER_HZ ticks)          cpu.stat user_usec / system_usec
+//   cfs periods         cpu.stat nr_periods, nr_throttled,    cpu.stat nr_periods, nr_throttled,
+//                       throttled_time                        throttled_usec
+//   cpu period/quota    cpu.cfs_period_us / cpu.cfs_quota_us  cpu.max
+//   cpu shares          cpu.shares                            cpu.weight, as shares
+//   memory cache        memory.stat total_cache               memory.stat file
+//   memory swap         memory.stat total_swap                memory.swap.current
+//   memory failcnt      memory.failcnt                        (none)
+//   memory max usage    memory.max_usage_in_bytes             (none)
+//   memory limit        memory.limit_in_bytes                 memory.max
+//   oom kills           memory.oom_control oom_kill           memory.events oom_kill
+struct CgroupDetails {
+  std::optional<uint64_t> cpu_user_nanos;
+  std::optional<uint64_t> cpu_system_nanos;
+  std::optional<uint64_t> cfs_periods;
+  std::optional<uint64_t> cfs_throttled_periods;
+  std::optional<uint64_t> cfs_throttled_nanos;
+  std::optional<uint64_t> cpu_period_us;
+  uint64_t cpu_quota_us = 0;  // 0: no quota (v1 -1, v2 "max")
+  std::optional<uint64_t> cpu_shares;
+  std::optional<uint64_t> memory_cache_bytes;
+  std::optional<uint64_t> memory_swap_bytes;
+  std::optional<uint64_t> memory_failcnt;
+  std::optional<uint64_t> memory_max_usage_bytes;
+  std::optional<uint64_t> memory_limit_bytes;  // UINT64_MAX for v2 "max"
+  std::optional<uint64_t> oom_kills;
+};
+
+// The machine as cAdvisor's machine_* families describe it.
+struct MachineFacts {
+  int num_cores = 0;                   // online CPUs
+  uint64_t memory_capacity_bytes = 0;  // MemTotal
+  std::string machine_id;
+  std::string boot_id;
+  std::string system_uuid;
+};
+
+// cgroup v2 cpu.weight [1, 10000] back to cpu.shares [2, 262144] (the inverse of the kubelet's
+// shares-to-weight mapping).
+uint64_t CpuWeightToShares(uint64_t weight);
+
 class HostReader {
  public:
-  explicit HostReader(std::string proc_root = "/proc", std::string cgroup_root = "/sys/fs/cgroup");
+  explicit HostReader(std::string proc_root = "/proc", std::string cgroup_root = "/sys/fs/cgroup",
+                      std::string sys_root = "/sys", std::string etc_root = "/etc");
 
   bool cgroup_v2() const { return v2_; }
 
@@ -63,6 +109,14 @@ class HostReader {
   bool CgroupExists(const std::string& cgroup) const;
   // The cgroup directory's change time (a stand-in for its creation time).
   std::optional<absl::Time> CgroupCreated(const std::string& cgroup) const;
+  CgroupDetails CgroupDetail(const std::string& cgroup) const;
+
+  // Online CPUs (sys/devices/system/cpu/online, else the processors of /proc/cpuinfo), MemTotal
+  // and the identity files; a field whose file is missing stays empty / 0.
+  MachineFacts Machine() const;
+  // The source device of the file system holding `path` (the longest mount point of
+  // /proc/self/mounts that contains it); "" when none matches.
+  std::string MountDevice(const std::string& path) const;
 
   // The node: root cgroup when it has the figure, else /proc/stat and /proc/meminfo.
   std::optional<uint64_t> NodeCpuNanos() const;
@@ -86,6 +140,8 @@ class HostReader {
 
   std::string proc_root_;
   std::string cgroup_root_;
+  std::string sys_root_;
+  std::string etc_root_;
   bool v2_ = false;
 };
 

@@ -4,16 +4,20 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "kubelet/stats/host_stats.h"
 
 namespace kubelet::stats {
@@ -68,6 +72,57 @@ std::map<std::string, uint64_t> ReadMeminfo(const std::string& path) {
     out[line.substr(0, colon)] = unit == "kB" ? v * 1024 : v;
   }
   return out;
+}
+
+std::string ReadTrimmed(const std::string& path) {
+  auto text = ReadFile(path);
+  if (!text) return "";
+  return std::string(absl::StripAsciiWhitespace(*text));
+}
+
+// The number of CPUs in a Linux CPU list ("0-3,7"); nullopt when malformed.
+std::optional<int> CountCpuList(const std::string& list) {
+  int n = 0;
+  for (absl::string_view part : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
+    std::vector<absl::string_view> ends = absl::StrSplit(part, absl::MaxSplits('-', 1));
+    int lo = 0, hi = 0;
+    if (!absl::SimpleAtoi(ends[0], &lo)) return std::nullopt;
+    hi = lo;
+    if (ends.size() == 2 && !absl::SimpleAtoi(ends[1], &hi)) return std::nullopt;
+    if (hi < lo) return std::nullopt;
+    n += hi - lo + 1;
+  }
+  return n;
+}
+
+// /proc/self/mounts escapes space, tab, newline and backslash as octal (\040).
+std::string UnescapeMountField(const std::string& in) {
+  std::string out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '\\' && i + 3 < in.size()) {
+      int v = 0;
+      bool ok = true;
+      for (size_t k = 1; k <= 3; ++k) {
+        const char c = in[i + k];
+        if (c < '0' || c > '7') ok = false;
+        v = v * 8 + (c - '0');
+      }
+      if (ok) {
+        out += static_cast<char>(v);
+        i += 3;
+        continue;
+      }
+    }
+    out += in[i];
+  }
+  return out;
+}
+
+// Whether `path` is `mount` or below it.
+bool Contains(const std::string& mount, const std::string& path) {
+  if (mount == "/") return !path.empty() && path[0] == '/';
+  if (path.compare(0, mount.size(), mount) != 0) return false;
+  return path.size() == mount.size() || path[mount.size()] == '/';
 }
 
 bool IsDir(const std::string& path) {
@@ -128,8 +183,17 @@ absl::StatusOr<DiskUsage> MeasureDiskUsage(const std::string& path) {
   return out;
 }
 
-HostReader::HostReader(std::string proc_root, std::string cgroup_root)
-    : proc_root_(std::move(proc_root)), cgroup_root_(std::move(cgroup_root)) {
+uint64_t CpuWeightToShares(uint64_t weight) {
+  weight = std::clamp<uint64_t>(weight, 1, 10000);
+  return 2 + ((weight - 1) * 262142) / 9999;
+}
+
+HostReader::HostReader(std::string proc_root, std::string cgroup_root, std::string sys_root,
+                       std::string etc_root)
+    : proc_root_(std::move(proc_root)),
+      cgroup_root_(std::move(cgroup_root)),
+      sys_root_(std::move(sys_root)),
+      etc_root_(std::move(etc_root)) {
   struct stat st {};
   v2_ = ::stat((cgroup_root_ + "/cgroup.controllers").c_str(), &st) == 0;
 }
@@ -143,6 +207,7 @@ std::string HostReader::ControllerDir(const std::string& controller,
   }
   std::vector<std::string> candidates = {controller};
   if (controller == "cpuacct") candidates = {"cpuacct", "cpu,cpuacct", "cpuacct,cpu"};
+  if (controller == "cpu") candidates = {"cpu", "cpu,cpuacct", "cpuacct,cpu"};
   for (const std::string& c : candidates) {
     const std::string dir = cgroup_root_ + "/" + c + rel;
     if (IsDir(dir)) return dir;
@@ -210,6 +275,114 @@ std::optional<absl::Time> HostReader::CgroupCreated(const std::string& cgroup) c
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) return std::nullopt;
   return absl::TimeFromTimespec(st.st_ctim);
+}
+
+CgroupDetails HostReader::CgroupDetail(const std::string& cgroup) const {
+  CgroupDetails d;
+  if (v2_) {
+    const std::string dir = ControllerDir("", cgroup);
+    if (dir.empty()) return d;
+    const auto cpu = ReadKeyValues(dir + "/cpu.stat");
+    auto micros_to_nanos = [](std::optional<uint64_t> v) -> std::optional<uint64_t> {
+      if (!v) return std::nullopt;
+      return *v * 1000;
+    };
+    d.cpu_user_nanos = micros_to_nanos(Lookup(cpu, "user_usec"));
+    d.cpu_system_nanos = micros_to_nanos(Lookup(cpu, "system_usec"));
+    d.cfs_periods = Lookup(cpu, "nr_periods");
+    d.cfs_throttled_periods = Lookup(cpu, "nr_throttled");
+    d.cfs_throttled_nanos = micros_to_nanos(Lookup(cpu, "throttled_usec"));
+    // cpu.max: "<quota|max> <period>".
+    if (auto max = ReadFile(dir + "/cpu.max")) {
+      std::istringstream in(*max);
+      std::string quota;
+      uint64_t period = 0;
+      if (in >> quota >> period) {
+        d.cpu_period_us = period;
+        uint64_t q = 0;
+        if (quota != "max" && absl::SimpleAtoi(quota, &q)) d.cpu_quota_us = q;
+      }
+    }
+    if (auto weight = ReadUint(dir + "/cpu.weight")) d.cpu_shares = CpuWeightToShares(*weight);
+    if (const auto mem = ReadKeyValues(dir + "/memory.stat"); !mem.empty()) {
+      d.memory_cache_bytes = Lookup(mem, "file");
+      // No swap controller reads as no swap, as cAdvisor reports it.
+      d.memory_swap_bytes = ReadUint(dir + "/memory.swap.current").value_or(0);
+    }
+    if (ReadTrimmed(dir + "/memory.max") == "max") {
+      d.memory_limit_bytes = std::numeric_limits<uint64_t>::max();
+    } else {
+      d.memory_limit_bytes = ReadUint(dir + "/memory.max");
+    }
+    d.oom_kills = Lookup(ReadKeyValues(dir + "/memory.events"), "oom_kill");
+    return d;
+  }
+  if (const std::string dir = ControllerDir("cpuacct", cgroup); !dir.empty()) {
+    // cpuacct.stat counts USER_HZ ticks.
+    const auto stat = ReadKeyValues(dir + "/cpuacct.stat");
+    const long ticks = sysconf(_SC_CLK_TCK);
+    const uint64_t tick_ns = 1000000000ULL / static_cast<uint64_t>(ticks > 0 ? ticks : 100);
+    if (auto v = Lookup(stat, "user")) d.cpu_user_nanos = *v * tick_ns;
+    if (auto v = Lookup(stat, "system")) d.cpu_system_nanos = *v * tick_ns;
+  }
+  if (const std::string dir = ControllerDir("cpu", cgroup); !dir.empty()) {
+    const auto stat = ReadKeyValues(dir + "/cpu.stat");
+    d.cfs_periods = Lookup(stat, "nr_periods");
+    d.cfs_throttled_periods = Lookup(stat, "nr_throttled");
+    d.cfs_throttled_nanos = Lookup(stat, "throttled_time");
+    d.cpu_period_us = ReadUint(dir + "/cpu.cfs_period_us");
+    int64_t quota = 0;
+    if (absl::SimpleAtoi(ReadTrimmed(dir + "/cpu.cfs_quota_us"), &quota) && quota > 0) {
+      d.cpu_quota_us = static_cast<uint64_t>(quota);
+    }
+    d.cpu_shares = ReadUint(dir + "/cpu.shares");
+  }
+  if (const std::string dir = ControllerDir("memory", cgroup); !dir.empty()) {
+    if (const auto stat = ReadKeyValues(dir + "/memory.stat"); !stat.empty()) {
+      d.memory_cache_bytes = Lookup(stat, "total_cache");
+      // total_swap is absent without swap accounting: no swap, as cAdvisor reports it.
+      d.memory_swap_bytes = Lookup(stat, "total_swap").value_or(0);
+    }
+    d.memory_failcnt = ReadUint(dir + "/memory.failcnt");
+    d.memory_max_usage_bytes = ReadUint(dir + "/memory.max_usage_in_bytes");
+    d.memory_limit_bytes = ReadUint(dir + "/memory.limit_in_bytes");
+    d.oom_kills = Lookup(ReadKeyValues(dir + "/memory.oom_control"), "oom_kill");
+  }
+  return d;
+}
+
+MachineFacts HostReader::Machine() const {
+  MachineFacts m;
+  if (auto n = CountCpuList(ReadTrimmed(sys_root_ + "/devices/system/cpu/online")); n && *n > 0) {
+    m.num_cores = *n;
+  } else {
+    std::ifstream in(proc_root_ + "/cpuinfo");
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("processor", 0) == 0) ++m.num_cores;
+    }
+  }
+  m.memory_capacity_bytes = MemTotalBytes().value_or(0);
+  m.machine_id = ReadTrimmed(etc_root_ + "/machine-id");
+  m.boot_id = ReadTrimmed(proc_root_ + "/sys/kernel/random/boot_id");
+  m.system_uuid = ReadTrimmed(sys_root_ + "/class/dmi/id/product_uuid");
+  return m;
+}
+
+std::string HostReader::MountDevice(const std::string& path) const {
+  std::ifstream in(proc_root_ + "/self/mounts");
+  std::string best_mount, best_device;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream f(line);
+    std::string device, mount;
+    if (!(f >> device >> mount)) continue;
+    mount = UnescapeMountField(mount);
+    // Later mounts over the same point hide earlier ones: ">=" keeps the last.
+    if (Contains(mount, path) && mount.size() >= best_mount.size()) {
+      best_mount = mount;
+      best_device = UnescapeMountField(device);
+    }
+  }
+  return best_device;
 }
 
 std::optional<uint64_t> HostReader::NodeCpuNanos() const {

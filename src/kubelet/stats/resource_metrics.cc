@@ -1,5 +1,6 @@
 #include "kubelet/stats/resource_metrics.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -117,38 +118,96 @@ std::vector<MetricFamily> ResourceMetricFamilies(const absl::StatusOr<Summary>& 
   return NonEmpty(std::move(out));
 }
 
-std::vector<MetricFamily> CadvisorMetricFamilies(const Summary& s) {
+std::vector<MetricFamily> CadvisorMetricFamilies(const CadvisorSnapshot& snap) {
+  const Summary& s = snap.summary;
+  const absl::Time now = snap.time;
+  using MT = MetricType;
   MetricFamily cpu = Family("container_cpu_usage_seconds_total",
-                            "Cumulative cpu time consumed in seconds.", MetricType::Counter);
-  MetricFamily ws = Family("container_memory_working_set_bytes", "Current working set in bytes.",
-                           MetricType::Gauge);
+                            "Cumulative cpu time consumed in seconds.", MT::Counter);
+  MetricFamily cpu_user = Family("container_cpu_user_seconds_total",
+                                 "Cumulative user cpu time consumed in seconds.", MT::Counter);
+  MetricFamily cpu_system = Family("container_cpu_system_seconds_total",
+                                   "Cumulative system cpu time consumed in seconds.", MT::Counter);
+  MetricFamily cfs_periods = Family("container_cpu_cfs_periods_total",
+                                    "Number of elapsed enforcement period intervals.", MT::Counter);
+  MetricFamily cfs_throttled = Family("container_cpu_cfs_throttled_periods_total",
+                                      "Number of throttled period intervals.", MT::Counter);
+  MetricFamily cfs_throttled_s =
+      Family("container_cpu_cfs_throttled_seconds_total",
+             "Total time duration the container has been throttled.", MT::Counter);
+  MetricFamily ws =
+      Family("container_memory_working_set_bytes", "Current working set in bytes.", MT::Gauge);
   MetricFamily usage = Family("container_memory_usage_bytes",
                               "Current memory usage in bytes, including all memory regardless of "
                               "when it was accessed",
-                              MetricType::Gauge);
-  MetricFamily rss = Family("container_memory_rss", "Size of RSS in bytes.", MetricType::Gauge);
+                              MT::Gauge);
+  MetricFamily rss = Family("container_memory_rss", "Size of RSS in bytes.", MT::Gauge);
+  MetricFamily cache =
+      Family("container_memory_cache", "Number of bytes of page cache memory.", MT::Gauge);
+  MetricFamily swap = Family("container_memory_swap", "Container swap usage in bytes.", MT::Gauge);
+  MetricFamily failcnt =
+      Family("container_memory_failcnt", "Number of memory usage hits limits", MT::Counter);
+  MetricFamily max_usage = Family("container_memory_max_usage_bytes",
+                                  "Maximum memory usage recorded in bytes", MT::Gauge);
+  MetricFamily oom =
+      Family("container_oom_events_total",
+             "Count of out of memory events observed for the container", MT::Counter);
   MetricFamily start =
       Family("container_start_time_seconds",
-             "Start time of the container since unix epoch in seconds.", MetricType::Gauge);
+             "Start time of the container since unix epoch in seconds.", MT::Gauge);
+  MetricFamily last_seen =
+      Family("container_last_seen", "Last time a container was seen by the exporter", MT::Gauge);
+  MetricFamily spec_period =
+      Family("container_spec_cpu_period", "CPU period of the container.", MT::Gauge);
+  MetricFamily spec_quota =
+      Family("container_spec_cpu_quota", "CPU quota of the container.", MT::Gauge);
+  MetricFamily spec_shares =
+      Family("container_spec_cpu_shares", "CPU share of the container.", MT::Gauge);
+  MetricFamily spec_memory =
+      Family("container_spec_memory_limit_bytes", "Memory limit for the container.", MT::Gauge);
+  MetricFamily fs_usage = Family("container_fs_usage_bytes",
+                                 "Number of bytes that are consumed by the container on this "
+                                 "filesystem.",
+                                 MT::Gauge);
+  MetricFamily fs_limit = Family("container_fs_limit_bytes",
+                                 "Number of bytes that can be consumed by the container on this "
+                                 "filesystem.",
+                                 MT::Gauge);
   MetricFamily rx = Family("container_network_receive_bytes_total",
-                           "Cumulative count of bytes received", MetricType::Counter);
+                           "Cumulative count of bytes received", MT::Counter);
   MetricFamily tx = Family("container_network_transmit_bytes_total",
-                           "Cumulative count of bytes transmitted", MetricType::Counter);
+                           "Cumulative count of bytes transmitted", MT::Counter);
   MetricFamily rx_err =
       Family("container_network_receive_errors_total",
-             "Cumulative count of errors encountered while receiving", MetricType::Counter);
+             "Cumulative count of errors encountered while receiving", MT::Counter);
   MetricFamily tx_err =
       Family("container_network_transmit_errors_total",
-             "Cumulative count of errors encountered while transmitting", MetricType::Counter);
+             "Cumulative count of errors encountered while transmitting", MT::Counter);
+  MetricFamily machine_cores =
+      Family("machine_cpu_cores", "Number of logical CPU cores.", MT::Gauge);
+  MetricFamily machine_memory =
+      Family("machine_memory_bytes", "Amount of memory installed on the machine.", MT::Gauge);
 
-  // One cAdvisor "container" (a cgroup): labels in cAdvisor's order.
-  auto emit = [&](const Labels& base, const std::optional<CPUStats>& c,
+  // A label list with `extra` inserted where it sorts among cAdvisor's base labels.
+  auto with = [](Labels l, const std::string& key, const std::string& value) {
+    auto it = l.begin();
+    while (it != l.end() && it->first < key) ++it;
+    l.insert(it, {key, value});
+    return l;
+  };
+  // One file system a cAdvisor "container" uses.
+  struct Fs {
+    std::string device;
+    const FsStats* stats;
+  };
+
+  // One cAdvisor "container" (a cgroup): labels in cAdvisor's (sorted) order.
+  auto emit = [&](const Labels& base, const std::string& cgroup, const std::optional<CPUStats>& c,
                   const std::optional<MemoryStats>& m, absl::Time started,
-                  const std::optional<NetworkStats>& net) {
+                  const std::optional<NetworkStats>& net, const std::vector<Fs>& fs) {
+    Add(last_seen, base, static_cast<double>(absl::ToUnixSeconds(now)), now);
     if (c && c->usage_core_nano_seconds) {
-      Labels l = base;
-      l.insert(l.begin() + 1, {"cpu", "total"});
-      Add(cpu, l, Seconds(*c->usage_core_nano_seconds), c->time);
+      Add(cpu, with(base, "cpu", "total"), Seconds(*c->usage_core_nano_seconds), c->time);
     }
     if (m) {
       if (m->working_set_bytes) Add(ws, base, static_cast<double>(*m->working_set_bytes), m->time);
@@ -160,13 +219,56 @@ std::vector<MetricFamily> CadvisorMetricFamilies(const Summary& s) {
     }
     if (net) {
       for (const InterfaceStats& i : net->interfaces) {
-        Labels l = base;
-        l.insert(l.begin() + 3, {"interface", i.name});
+        const Labels l = with(base, "interface", i.name);
         if (i.rx_bytes) Add(rx, l, static_cast<double>(*i.rx_bytes), net->time);
         if (i.tx_bytes) Add(tx, l, static_cast<double>(*i.tx_bytes), net->time);
         if (i.rx_errors) Add(rx_err, l, static_cast<double>(*i.rx_errors), net->time);
         if (i.tx_errors) Add(tx_err, l, static_cast<double>(*i.tx_errors), net->time);
       }
+    }
+    for (const Fs& f : fs) {
+      const Labels l = with(base, "device", f.device);
+      if (f.stats->used_bytes) {
+        Add(fs_usage, l, static_cast<double>(*f.stats->used_bytes), f.stats->time);
+      }
+      if (f.stats->capacity_bytes) {
+        Add(fs_limit, l, static_cast<double>(*f.stats->capacity_bytes), f.stats->time);
+      }
+    }
+    auto it = snap.cgroups.find(cgroup);
+    if (it == snap.cgroups.end()) return;
+    const CgroupDetails& d = it->second;
+    // `divisor` converts nanoseconds to seconds.
+    auto put = [&](MetricFamily& f, const std::optional<uint64_t>& v, double divisor = 1) {
+      if (v) Add(f, base, static_cast<double>(*v) / divisor, now);
+    };
+    put(cpu_user, d.cpu_user_nanos, 1e9);
+    put(cpu_system, d.cpu_system_nanos, 1e9);
+    // cAdvisor reports CFS figures only for cgroups with a quota.
+    if (d.cpu_quota_us != 0) {
+      put(cfs_periods, d.cfs_periods);
+      put(cfs_throttled, d.cfs_throttled_periods);
+      put(cfs_throttled_s, d.cfs_throttled_nanos, 1e9);
+    }
+    put(cache, d.memory_cache_bytes);
+    put(swap, d.memory_swap_bytes);
+    put(failcnt, d.memory_failcnt);
+    put(max_usage, d.memory_max_usage_bytes);
+    put(oom, d.oom_kills);
+    // Spec figures carry no timestamp.
+    if (d.cpu_period_us) {
+      Add(spec_period, base, static_cast<double>(*d.cpu_period_us), absl::InfinitePast());
+    }
+    if (d.cpu_quota_us != 0) {
+      Add(spec_quota, base, static_cast<double>(d.cpu_quota_us), absl::InfinitePast());
+    }
+    if (d.cpu_shares) {
+      Add(spec_shares, base, static_cast<double>(*d.cpu_shares), absl::InfinitePast());
+    }
+    if (d.memory_limit_bytes) {
+      // A limit beyond 2^62 is "unlimited" (the kernel rounds the maximum down): 0.
+      const uint64_t v = *d.memory_limit_bytes > (uint64_t{1} << 62) ? 0 : *d.memory_limit_bytes;
+      Add(spec_memory, base, static_cast<double>(v), absl::InfinitePast());
     }
   };
   auto labels = [](const std::string& container, const std::string& id, const std::string& image,
@@ -175,23 +277,72 @@ std::vector<MetricFamily> CadvisorMetricFamilies(const Summary& s) {
                   {"name", name},           {"namespace", ns}, {"pod", pod}};
   };
   const NodeStats& n = s.node;
-  emit(labels("", "/", "", "", "", ""), n.cpu, n.memory, n.start_time, n.network);
+  std::vector<Fs> node_fs;
+  if (n.fs) node_fs.push_back({snap.root_fs_device, &*n.fs});
+  if (n.image_fs && (!n.fs || snap.image_fs_device != snap.root_fs_device)) {
+    node_fs.push_back({snap.image_fs_device, &*n.image_fs});
+  }
+  emit(labels("", "/", "", "", "", ""), "/", n.cpu, n.memory, n.start_time, n.network, node_fs);
   for (const ContainerStats& c : n.system_containers) {
-    emit(labels("", c.cgroup, "", "", "", ""), c.cpu, c.memory, c.start_time, std::nullopt);
+    emit(labels("", c.cgroup, "", "", "", ""), c.cgroup, c.cpu, c.memory, c.start_time,
+         std::nullopt, {});
   }
   for (const PodStats& p : s.pods) {
-    emit(labels("", p.cgroup, "", "", p.pod_ref.namespace_, p.pod_ref.name), p.cpu, p.memory,
-         p.start_time, p.network);
+    emit(labels("", p.cgroup, "", "", p.pod_ref.namespace_, p.pod_ref.name), p.cgroup, p.cpu,
+         p.memory, p.start_time, p.network, {});
     for (const ContainerStats& c : p.containers) {
       const std::string id = c.cgroup.empty() ? "/" + c.id : c.cgroup;
-      emit(labels(c.name, id, c.image, c.id, p.pod_ref.namespace_, p.pod_ref.name), c.cpu, c.memory,
-           c.start_time, std::nullopt);
+      std::vector<Fs> fs;
+      if (c.rootfs) fs.push_back({snap.image_fs_device, &*c.rootfs});
+      emit(labels(c.name, id, c.image, c.id, p.pod_ref.namespace_, p.pod_ref.name), c.cgroup, c.cpu,
+           c.memory, c.start_time, std::nullopt, fs);
     }
   }
+  // Machine figures carry cAdvisor's machine labels, no container labels.
+  const Labels machine = {{"boot_id", snap.machine.boot_id},
+                          {"machine_id", snap.machine.machine_id},
+                          {"system_uuid", snap.machine.system_uuid}};
+  if (snap.machine.num_cores > 0) {
+    Add(machine_cores, machine, snap.machine.num_cores, absl::InfinitePast());
+  }
+  if (snap.machine.memory_capacity_bytes > 0) {
+    Add(machine_memory, machine, static_cast<double>(snap.machine.memory_capacity_bytes),
+        absl::InfinitePast());
+  }
   std::vector<MetricFamily> out;
-  for (MetricFamily* f : {&cpu, &ws, &usage, &rss, &start, &rx, &tx, &rx_err, &tx_err}) {
+  for (MetricFamily* f : {&cpu,
+                          &cpu_user,
+                          &cpu_system,
+                          &cfs_periods,
+                          &cfs_throttled,
+                          &cfs_throttled_s,
+                          &ws,
+                          &usage,
+                          &rss,
+                          &cache,
+                          &swap,
+                          &failcnt,
+                          &max_usage,
+                          &oom,
+                          &start,
+                          &last_seen,
+                          &spec_period,
+                          &spec_quota,
+                          &spec_shares,
+                          &spec_memory,
+                          &fs_usage,
+                          &fs_limit,
+                          &rx,
+                          &tx,
+                          &rx_err,
+                          &tx_err,
+                          &machine_cores,
+                          &machine_memory}) {
     out.push_back(std::move(*f));
   }
+  // Go's client renders families sorted by name.
+  std::sort(out.begin(), out.end(),
+            [](const MetricFamily& a, const MetricFamily& b) { return a.name < b.name; });
   return NonEmpty(std::move(out));
 }
 
@@ -201,7 +352,7 @@ void RegisterStatsCollectors(std::shared_ptr<CRIStatsProvider> provider) {
   });
   metrics::AddCollector(metrics::CadvisorRegistry(),
                         [provider]() -> std::vector<prometheus::MetricFamily> {
-                          absl::StatusOr<Summary> s = provider->GetSummary(false);
+                          absl::StatusOr<CadvisorSnapshot> s = provider->GetCadvisorSnapshot();
                           if (!s.ok()) {
                             KLOG_ERROR(s.status(), "Error getting summary for cadvisor metrics");
                             return {};

@@ -5,10 +5,22 @@
 //                      {container,pod,namespace}, pod_cpu_usage_seconds_total,
 //                      pod_memory_working_set_bytes {pod,namespace}, scrape_error; samples carry
 //                      the figure's own time as their timestamp, as upstream.
-//   /metrics/cadvisor  the subset of cAdvisor's container_* families the Summary can answer
-//                      (cpu, memory, start time, network, fs usage) with cAdvisor's labels
-//                      {container,id,image,name,namespace,pod} for the node ("/"), the pods'
-//                      cgroups and the containers.
+//   /metrics/cadvisor  the subset of cAdvisor's families a CadvisorSnapshot can answer, with
+//                      cAdvisor's labels {container,id,image,name,namespace,pod} for the node
+//                      ("/"), the system containers, the pods' cgroups and the containers:
+//                      container_cpu_{usage{cpu="total"},user,system}_seconds_total,
+//                      container_cpu_cfs_{periods,throttled_periods,throttled_seconds}_total
+//                      (cgroups with a CFS quota), container_memory_{working_set_bytes,
+//                      usage_bytes,rss,cache,swap,failcnt (v1),max_usage_bytes (v1)},
+//                      container_oom_events_total (the cgroup's oom_kill count),
+//                      container_spec_cpu_{period,quota (when set),shares},
+//                      container_spec_memory_limit_bytes (0: unlimited),
+//                      container_start_time_seconds, container_last_seen,
+//                      container_network_{receive,transmit}_{bytes,errors}_total{interface},
+//                      container_fs_{usage,limit}_bytes{device} (the node's root and image file
+//                      systems; a container's writable layer on the image file system), and
+//                      machine_cpu_cores / machine_memory_bytes {boot_id,machine_id,system_uuid}.
+//                      Families are sorted by name, as Go's client renders them.
 //
 // Thread-safety: the functions are pure; RegisterStatsCollectors' collectors call the provider,
 // which is thread-safe. Ownership: RegisterStatsCollectors keeps the shared provider alive in
@@ -28,7 +40,7 @@ namespace kubelet::stats {
 
 // A failed summary yields only scrape_error 1.
 std::vector<prometheus::MetricFamily> ResourceMetricFamilies(const absl::StatusOr<Summary>& s);
-std::vector<prometheus::MetricFamily> CadvisorMetricFamilies(const Summary& s);
+std::vector<prometheus::MetricFamily> CadvisorMetricFamilies(const CadvisorSnapshot& snap);
 
 // Adds the collectors to metrics::ResourceRegistry() and metrics::CadvisorRegistry().
 void RegisterStatsCollectors(std::shared_ptr<CRIStatsProvider> provider);

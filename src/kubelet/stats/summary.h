@@ -57,6 +57,9 @@ struct FsStats {
   std::optional<uint64_t> inodes_free;
   std::optional<uint64_t> inodes;
   std::optional<uint64_t> inodes_used;
+  // Not encoded: a path on the file system the figures describe ("" when unknown), for
+  // /metrics/cadvisor's device label.
+  std::string path;
 };
 
 struct VolumeStats {
