@@ -57,6 +57,8 @@ absl::StatusOr<std::shared_ptr<cm::ContainerManager>> Build(const KubeletServer&
   nc.runtime_cgroups = s.flags.runtime_cgroups;
   nc.enforce_node_allocatable = std::set<std::string>(cfg.enforce_node_allocatable.begin(),
                                                       cfg.enforce_node_allocatable.end());
+  nc.system_reserved_cgroup = cfg.system_reserved_cgroup;
+  nc.kube_reserved_cgroup = cfg.kube_reserved_cgroup;
   nc.cpu_cfs_quota = cfg.cpu_cfs_quota;
   if (s.gates.Enabled("CustomCPUCFSQuotaPeriod") &&
       cfg.cpu_cfs_quota_period > absl::ZeroDuration()) {

@@ -81,12 +81,16 @@ class CgroupsTest : public StaticPodTest {
     }
   }
 
+  // kubepods is limited to capacity - kubeReserved - systemReserved; the default hard eviction
+  // threshold (memory.available 100Mi) is not subtracted from it.
   std::string ExtraConfig() override {
     return "cgroupDriver: cgroupfs\n"
            "cgroupRoot: " +
            cgroup_root_ +
            "\npodPidsLimit: 300\n"
-           "kubeReserved: {memory: 100Mi}\n";
+           "kubeReserved: {cpu: 100m, memory: 100Mi}\n"
+           "systemReserved: {memory: 50Mi}\n" +
+           extra_config_;
   }
 
   void TearDown() override {
@@ -132,10 +136,25 @@ class CgroupsTest : public StaticPodTest {
                                .termination_grace_seconds = 2});
   }
 
+  // MemTotal of /proc/meminfo (the node's memory capacity) minus `reserved`, as the kernel
+  // stores a memory limit: rounded down to whole pages.
+  static std::string MemoryLimitAfter(int64_t reserved) {
+    std::ifstream in("/proc/meminfo");
+    std::string key, unit;
+    int64_t kb = 0;
+    while (in >> key >> kb >> unit && key != "MemTotal:") {
+    }
+    const int64_t page = ::sysconf(_SC_PAGESIZE);
+    return std::to_string((kb * 1024 - reserved) / page * page);
+  }
+
   std::map<std::string, std::string> mounts_;
   bool unified_ = false;
   std::string cgroup_root_;
+  std::string extra_config_;  // more KubeletConfiguration lines for one test
 };
+
+constexpr int64_t kMi = 1024 * 1024;
 
 TEST_F(CgroupsTest, QOSClassesLandInTheirCgroups) {
   StartKubelet();
@@ -165,13 +184,22 @@ TEST_F(CgroupsTest, QOSClassesLandInTheirCgroups) {
     EXPECT_TRUE(absl::StartsWith(cg, cgroup_root_ + "/" + rel + "/")) << pod << ": " << cg;
   }
 
+  // kubepods: capacity - kubeReserved (100Mi) - systemReserved (50Mi).
+  const std::string kubepods_memory = MemoryLimitAfter(150 * kMi);
   if (unified_) {
+    // The v1 checks in v2 terms: cpu.weight = 1 + (shares - 2) * 9999 / 262142.
     EXPECT_EQ(ReadTrimmed(HostPath("", g + "/memory.max")), "67108864");
     EXPECT_EQ(ReadTrimmed(HostPath("", g + "/cpu.max")), "20000 100000");
+    EXPECT_EQ(ReadTrimmed(HostPath("", g + "/cpu.weight")), "8");  // 204 shares
     EXPECT_EQ(ReadTrimmed(HostPath("", g + "/pids.max")), "300");
     EXPECT_EQ(ReadTrimmed(HostPath("", b + "/memory.max")), "100663296");
+    EXPECT_EQ(ReadTrimmed(HostPath("", b + "/cpu.weight")), "12");  // 307 shares
     EXPECT_EQ(ReadTrimmed(HostPath("", b + "/cpu.max")), "max 100000");
+    EXPECT_EQ(ReadTrimmed(HostPath("", be + "/cpu.weight")), "1");
+    EXPECT_EQ(ReadTrimmed(HostPath("", be + "/memory.max")), "max");
     EXPECT_EQ(ReadTrimmed(HostPath("", "kubepods/besteffort/cpu.weight")), "1");
+    EXPECT_EQ(ReadTrimmed(HostPath("", "kubepods/burstable/cpu.weight")), "12");
+    EXPECT_EQ(ReadTrimmed(HostPath("", "kubepods/memory.max")), kubepods_memory);
   } else {
     EXPECT_EQ(ReadTrimmed(HostPath("memory", g + "/memory.limit_in_bytes")), "67108864");
     EXPECT_EQ(ReadTrimmed(HostPath("cpu", g + "/cpu.cfs_quota_us")), "20000");
@@ -184,10 +212,7 @@ TEST_F(CgroupsTest, QOSClassesLandInTheirCgroups) {
     EXPECT_EQ(ReadTrimmed(HostPath("cpu", be + "/cpu.shares")), "2");
     EXPECT_EQ(ReadTrimmed(HostPath("cpu", "kubepods/besteffort/cpu.shares")), "2");
     EXPECT_EQ(ReadTrimmed(HostPath("cpu", "kubepods/burstable/cpu.shares")), "307");
-    // kubepods: capacity - kubeReserved.
-    const std::string kubepods_mem =
-        ReadTrimmed(HostPath("memory", "kubepods/memory.limit_in_bytes"));
-    EXPECT_NE(kubepods_mem, "9223372036854771712") << kubepods_mem;
+    EXPECT_EQ(ReadTrimmed(HostPath("memory", "kubepods/memory.limit_in_bytes")), kubepods_memory);
   }
 
   // A removed pod's cgroup goes away; the others stay.
@@ -202,11 +227,48 @@ TEST_F(CgroupsTest, QOSClassesLandInTheirCgroups) {
       EXPECT_FALSE(std::filesystem::exists(mount + cgroup_root_ + "/" + b)) << key;
     }
   }
-  if (!unified_) {
-    EXPECT_TRUE(WaitUntil(
-        [&] { return ReadTrimmed(HostPath("cpu", "kubepods/burstable/cpu.shares")) == "2"; },
-        absl::Seconds(30)));
+  // The burstable QoS cgroup's share of the CPU follows its remaining pods: none.
+  const std::string burstable_cpu = unified_ ? HostPath("", "kubepods/burstable/cpu.weight")
+                                             : HostPath("cpu", "kubepods/burstable/cpu.shares");
+  EXPECT_TRUE(WaitUntil([&] { return ReadTrimmed(burstable_cpu) == (unified_ ? "1" : "2"); },
+                        absl::Seconds(30)))
+      << ReadTrimmed(burstable_cpu);
+}
+
+// enforceNodeAllocatable kube-reserved: the kubeReservedCgroup (made by the node's operator, here
+// the test) gets the kubeReserved cpu shares and memory limit.
+TEST_F(CgroupsTest, KubeReservedCgroupIsEnforced) {
+  const std::string reserved = cgroup_root_ + "/kube-reserved";
+  for (const auto& [c, dir] : mounts_) std::filesystem::create_directories(dir + reserved);
+  extra_config_ =
+      "enforceNodeAllocatable: [pods, kube-reserved]\nkubeReservedCgroup: " + reserved + "\n";
+  StartKubelet();
+  if (HasFatalFailure()) return;
+  if (unified_) {
+    EXPECT_EQ(ReadTrimmed(HostPath("", "kube-reserved/memory.max")), "104857600");
+    EXPECT_EQ(ReadTrimmed(HostPath("", "kube-reserved/cpu.weight")), "4");  // 102 shares
+  } else {
+    EXPECT_EQ(ReadTrimmed(HostPath("memory", "kube-reserved/memory.limit_in_bytes")), "104857600");
+    EXPECT_EQ(ReadTrimmed(HostPath("cpu", "kube-reserved/cpu.shares")), "102");
   }
+  EXPECT_TRUE(kubelet_->WaitForLog("\"Updated limits on reserved cgroup\"", absl::Seconds(5)));
+}
+
+// A reserved cgroup that does not exist fails start-up, as upstream; the kubelet never creates it.
+TEST_F(CgroupsTest, MissingSystemReservedCgroupFailsStartup) {
+  const std::string reserved = cgroup_root_ + "/system-reserved";
+  extra_config_ =
+      "enforceNodeAllocatable: [pods, system-reserved]\nsystemReservedCgroup: " + reserved + "\n";
+  WriteConfig();
+  auto p = KubeletProcess::Start(KubeletBinary(), KubeletArgs(), {}, dir_ + "/kubelet.log");
+  ASSERT_TRUE(p.ok()) << p.status();
+  std::optional<int> code = (*p)->Wait(absl::Seconds(60));
+  ASSERT_TRUE(code.has_value()) << (*p)->Log();
+  EXPECT_NE(*code, 0);
+  const std::string log = (*p)->Log();
+  EXPECT_TRUE(absl::StrContains(log, "Failed to enforce System Reserved Cgroup Limits on")) << log;
+  EXPECT_TRUE(absl::StrContains(log, reserved + "\\\": cgroup [")) << log;
+  EXPECT_FALSE(std::filesystem::exists(HostPath("memory", "system-reserved")));
 }
 
 TEST_F(CgroupsTest, OOMKillIsReported) {

@@ -101,6 +101,56 @@ absl::Status ContainerManager::EnforceNodeAllocatable() {
   return absl::OkStatus();
 }
 
+absl::Status ContainerManager::EnforceReservedCgroups() {
+  struct Reserved {
+    const char* key;
+    const char* what;
+    const std::string& cgroup;
+    const api::ResourceList& resources;
+  };
+  const Reserved reserved[] = {{kSystemReservedEnforcementKey, "System Reserved",
+                                config_.system_reserved_cgroup, config_.system_reserved},
+                               {kKubeReservedEnforcementKey, "Kube Reserved",
+                                config_.kube_reserved_cgroup, config_.kube_reserved}};
+  for (const Reserved& r : reserved) {
+    if (!config_.enforce_node_allocatable.count(r.key)) continue;
+    if (r.cgroup.empty()) {
+      // Validation requires the name; never limit the root cgroup.
+      return absl::InvalidArgumentError(absl::StrCat("Failed to enforce ", r.what,
+                                                     " Cgroup Limits: no cgroup configured for \"",
+                                                     r.key, "\""));
+    }
+    // The configured name is in the driver's syntax.
+    const CgroupName name = cgroups_->Driver() == kCgroupDriverSystemd
+                                ? ParseSystemdToCgroupName(r.cgroup)
+                                : ParseCgroupfsToCgroupName(r.cgroup);
+    ResourceConfig rc;
+    for (const auto& [resource, q] : r.resources) {
+      if (resource == api::kResourceCPU) {
+        rc.cpu_shares = MilliCPUToShares(q.MilliValue());
+      } else if (resource == api::kResourceMemory) {
+        rc.memory = q.Value();
+      } else if (resource == kResourcePID) {
+        rc.pids_limit = q.Value();
+      } else if (auto size = HugePageSizeFromResourceName(resource)) {
+        rc.hugepage_limits[*size] = q.Value();
+      }
+    }
+    KLOG_V(2, "Enforcing reserved limits on cgroup", "cgroupName", r.cgroup, "cpuShares",
+           rc.cpu_shares.value_or(0), "memory", rc.memory.value_or(0), "pidsLimit",
+           rc.pids_limit.value_or(0));
+    absl::Status st = cgroups_->Validate(name);
+    if (st.ok()) st = cgroups_->Update({name, rc});
+    if (!st.ok()) {
+      return absl::Status(
+          st.code(), absl::StrCat("Failed to enforce ", r.what, " Cgroup Limits on \"", r.cgroup,
+                                  "\": ", st.message()));
+    }
+    KLOG_INFO("Updated limits on reserved cgroup", "enforcement", r.key, "cgroup", r.cgroup);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ContainerManager::Start() {
   KLOG_INFO(
       "Creating Container Manager object based on Node Config", "nodeConfig",
@@ -147,6 +197,9 @@ absl::Status ContainerManager::Start() {
       KLOG_ERROR(st, "Failed to update QoS cgroups");
     }
   }
+  // As upstream, before the system and kubelet cgroups are set up: a reserved cgroup must
+  // exist already.
+  if (absl::Status st = EnforceReservedCgroups(); !st.ok()) return st;
   SetupSystemCgroups();
   return absl::OkStatus();
 }

@@ -17,6 +17,12 @@
 // (nothing is killed: a cgroup with processes left is retried on a later pass).
 // Without cgroupsPerQOS none of this exists and PodCgroupParent is "".
 //
+// enforceNodeAllocatable "system-reserved" / "kube-reserved": the cgroup named by
+// systemReservedCgroup / kubeReservedCgroup (the driver's syntax) must already exist (it is never
+// created, as upstream) and gets cpu shares from the reservation's cpu, a memory limit from its
+// memory, pids.max from its pid and hugetlb limits from its hugepages-*; a missing cgroup fails
+// Start() ("Failed to enforce System Reserved Cgroup Limits on ...").
+//
 // Thread-safety: every method is thread-safe; the participant methods may run concurrently for
 // different pods. Owns its CgroupManagers.
 #ifndef KUBELET_KUBELET_CM_CONTAINER_MANAGER_H_
@@ -46,6 +52,8 @@ inline constexpr char kBurstableCgroupName[] = "burstable";
 inline constexpr char kBestEffortCgroupName[] = "besteffort";
 inline constexpr char kPodCgroupNamePrefix[] = "pod";
 inline constexpr char kNodeAllocatableEnforcementKey[] = "pods";
+inline constexpr char kSystemReservedEnforcementKey[] = "system-reserved";
+inline constexpr char kKubeReservedEnforcementKey[] = "kube-reserved";
 
 struct NodeConfig {
   std::string cgroup_driver = kCgroupDriverCgroupfs;
@@ -57,6 +65,8 @@ struct NodeConfig {
   std::set<std::string> enforce_node_allocatable = {kNodeAllocatableEnforcementKey};
   api::ResourceList kube_reserved;
   api::ResourceList system_reserved;
+  std::string kube_reserved_cgroup;    // the driver's syntax; enforced with "kube-reserved"
+  std::string system_reserved_cgroup;  // the driver's syntax; enforced with "system-reserved"
   std::vector<EvictionThreshold> hard_eviction_thresholds;
   bool cpu_cfs_quota = true;
   int64_t cpu_cfs_quota_period_us = kQuotaPeriodUs;
@@ -73,8 +83,10 @@ class ContainerManager final : public container::PodLifecycleParticipant {
                    std::unique_ptr<CgroupManager> cgroupfs = nullptr);
 
   // Validates cgroupRoot, creates kubepods and the QoS cgroups (cgroupsPerQOS), enforces node
-  // allocatable on kubepods, sets up kubeletCgroups / systemCgroups (best effort, logged).
-  // An error is a start-up error ("invalid configuration: cgroup [...] has some missing paths").
+  // allocatable on kubepods and on the system-reserved / kube-reserved cgroups when their keys
+  // are set, sets up kubeletCgroups / systemCgroups (best effort, logged).
+  // An error is a start-up error ("invalid configuration: cgroup [...] has some missing paths",
+  // "Failed to enforce Kube Reserved Cgroup Limits on ...").
   absl::Status Start();
 
   const NodeConfig& config() const { return config_; }
@@ -115,6 +127,8 @@ class ContainerManager final : public container::PodLifecycleParticipant {
   ResourceConfig NodeAllocatableConfig() const;
   CgroupName QOSCgroupName(api::QOSClass qos) const;
   absl::Status EnforceNodeAllocatable();
+  // The system-reserved / kube-reserved cgroups, for the keys present.
+  absl::Status EnforceReservedCgroups();
   void SetupSystemCgroups();
   // Every hugepage size of the machine set to `value` unless present in `limits`.
   void FillHugePages(std::map<int64_t, int64_t>* limits, int64_t value) const;

@@ -75,6 +75,17 @@ class ContainerManagerTest : public ::testing::TestWithParam<bool> {
   bool CgroupExists(const std::string& cgroup) const {
     return tree_.Exists(V2() ? cgroup : "memory/" + cgroup);
   }
+  // A cgroup made by someone else (the node's init system), in every hierarchy.
+  void MakeCgroup(const std::string& cgroup) {
+    if (V2()) {
+      tree_.Write(tree_.root() + "/" + cgroup + "/cgroup.controllers",
+                  "cpuset cpu io memory hugetlb pids\n");
+      return;
+    }
+    for (const char* h : {"cpu,cpuacct", "cpuset", "memory", "pids", "hugetlb", "devices"}) {
+      std::filesystem::create_directories(tree_.root() + "/" + h + "/" + cgroup);
+    }
+  }
 
   FakeCgroupTree tree_;
 };
@@ -229,6 +240,66 @@ TEST_P(ContainerManagerTest, KubeletAndSystemCgroups) {
   EXPECT_EQ(
       tree_.Read(V2() ? "kubelet.service/cgroup.procs" : "memory/kubelet.service/cgroup.procs"),
       std::to_string(::getpid()));
+}
+
+TEST_P(ContainerManagerTest, EnforcesSystemAndKubeReservedCgroups) {
+  MakeCgroup("system-reserved");
+  MakeCgroup("kube-reserved");
+  NodeConfig cfg;
+  cfg.enforce_node_allocatable = {"pods", "system-reserved", "kube-reserved"};
+  cfg.system_reserved_cgroup = "/system-reserved";
+  cfg.kube_reserved_cgroup = "/kube-reserved";
+  cfg.system_reserved = {{"cpu", Q("500m")}, {"memory", Q("512Mi")}};
+  cfg.kube_reserved = {{"cpu", Q("1")}, {"memory", Q("1Gi")}, {"pid", Q("1000")}};
+  auto cm = Make(cfg);
+  ASSERT_TRUE(cm->Start().ok());
+  EXPECT_EQ(Shares("system-reserved"), V2() ? "20" : "512");
+  EXPECT_EQ(Memory("system-reserved"), std::to_string(512 * kMi));
+  EXPECT_EQ(File("system-reserved", "pids", "pids.max", "pids.max"), "<missing>");
+  EXPECT_EQ(Shares("kube-reserved"), V2() ? "39" : "1024");
+  EXPECT_EQ(Memory("kube-reserved"), std::to_string(kGi));
+  EXPECT_EQ(File("kube-reserved", "pids", "pids.max", "pids.max"), "1000");
+  // kubepods as before: capacity - both reservations.
+  EXPECT_EQ(Memory("kubepods"), std::to_string(8 * kGi - 1536 * kMi));
+}
+
+TEST_P(ContainerManagerTest, MissingReservedCgroupFailsStart) {
+  MakeCgroup("system-reserved");
+  NodeConfig cfg;
+  cfg.enforce_node_allocatable = {"pods", "system-reserved", "kube-reserved"};
+  cfg.system_reserved_cgroup = "/system-reserved";
+  cfg.kube_reserved_cgroup = "/kube-reserved";
+  cfg.kube_reserved = {{"memory", Q("1Gi")}};
+  auto cm = Make(cfg);
+  absl::Status st = cm->Start();
+  EXPECT_FALSE(st.ok());
+  EXPECT_THAT(st.message(),
+              HasSubstr("Failed to enforce Kube Reserved Cgroup Limits on \"/kube-reserved\": "));
+  EXPECT_THAT(st.message(), HasSubstr("[\"kube-reserved\"]"));
+  // Never created by the kubelet.
+  EXPECT_FALSE(CgroupExists("kube-reserved"));
+}
+
+TEST_P(ContainerManagerTest, ReservedCgroupsUntouchedWithoutTheirKeys) {
+  MakeCgroup("kube-reserved");
+  NodeConfig cfg;
+  cfg.kube_reserved_cgroup = "/kube-reserved";
+  cfg.system_reserved_cgroup = "/missing-but-not-enforced";
+  cfg.kube_reserved = {{"memory", Q("1Gi")}};
+  auto cm = Make(cfg);
+  ASSERT_TRUE(cm->Start().ok());
+  EXPECT_EQ(Memory("kube-reserved"), "<missing>");
+}
+
+TEST_P(ContainerManagerTest, ReservedCgroupNamesFollowTheDriver) {
+  MakeCgroup("system.slice");
+  NodeConfig cfg;
+  cfg.enforce_node_allocatable = {"pods", "system-reserved"};
+  cfg.system_reserved_cgroup = "/system.slice";
+  cfg.system_reserved = {{"memory", Q("256Mi")}};
+  auto cm = Make(cfg, kCgroupDriverSystemd);
+  ASSERT_TRUE(cm->Start().ok());
+  EXPECT_EQ(Memory("system.slice"), std::to_string(256 * kMi));
 }
 
 INSTANTIATE_TEST_SUITE_P(CgroupVersions, ContainerManagerTest, ::testing::Values(false, true),
