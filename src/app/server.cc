@@ -403,7 +403,11 @@ int Run(KubeletServer& s) {
   const std::string node_ip = DetectNodeIP(s.flags.node_ip, node_name);
   KLOG_INFO("Node IP", "nodeIP", node_ip);
   RealClock clock;
+  // makeEventRecorder: events go to the log (--v=3), as upstream's broadcaster without a sink.
+  std::unique_ptr<events::EventRecorder> recorder = events::NewLoggingRecorder(3);
+  KLOG_INFO("No api server defined - no events will be sent to API server");
   kuberuntime::Options ro;
+  ro.recorder = recorder.get();
   ro.root_dir = s.flags.root_directory;
   ro.node_name = node_name;
   if (!node_ip.empty()) ro.node_ips.push_back(node_ip);
@@ -421,6 +425,7 @@ int Run(KubeletServer& s) {
   ro.pod_host_ips = s.gates.Enabled("PodHostIPs");
   KubeletOptions ko;
   ko.node_name = node_name;
+  ko.recorder = recorder.get();
   ko.host_ip = node_ip;
   ko.root_dir = s.flags.root_directory;
   ko.static_pod_path = cfg.static_pod_path;
@@ -446,6 +451,7 @@ int Run(KubeletServer& s) {
   wiring.images = instrumented_images.get();
   wiring.clock = &clock;
   wiring.configz = &configz;
+  wiring.recorder = recorder.get();
   wiring.runtime_options = &ro;
   wiring.kubelet_options = &ko;
   // Whatever happens below, subsystems stop in reverse order of their start.

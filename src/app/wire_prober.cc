@@ -38,6 +38,7 @@ absl::Status WireProber(WiringStage stage, WiringContext& ctx) {
 
       prober::ProberManager::Options po;
       po.node_ips = node_ips;
+      po.recorder = ctx.recorder;
       auto pm = std::make_shared<prober::ProberManager>(*ctx.runtime, *ctx.clock, std::move(po));
       ctx.components.prober_manager = pm;
       // The runtime manager asks with ContainerID; status generation with its String() form

@@ -27,6 +27,7 @@
 #include "app/options.h"
 #include "common/clock.h"
 #include "cri/runtime_service.h"
+#include "kubelet/events/event_recorder.h"
 
 namespace kubelet {
 class Kubelet;
@@ -82,6 +83,8 @@ struct WiringContext {
   cri::ImageManagerService* images = nullptr;
   Clock* clock = nullptr;
   server::Configz* configz = nullptr;
+  // Where subsystems record pod events (events/event_recorder.h). Set before every stage.
+  events::EventRecorder* recorder = nullptr;
   // Writable at kBeforeRuntimeManager (runtime_options) / up to kBeforeKubelet (kubelet_options).
   kuberuntime::Options* runtime_options = nullptr;
   KubeletOptions* kubelet_options = nullptr;

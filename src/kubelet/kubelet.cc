@@ -318,6 +318,7 @@ void Kubelet::RejectPod(const api::Pod& pod, const std::string& reason,
                         const std::string& message) {
   KLOG_INFO("Pod admission denied", "podUID", pod.metadata.uid, "pod", api::PodKey(pod), "reason",
             reason, "message", message);
+  Recorder().Record(events::PodRef(pod), events::kWarning, reason, message);
   api::PodStatus st;
   st.phase = "Failed";
   st.reason = reason;
@@ -518,7 +519,12 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
            api_status.phase);
     return true;
   }
-  if (absl::Status st = MakePodDataDirs(pod); !st.ok()) return st;
+  if (absl::Status st = MakePodDataDirs(pod); !st.ok()) {
+    Recorder().Record(events::PodRef(pod), events::kWarning,
+                      events::kFailedToMakePodDataDirectories,
+                      absl::StrCat("error making pod data directories: ", st.message()));
+    return st;
+  }
   for (container::PodLifecycleParticipant* part : options_.participants) {
     if (absl::Status st = part->PrepareForSync(pod); !st.ok()) {
       KLOG_ERROR(st, "Unable to prepare pod for sync", "pod", api::PodKey(pod), "podUID", uid,
@@ -639,6 +645,7 @@ bool Kubelet::EvictPod(const std::string& uid, const std::string& message) {
     absl::MutexLock lock(&terminal_mu_);
     terminal_overrides_[uid] = {"Evicted", message};
   }
+  Recorder().Record(events::PodRef(*pod), events::kWarning, events::kEvicted, message);
   KLOG_INFO("Eviction manager: pod is evicted successfully", "pod", api::PodKey(*pod), "message",
             message);
   pod_workers_->UpdatePod({SyncPodType::kKill, *pod, std::nullopt, std::nullopt});

@@ -36,6 +36,7 @@
 #include "kubelet/container/cache.h"
 #include "kubelet/container/pod_lifecycle.h"
 #include "kubelet/container/runtime.h"
+#include "kubelet/events/event_recorder.h"
 #include "kubelet/pleg/generic.h"
 #include "kubelet/pod_manager.h"
 #include "kubelet/pod_workers.h"
@@ -76,6 +77,9 @@ struct KubeletOptions {
   // Probe state of a container by runtime container id (prober manager). Unset: a running
   // container is ready unless it has a readiness probe, started unless it has a startup probe.
   status::ProbeState probe_state;
+  // Pod events the core records (admission rejections, evictions, pod data dirs). Unset:
+  // dropped. Borrowed; must outlive the Kubelet.
+  events::EventRecorder* recorder = nullptr;
 };
 
 class Kubelet final : public PodSyncer, public container::PodStateProvider {
@@ -121,6 +125,9 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
   bool ShouldPodRuntimeBeRemoved(const std::string& uid) const override;
 
  private:
+  events::EventRecorder& Recorder() const {
+    return options_.recorder != nullptr ? *options_.recorder : events::DiscardingRecorder();
+  }
   void SyncLoop();
   void HandleUpdate(const podsource::PodUpdate& update);
   void HandlePodAdditions(const std::vector<api::Pod>& pods);

@@ -180,8 +180,12 @@ absl::StatusOr<std::string> ImageManager::PullImage(
 EnsureImageResult ImageManager::EnsureImageExists(
     const api::Pod& pod, const api::Container& container,
     const runtime::v1::PodSandboxConfig* sandbox_config) {
-  const std::string log_prefix =
-      absl::StrCat(pod.metadata.namespace_, "/", pod.metadata.name, "/", container.image);
+  events::EventRecorder& recorder =
+      options_.recorder != nullptr ? *options_.recorder : events::DiscardingRecorder();
+  const events::ObjectReference ref_obj = events::ContainerRef(pod, container.name);
+  auto event = [&](const char* type, const char* reason, const std::string& msg) {
+    recorder.Record(ref_obj, type, reason, msg);
+  };
   absl::StatusOr<std::string> image = ApplyDefaultImageTag(container.image);
   if (!image.ok()) {
     std::string msg = absl::StrCat("Failed to apply default image tag \"", container.image,
@@ -198,19 +202,22 @@ EnsureImageResult ImageManager::EnsureImageExists(
     std::string msg = absl::StrCat("Failed to inspect image \"", container.image,
                                    "\": ", GrpcErrorString(ref.status()));
     KLOG_WARNING(msg, "pod", FormatPod(pod), "container", container.name);
+    event(events::kWarning, events::kFailedToInspectImage, msg);
     return {"", kErrImageInspect, msg};
   }
   const bool present = !ref->empty();
   if (!ShouldPullImage(container, present)) {
     if (present) {
-      KLOG_V(2,
-             absl::StrCat("Container image \"", container.image, "\" already present on machine"),
-             "pod", FormatPod(pod), "container", container.name);
+      std::string msg =
+          absl::StrCat("Container image \"", container.image, "\" already present on machine");
+      KLOG_V(2, msg, "pod", FormatPod(pod), "container", container.name);
+      event(events::kNormal, events::kPulledImage, msg);
       return {*ref, "", ""};
     }
     std::string msg = absl::StrCat("Container image \"", container.image,
                                    "\" is not present with pull policy of Never");
     KLOG_WARNING(msg, "pod", FormatPod(pod), "container", container.name);
+    event(events::kWarning, events::kErrImageNeverPull, msg);
     return {"", kErrImageNeverPull, msg};
   }
 
@@ -218,11 +225,13 @@ EnsureImageResult ImageManager::EnsureImageExists(
   if (backoff_.IsInBackOffSinceUpdate(backoff_key, clock_.Now())) {
     std::string msg = absl::StrCat("Back-off pulling image \"", container.image, "\"");
     KLOG_INFO(msg, "pod", FormatPod(pod), "container", container.name);
+    event(events::kNormal, events::kBackOffPullImage, msg);
     return {"", kErrImagePullBackOff, msg};
   }
 
-  KLOG_INFO(absl::StrCat("Pulling image \"", container.image, "\""), "pod", FormatPod(pod),
-            "container", container.name);
+  const std::string pulling = absl::StrCat("Pulling image \"", container.image, "\"");
+  KLOG_INFO(pulling, "pod", FormatPod(pod), "container", container.name);
+  event(events::kNormal, events::kPullingImage, pulling);
   const absl::Time start = clock_.Now();
   absl::StatusOr<std::string> pulled = PullImage(pod, spec, sandbox_config);
   if (!pulled.ok()) {
@@ -230,8 +239,10 @@ EnsureImageResult ImageManager::EnsureImageExists(
                               pulled.status().message() == "pull QPS exceeded"
                           ? std::string(pulled.status().message())
                           : GrpcErrorString(pulled.status());
-    KLOG_WARNING(absl::StrCat("Failed to pull image \"", container.image, "\": ", err), "pod",
-                 FormatPod(pod), "container", container.name);
+    const std::string failed =
+        absl::StrCat("Failed to pull image \"", container.image, "\": ", err);
+    KLOG_WARNING(failed, "pod", FormatPod(pod), "container", container.name);
+    event(events::kWarning, events::kFailedToPullImage, failed);
     backoff_.Next(backoff_key, clock_.Now());
     const std::string runtime_msg = GrpcErrorMessage(pulled.status());
     for (const char* reason : {kErrRegistryUnavailable, kErrSignatureValidationFailed}) {
@@ -246,9 +257,10 @@ EnsureImageResult ImageManager::EnsureImageExists(
     }
     return {"", kErrImagePull, err};
   }
-  KLOG_INFO(absl::StrCat("Successfully pulled image \"", container.image, "\" in ",
-                         FormatGoDuration(clock_.Now() - start)),
-            "pod", FormatPod(pod), "container", container.name);
+  const std::string pulled_msg = absl::StrCat("Successfully pulled image \"", container.image,
+                                              "\" in ", FormatGoDuration(clock_.Now() - start));
+  KLOG_INFO(pulled_msg, "pod", FormatPod(pod), "container", container.name);
+  event(events::kNormal, events::kPulledImage, pulled_msg);
   backoff_.GC();
   return {*pulled, "", ""};
 }

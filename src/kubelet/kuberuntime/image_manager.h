@@ -35,6 +35,7 @@
 #include "common/backoff.h"
 #include "common/clock.h"
 #include "cri/runtime_service.h"
+#include "kubelet/events/event_recorder.h"
 
 namespace kubelet::kuberuntime {
 
@@ -62,6 +63,9 @@ struct ImageManagerOptions {
   absl::Duration backoff_max = absl::Seconds(300);
   std::function<std::vector<runtime::v1::AuthConfig>(const api::Pod&, const std::string& image)>
       pull_credentials;
+  // Pulling / Pulled / Failed / BackOff / ErrImageNeverPull events on the container. Unset:
+  // dropped. Borrowed.
+  events::EventRecorder* recorder = nullptr;
 };
 
 class ImageManager {

@@ -481,6 +481,8 @@ int64_t KubeGenericRuntimeManager::ExecutePreStopHook(const api::Pod& pod,
   if (!s.ok()) {
     KLOG_ERROR(s, "PreStop hook failed", "pod", FormatPod(pod), "podUID", pod.metadata.uid,
                "containerName", spec.name, "containerID", id.String());
+    Recorder().Record(events::ContainerRef(pod, spec.name), events::kWarning,
+                      events::kFailedPreStopHook, std::string(s.message()));
   } else {
     KLOG_V(3, "PreStop hook completed", "pod", FormatPod(pod), "containerName", spec.name,
            "containerID", id.String());
@@ -540,6 +542,8 @@ absl::Status KubeGenericRuntimeManager::KillContainer(const api::Pod* pod,
     KLOG_INFO(message, "pod", FormatPod(*pod), "containerName", name, "containerID", id.String(),
               "reason", "Killing");
   }
+  Recorder().Record(events::ContainerRef(*pod, spec->name), events::kNormal,
+                    events::kKillingContainer, message);
   if (grace_override.has_value()) {
     grace = *grace_override;
     KLOG_V(3, "Killing container with a grace period override", "pod", FormatPod(*pod), "podUID",

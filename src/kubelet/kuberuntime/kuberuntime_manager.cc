@@ -152,7 +152,7 @@ KubeGenericRuntimeManager::KubeGenericRuntimeManager(cri::RuntimeService& runtim
           ImageManagerOptions{options_.serialize_image_pulls, options_.max_parallel_image_pulls,
                               options_.registry_pull_qps, options_.registry_burst,
                               options_.image_backoff_initial, options_.image_backoff_max,
-                              options_.pull_credentials}),
+                              options_.pull_credentials, options_.recorder}),
       crash_backoff_(clock, options_.crash_backoff_initial, options_.crash_backoff_max) {
   memory_capacity_ =
       options_.memory_capacity_bytes > 0 ? options_.memory_capacity_bytes : ReadMemTotal();
@@ -449,6 +449,10 @@ bool KubeGenericRuntimeManager::DoBackOff(const api::Pod& pod, const api::Contai
   const absl::Time ts = exited->finished_at;
   const std::string key = GetStableKey(pod, container);
   if (crash_backoff_.IsInBackOffSince(key, ts)) {
+    Recorder().Record(events::ContainerRef(pod, container.name), events::kWarning,
+                      events::kBackOffStartContainer,
+                      absl::StrCat("Back-off restarting failed container ", container.name,
+                                   " in pod ", FormatPod(pod)));
     *message =
         absl::StrCat("back-off ", FormatGoDuration(crash_backoff_.Get(key)),
                      " restarting failed container=", container.name, " pod=", FormatPod(pod));
@@ -498,6 +502,8 @@ absl::StatusOr<std::string> KubeGenericRuntimeManager::CreatePodSandbox(const ap
     *message = absl::StrCat("Failed to create sandbox for pod \"", FormatPod(pod),
                             "\": ", GrpcErrorString(id.status()));
     KLOG_ERROR(id.status(), "Failed to create sandbox for pod", "pod", FormatPod(pod));
+    Recorder().Record(events::PodRef(pod), events::kWarning, events::kFailedCreatePodSandBox,
+                      absl::StrCat("Failed to create pod sandbox: ", GrpcErrorString(id.status())));
     return id.status();
   }
   return id;
@@ -536,6 +542,9 @@ KubeGenericRuntimeManager::StartOutcome KubeGenericRuntimeManager::StartContaine
   if (!config.ok()) {
     KLOG_V(2, "Failed to generate container config", "pod", FormatPod(pod), "containerName",
            container.name, "err", config.status());
+    Recorder().Record(events::ContainerRef(pod, container.name), events::kWarning,
+                      events::kFailedToCreateContainer,
+                      absl::StrCat("Error: ", config.status().message()));
     return {kErrCreateContainerConfig, std::string(config.status().message())};
   }
   std::string container_type = "container";
@@ -558,20 +567,30 @@ KubeGenericRuntimeManager::StartOutcome KubeGenericRuntimeManager::StartContaine
     count_error(id.status());
     KLOG_ERROR(id.status(), "CreateContainer failed", "pod", FormatPod(pod), "containerName",
                container.name);
+    Recorder().Record(events::ContainerRef(pod, container.name), events::kWarning,
+                      events::kFailedToCreateContainer,
+                      absl::StrCat("Error: ", GrpcErrorMessage(id.status())));
     return {kErrCreateContainer, GrpcErrorMessage(id.status())};
   }
   KLOG_V(2, "Created container", "pod", FormatPod(pod), "containerName", container.name,
          "containerID", *id);
+  Recorder().Record(events::ContainerRef(pod, container.name), events::kNormal,
+                    events::kCreatedContainer, absl::StrCat("Created container ", container.name));
 
   // Step 3: start it.
   if (absl::Status s = runtime_.StartContainer(*id); !s.ok()) {
     count_error(s);
     KLOG_ERROR(s, "StartContainer failed", "pod", FormatPod(pod), "containerName", container.name,
                "containerID", *id);
+    Recorder().Record(events::ContainerRef(pod, container.name), events::kWarning,
+                      events::kFailedToStartContainer,
+                      absl::StrCat("Error: ", GrpcErrorMessage(s)));
     return {kErrRunContainer, GrpcErrorMessage(s)};
   }
   KLOG_V(2, "Started container", "pod", FormatPod(pod), "containerName", container.name,
          "containerID", *id);
+  Recorder().Record(events::ContainerRef(pod, container.name), events::kNormal,
+                    events::kStartedContainer, absl::StrCat("Started container ", container.name));
 
   // Step 4: postStart.
   if (container.lifecycle.has_value() && container.lifecycle->post_start.has_value() &&
@@ -582,6 +601,8 @@ KubeGenericRuntimeManager::StartOutcome KubeGenericRuntimeManager::StartContaine
     if (!s.ok()) {
       KLOG_ERROR(s, "Failed to execute PostStartHook", "pod", FormatPod(pod), "podUID",
                  pod.metadata.uid, "containerName", container.name, "containerID", cid.String());
+      Recorder().Record(events::ContainerRef(pod, container.name), events::kWarning,
+                        events::kFailedPostStartHook, std::string(s.message()));
       if (absl::Status k = KillContainer(&pod, cid, container.name, "FailedPostStartHook",
                                          kReasonFailedPostStartHook, std::nullopt, nullptr);
           !k.ok()) {
@@ -604,6 +625,8 @@ PodSyncResult KubeGenericRuntimeManager::SyncPod(const api::Pod& pod,
   if (actions.create_sandbox) {
     if (!actions.sandbox_id.empty()) {
       KLOG_INFO("Pod sandbox changed, it will be killed and re-created.", "pod", FormatPod(pod));
+      Recorder().Record(events::PodRef(pod), events::kNormal, events::kSandboxChanged,
+                        "Pod sandbox changed, it will be killed and re-created.");
     } else {
       KLOG_V(4, "SyncPod received new pod, will create a sandbox for it", "pod", FormatPod(pod));
     }

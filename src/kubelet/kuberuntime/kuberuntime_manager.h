@@ -123,6 +123,9 @@ class KubeGenericRuntimeManager final : public container::Runtime {
   const Options& options() const { return options_; }
 
  private:
+  events::EventRecorder& Recorder() const {
+    return options_.recorder != nullptr ? *options_.recorder : events::DiscardingRecorder();
+  }
   class TerminationOrdering;
 
   struct StartOutcome {

@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kubelet/events/testing/fake_recorder.h"
 #include "kubelet/kuberuntime/labels.h"
 #include "kubelet/kuberuntime/test_util.h"
 
@@ -712,6 +713,93 @@ TEST(KubeRuntimeManagerTest, HostNetworkPod) {
   ASSERT_TRUE(f.Sync(pod).Error().ok());
   EXPECT_EQ(f.fake.CallCount("RunPodSandbox"), 0);
   EXPECT_EQ(f.fake.CallCount("CreateContainer"), 0);
+}
+
+}  // namespace
+}  // namespace kubelet::kuberuntime
+
+namespace kubelet::kuberuntime {
+namespace {
+
+using testing::ManagerFixture;
+
+// The events a user reads in `kubectl describe pod`, with upstream's reasons and messages.
+TEST(KubeRuntimeManagerEventsTest, LifecycleOfAContainerIsRecorded) {
+  events::FakeRecorder recorder;
+  Options opts;
+  opts.recorder = &recorder;
+  bool liveness_failed = false;
+  opts.liveness_failed = [&](const container::ContainerID&) { return liveness_failed; };
+  ManagerFixture f(opts);
+  api::Container c = testing::MakeContainer("app");
+  c.image_pull_policy = "IfNotPresent";
+  c.liveness_probe = api::Probe{};
+  c.liveness_probe->exec = api::ExecAction{{"true"}};
+  api::Pod pod = testing::MakePod("p", {c});
+  ASSERT_TRUE(f.Sync(pod).Error().ok());
+  std::vector<std::string> got = recorder.Strings();
+  // "already present on machine" or "Successfully pulled", as the fake runtime has the image.
+  EXPECT_THAT(got, ::testing::Contains(::testing::HasSubstr("Normal Pulled ")));
+  EXPECT_THAT(got, ::testing::Contains("Normal Created Created container app"));
+  EXPECT_THAT(got, ::testing::Contains("Normal Started Started container app"));
+  auto started = recorder.WithReason(events::kStartedContainer);
+  ASSERT_EQ(started.size(), 1u);
+  EXPECT_EQ(started[0].object.field_path, "spec.containers{app}");
+  EXPECT_EQ(started[0].object.name, "p");
+  EXPECT_EQ(started[0].object.uid, "uid-p");
+
+  // A failed liveness probe: the container is killed with upstream's message.
+  liveness_failed = true;
+  f.clock.Advance(absl::Seconds(1));
+  f.Sync(pod);
+  auto killing = recorder.WithReason(events::kKillingContainer);
+  ASSERT_FALSE(killing.empty());
+  EXPECT_EQ(killing[0].type, "Normal");
+  EXPECT_EQ(killing[0].message, "Container app failed liveness probe, will be restarted");
+  liveness_failed = false;
+
+  // Crash looping: a BackOff warning naming the container and the pod.
+  for (int i = 0; i < 3; ++i) {
+    std::string id = IdOf(f.fake, "app", v1::CONTAINER_RUNNING);
+    if (!id.empty()) ASSERT_TRUE(f.fake.SetContainerExited(id, 1).ok());
+    f.clock.Advance(absl::Seconds(1));
+    f.Sync(pod);
+  }
+  auto backoff = recorder.WithReason(events::kBackOffStartContainer);
+  ASSERT_FALSE(backoff.empty());
+  EXPECT_EQ(backoff[0].type, "Warning");
+  EXPECT_EQ(backoff[0].message, "Back-off restarting failed container app in pod p_default(uid-p)");
+}
+
+TEST(KubeRuntimeManagerEventsTest, HookFailuresAndNeverPullAreWarnings) {
+  events::FakeRecorder recorder;
+  Options opts;
+  opts.recorder = &recorder;
+  opts.run_lifecycle_handler = [](const container::ContainerID&, const api::Pod&,
+                                  const api::Container&, const api::LifecycleHandler&,
+                                  absl::Duration) { return absl::UnknownError("hook failed"); };
+  ManagerFixture f(opts);
+  api::Container c = testing::MakeContainer("app");
+  c.lifecycle = api::Lifecycle{};
+  c.lifecycle->post_start = api::LifecycleHandler{api::ExecAction{{"x"}}, {}, {}};
+  api::Container never = testing::MakeContainer("never");
+  never.image = "example.invalid/absent:1";
+  never.image_pull_policy = "Never";
+  api::Pod pod = testing::MakePod("p", {c, never});
+  f.Sync(pod);
+  auto hook = recorder.WithReason(events::kFailedPostStartHook);
+  ASSERT_EQ(hook.size(), 1u);
+  EXPECT_EQ(hook[0].type, "Warning");
+  EXPECT_EQ(hook[0].message, "hook failed");
+  EXPECT_EQ(hook[0].object.field_path, "spec.containers{app}");
+  // The container the failed hook belonged to is killed with the hook's reason.
+  EXPECT_FALSE(recorder.WithReason(events::kKillingContainer).empty());
+  auto never_pull = recorder.WithReason(events::kErrImageNeverPull);
+  ASSERT_EQ(never_pull.size(), 1u);
+  EXPECT_EQ(never_pull[0].message,
+            "Container image \"example.invalid/absent:1\" is not present with pull policy of "
+            "Never");
+  EXPECT_EQ(never_pull[0].object.field_path, "spec.containers{never}");
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "api/pod.h"
 #include "cri/proto/api.pb.h"
 #include "kubelet/container/runtime.h"
+#include "kubelet/events/event_recorder.h"
 
 namespace kubelet::kuberuntime {
 
@@ -72,6 +73,10 @@ struct Options {
   absl::Duration crash_backoff_max = absl::Seconds(300);
 
   // --- Hooks --------------------------------------------------------------------------------
+  // Where the manager records upstream's container, image and sandbox events (Created,
+  // Started, Killing, BackOff, Pulling, Pulled, FailedPostStartHook, ...). Unset: dropped.
+  // Borrowed; must outlive the manager.
+  events::EventRecorder* recorder = nullptr;
   // Pod cgroup parent (container manager): a cgroupfs path such as /kubepods/burstable/pod<uid>,
   // or the systemd slice path with the systemd driver, as upstream passes it. Unset: "" (the
   // runtime decides).

@@ -118,7 +118,7 @@ ProberManager::ProberManager(cri::RuntimeService& runtime, Clock& clock, Options
     : runtime_(runtime),
       clock_(clock),
       options_(std::move(options)),
-      pool_(std::max(1, options_.probe_threads)),
+      pool_(std::max(1, options_.probe_threads), options_.max_probe_threads, absl::Seconds(30)),
       start_(clock.Now()),
       rng_(std::random_device{}()) {
   if (options_.start_scheduler) scheduler_ = std::thread([this] { SchedulerLoop(); });
@@ -378,6 +378,8 @@ void ProberManager::RunWorker(const std::shared_ptr<Worker>& w) {
   const char* type_name = ProbeTypeName(w->type);
   const std::string& container_name = container.name;
   Result result = Result::kUnknown;
+  events::EventRecorder& recorder =
+      options_.recorder != nullptr ? *options_.recorder : events::DiscardingRecorder();
   switch (outcome.result) {
     case lifecycle::ProbeResult::kSuccess:
       result = Result::kSuccess;
@@ -388,24 +390,39 @@ void ProberManager::RunWorker(const std::shared_ptr<Worker>& w) {
       result = Result::kSuccess;
       KLOG_V(3, "Probe succeeded with a warning", "probeType", type_name, "pod", KObj(pod),
              "podUID", pod.metadata.uid, "containerName", container_name, "output", outcome.output);
+      recorder.Record(events::ContainerRef(pod, container_name), events::kWarning,
+                      events::kContainerProbeWarning,
+                      absl::StrCat(type_name, " probe warning: ", outcome.output));
       break;
     case lifecycle::ProbeResult::kFailure:
       result = Result::kFailure;
       KLOG_V(1, "Probe failed", "probeType", type_name, "pod", KObj(pod), "podUID",
              pod.metadata.uid, "containerName", container_name, "probeResult",
              lifecycle::ProbeResultName(outcome.result), "output", outcome.output);
+      recorder.Record(events::ContainerRef(pod, container_name), events::kWarning,
+                      events::kContainerUnhealthy,
+                      absl::StrCat(type_name, " probe failed: ", outcome.output));
       break;
     case lifecycle::ProbeResult::kUnknown:
       KLOG_V(1, "Probe errored", "err", outcome.error, "probeType", type_name, "pod", KObj(pod),
              "podUID", pod.metadata.uid, "containerName", container_name);
+      if (!outcome.error.ok()) {
+        recorder.Record(events::ContainerRef(pod, container_name), events::kWarning,
+                        events::kContainerUnhealthy,
+                        absl::StrCat(type_name, " probe errored: ", outcome.error.message()));
+      }
       break;
   }
-  metrics::ObserveProbe(type_name,
-                        result == Result::kSuccess   ? "successful"
-                        : result == Result::kFailure ? "failed"
-                                                     : "unknown",
-                        container_name, pod.metadata.name, pod.metadata.namespace_,
-                        pod.metadata.uid, seconds);
+  // As upstream, a probe that could not be run (an error) is thrown away before it is counted;
+  // "unknown" counts results that are neither success nor failure.
+  if (outcome.error.ok()) {
+    metrics::ObserveProbe(type_name,
+                          result == Result::kSuccess   ? "successful"
+                          : result == Result::kFailure ? "failed"
+                                                       : "unknown",
+                          container_name, pod.metadata.name, pod.metadata.namespace_,
+                          pod.metadata.uid, seconds);
+  }
   {
     absl::MutexLock lock(&mu_);
     // A prober error throws the result away (upstream); a removed worker records nothing.

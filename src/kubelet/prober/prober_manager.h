@@ -7,8 +7,9 @@
 //   PodTerminating     liveness and startup workers stop (a terminating pod is not restarted);
 //                      readiness keeps running until the pod is cleaned up.
 //   CleanupTerminatedPod / Housekeeping   workers of finished or unknown pods are removed.
-// Workers share one scheduler thread (a timer scan over all workers) and a small bounded pool
-// that runs the probes themselves; there is no thread per pod or per probe.
+// Workers share one scheduler thread (a timer scan over all workers) and an elastic pool that
+// runs the probes themselves (a few threads, more only while that many probes are in flight at
+// once); there is no thread per pod or per probe.
 //
 // Results are kept per container ID in ContainerID::String() form ("containerd://<id>"); the
 // string queries take that form (status generation's container_id), the ContainerID ones
@@ -39,6 +40,7 @@
 #include "cri/runtime_service.h"
 #include "kubelet/container/pod_lifecycle.h"
 #include "kubelet/container/runtime.h"
+#include "kubelet/events/event_recorder.h"
 #include "kubelet/lifecycle/probe_executors.h"
 #include "kubelet/prober/worker.h"
 
@@ -53,13 +55,19 @@ class ProberManager : public container::PodLifecycleParticipant {
       const container::ContainerID& id, const std::string& pod_ip)>;
 
   struct Options {
-    // Threads running probes (each probe blocks one for at most its timeoutSeconds).
+    // Threads running probes: `probe_threads` always, growing to `max_probe_threads` while
+    // that many probes are in flight at once (each blocks a thread for at most its
+    // timeoutSeconds, or a few retries of it), so slow probes never delay the others' periods.
     int probe_threads = 4;
+    int max_probe_threads = 64;
     // False: no scheduler thread; the owner drives probing with RunDueProbes() (tests).
     bool start_scheduler = true;
     // The node's IPs: the pod IP of hostNetwork pods whose sandbox reports none.
     std::vector<std::string> node_ips;
     ProbeFn probe;  // unset: the real probes
+    // Unhealthy / ProbeWarning events on the probed container, as upstream. Unset: dropped.
+    // Borrowed; must outlive the manager.
+    events::EventRecorder* recorder = nullptr;
   };
 
   ProberManager(cri::RuntimeService& runtime, Clock& clock, Options options);

@@ -12,7 +12,9 @@
 
 #include "absl/synchronization/mutex.h"
 #include "cri/testing/fake_runtime.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kubelet/events/testing/fake_recorder.h"
 
 namespace kubelet::prober {
 namespace {
@@ -95,6 +97,7 @@ class ProberManagerTest : public ::testing::Test {
     ProberManager::Options opts;
     opts.start_scheduler = false;
     opts.probe = prober_.Fn();
+    opts.recorder = &recorder_;
     manager_ = std::make_unique<ProberManager>(runtime_, clock_, opts);
     manager_->SetOnChange([this](const std::string& uid) {
       absl::MutexLock lock(&mu_);
@@ -114,6 +117,7 @@ class ProberManagerTest : public ::testing::Test {
   cri::FakeRuntime runtime_;
   FakeClock clock_;
   FakeProber prober_;
+  events::FakeRecorder recorder_;
   std::unique_ptr<ProberManager> manager_;
   absl::Mutex mu_;
   std::vector<std::string> changes_ ABSL_GUARDED_BY(mu_);
@@ -162,6 +166,32 @@ TEST_F(ProberManagerTest, WarningCountsAsSuccessAndErrorsAreDiscarded) {
   prober_.Set(ProbeType::kReadiness, ProbeResult::kWarning);
   Tick();
   EXPECT_EQ(manager_->Ready("containerd://c1"), true);
+}
+
+TEST_F(ProberManagerTest, FailuresAndWarningsAreRecordedAsEvents) {
+  api::Container c;
+  c.name = "main";
+  c.liveness_probe = ExecProbeSpec(/*failure_threshold=*/3);
+  c.readiness_probe = ExecProbeSpec(1);
+  api::Pod pod = MakePod("u1", c);
+  manager_->AfterSync(pod, RunningStatus(pod, "c1", clock_.Now()));
+  prober_.Set(ProbeType::kLiveness, ProbeResult::kFailure);
+  prober_.Set(ProbeType::kReadiness, ProbeResult::kWarning);
+  manager_->RunDueProbes();
+  // Every failed probe is an event, before the threshold is reached too (as upstream).
+  std::vector<std::string> got = recorder_.Strings();
+  EXPECT_THAT(got, ::testing::Contains("Warning Unhealthy Liveness probe failed: scripted"));
+  EXPECT_THAT(got, ::testing::Contains("Warning ProbeWarning Readiness probe warning: scripted"));
+  for (const auto& e : recorder_.Events()) {
+    EXPECT_EQ(e.object.field_path, "spec.containers{main}");
+    EXPECT_EQ(e.object.uid, pod.metadata.uid);
+  }
+  // A probe that succeeds records nothing.
+  const size_t before = recorder_.Events().size();
+  prober_.Set(ProbeType::kLiveness, ProbeResult::kSuccess);
+  prober_.Set(ProbeType::kReadiness, ProbeResult::kSuccess);
+  Tick();
+  EXPECT_EQ(recorder_.Events().size(), before);
 }
 
 TEST_F(ProberManagerTest, ReadinessFalseUntilFirstSuccess) {
