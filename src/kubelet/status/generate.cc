@@ -40,6 +40,21 @@ api::ContainerState Terminated(const container::ContainerStatus& cs) {
   return st;
 }
 
+// Upstream's ShouldContainerBeRestarted, plus its special case for init containers that
+// completed: whether the next sync starts `c` (given its newest runtime status, if any).
+bool ShouldBeRestarted(const api::Container& c, const api::Pod& pod,
+                       const container::ContainerStatus* newest, bool is_init) {
+  if (pod.metadata.deletion_timestamp.has_value()) return false;
+  if (newest == nullptr) return true;
+  if (newest->state == container::State::kRunning) return false;
+  if (newest->state != container::State::kExited) return true;  // created or unknown
+  if (is_init && newest->exit_code == 0) return false;
+  if (is_init && IsRestartableInit(c)) return true;
+  if (pod.spec.restart_policy == "Never") return false;
+  if (pod.spec.restart_policy == "OnFailure" && newest->exit_code == 0) return false;
+  return true;
+}
+
 // One list (init or app containers) of API statuses.
 std::vector<api::ContainerStatus> Convert(const std::vector<api::Container>& containers,
                                           const container::PodStatus& rs,
@@ -84,8 +99,9 @@ std::vector<api::ContainerStatus> Convert(const std::vector<api::Container>& con
           s.started = false;
           break;
         default:
+          // Created but not started (or unknown): waiting, with no reason (upstream).
           s.state = api::ContainerState();
-          s.state.waiting = api::ContainerStateWaiting{"ContainerCreating", ""};
+          s.state.waiting = api::ContainerStateWaiting{};
           s.started = false;
           break;
       }
@@ -95,17 +111,14 @@ std::vector<api::ContainerStatus> Convert(const std::vector<api::Container>& con
         s.last_state = Terminated(*mine[1]);
       }
     }
-    // A container that is not running and has a failure reason from the last sync waits with it.
-    if (reasons != nullptr && !s.state.running) {
+    // A container the next sync will (re)start waits with the failure reason of the last sync.
+    if (reasons != nullptr &&
+        ShouldBeRestarted(c, pod, mine.empty() ? nullptr : mine[0], is_init)) {
       auto it = reasons->find(c.name);
       if (it != reasons->end()) {
-        bool terminal_ok = s.state.terminated && s.state.terminated->exit_code == 0 &&
-                           (is_init || pod.spec.restart_policy != "Always");
-        if (!terminal_ok) {
-          if (s.state.terminated) s.last_state = s.state;
-          s.state = api::ContainerState();
-          s.state.waiting = api::ContainerStateWaiting{it->second.reason, it->second.message};
-        }
+        if (s.state.terminated) s.last_state = s.state;
+        s.state = api::ContainerState();
+        s.state.waiting = api::ContainerStateWaiting{it->second.reason, it->second.message};
       }
     }
     out.push_back(std::move(s));

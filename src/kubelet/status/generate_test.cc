@@ -203,5 +203,55 @@ TEST(GenerateStatusTest, WaitingReasonsFromTheLastSync) {
   EXPECT_EQ(s2.phase, "Running");
 }
 
+TEST(GenerateStatusTest, StaleReasonsOnlyForContainersTheNextSyncRestarts) {
+  api::Pod pod;
+  pod.spec.containers = {MakeContainer("main")};
+  container::PodStatus rs = WithSandbox();
+  rs.container_statuses = {Exited("main", "c1", 2)};
+  ReasonCache reasons = {{"main", {"CrashLoopBackOff", "back-off 10s"}}};
+  GenerateInput in;
+  in.pod = &pod;
+  in.runtime_status = &rs;
+  in.reasons = &reasons;
+  // Never: the failed container stays terminated, whatever the last sync said.
+  pod.spec.restart_policy = "Never";
+  api::PodStatus never = GeneratePodStatus(in);
+  ASSERT_TRUE(never.container_statuses[0].state.terminated.has_value());
+  EXPECT_EQ(never.container_statuses[0].state.terminated->exit_code, 2);
+  EXPECT_EQ(never.phase, "Failed");
+  // OnFailure and a failure: restarted, so waiting with the reason.
+  pod.spec.restart_policy = "OnFailure";
+  api::PodStatus on_failure = GeneratePodStatus(in);
+  ASSERT_TRUE(on_failure.container_statuses[0].state.waiting.has_value());
+  EXPECT_EQ(on_failure.container_statuses[0].state.waiting->reason, "CrashLoopBackOff");
+  // OnFailure and success: done, stays terminated.
+  rs.container_statuses = {Exited("main", "c1", 0)};
+  api::PodStatus done = GeneratePodStatus(in);
+  ASSERT_TRUE(done.container_statuses[0].state.terminated.has_value());
+  EXPECT_EQ(done.container_statuses[0].state.terminated->reason, "Completed");
+  // A pod being deleted is never restarted.
+  pod.spec.restart_policy = "Always";
+  rs.container_statuses = {Exited("main", "c1", 1)};
+  pod.metadata.deletion_timestamp = api::Time{};
+  EXPECT_TRUE(GeneratePodStatus(in).container_statuses[0].state.terminated.has_value());
+}
+
+TEST(GenerateStatusTest, CreatedContainerWaitsWithoutReason) {
+  api::Pod pod;
+  pod.spec.restart_policy = "Always";
+  pod.spec.containers = {MakeContainer("main")};
+  container::PodStatus rs = WithSandbox();
+  container::ContainerStatus created = Running("main", "c1");
+  created.state = container::State::kCreated;
+  rs.container_statuses = {created};
+  api::PodStatus s = Generate(pod, rs);
+  ASSERT_TRUE(s.container_statuses[0].state.waiting.has_value());
+  EXPECT_EQ(s.container_statuses[0].state.waiting->reason, "");
+  EXPECT_EQ(s.container_statuses[0].container_id, "containerd://c1");
+  // No runtime status yet: ContainerCreating.
+  rs.container_statuses.clear();
+  EXPECT_EQ(Generate(pod, rs).container_statuses[0].state.waiting->reason, "ContainerCreating");
+}
+
 }  // namespace
 }  // namespace kubelet::status
