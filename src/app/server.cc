@@ -85,6 +85,8 @@ const std::set<std::string>& ImplementedFields() {
       "systemReserved",
       "reservedSystemCPUs",
       "enforceNodeAllocatable",
+      "systemReservedCgroup",
+      "kubeReservedCgroup",
       "failSwapOn",
       // Serving.
       "enableServer",

@@ -174,6 +174,9 @@ absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx) {
     auto ro = std::make_shared<server::HttpServer>(
         BaseOptions("kubelet-read-only", cfg.address, cfg.read_only_port));
     server::InstallDefaultHandlers(*ro, host);
+    // As upstream's read-only server (built without a configuration): the debugging paths
+    // answer 405 there, whatever enableDebuggingHandlers says.
+    server::InstallDebuggingDisabledHandlers(*ro);
     KLOG_INFO("Starting to listen read-only", "address", cfg.address, "port", cfg.read_only_port);
     if (absl::Status st = ro->Start(); !st.ok()) {
       return absl::Status(st.code(), absl::StrCat("failed to listen and serve on ", cfg.address,

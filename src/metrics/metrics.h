@@ -38,7 +38,8 @@ prometheus::Registry& CadvisorRegistry();
 
 // Scrape-time families: a collector is called at each Serialize() of the registry it was added
 // to, and its families are rendered after the registry's own (e.g. the stats subsystem's
-// container_* figures, read fresh per scrape). Collectors must be thread-safe and fast.
+// container_* figures, read fresh per scrape). Collectors must be thread-safe; they may block on
+// the runtime (the HTTP server scrapes such registries on a worker thread, see kubelet_server.h).
 using CollectFn = std::function<std::vector<prometheus::MetricFamily>()>;
 void AddCollector(const prometheus::Registry& registry, CollectFn fn);
 

@@ -62,12 +62,19 @@ void RunDeferred(HttpResponse* res, std::function<void(ResponseStream&)> fn) {
   res->stream = std::move(fn);
 }
 
+// `blocking`: the registry's scrape-time collectors call the runtime or walk the disk, so the
+// scrape runs on a streaming worker instead of the I/O thread.
 void MetricsHandler(HttpServer& server, const std::string& path,
-                    prometheus::Registry& (*registry)()) {
-  server.Handle(path, [registry](const HttpRequest&, HttpResponse* res) {
+                    prometheus::Registry& (*registry)(), bool blocking) {
+  server.Handle(path, [registry, blocking](const HttpRequest&, HttpResponse* res) {
     res->status = 200;
     res->SetHeader("Content-Type", metrics::kTextContentType);
-    res->body = metrics::Serialize(registry());
+    if (!blocking) {
+      res->body = metrics::Serialize(registry());
+      return;
+    }
+    RunDeferred(res,
+                [registry](ResponseStream& out) { out.Write(metrics::Serialize(registry())); });
   });
 }
 
@@ -163,10 +170,10 @@ void InstallDefaultHandlers(HttpServer& server, std::shared_ptr<HostInterface> h
                 },
                 {"GET", "POST"});
 
-  MetricsHandler(server, "/metrics", &metrics::KubeletRegistry);
-  MetricsHandler(server, "/metrics/probes", &metrics::ProbesRegistry);
-  MetricsHandler(server, "/metrics/resource", &metrics::ResourceRegistry);
-  MetricsHandler(server, "/metrics/cadvisor", &metrics::CadvisorRegistry);
+  MetricsHandler(server, "/metrics", &metrics::KubeletRegistry, /*blocking=*/false);
+  MetricsHandler(server, "/metrics/probes", &metrics::ProbesRegistry, /*blocking=*/false);
+  MetricsHandler(server, "/metrics/resource", &metrics::ResourceRegistry, /*blocking=*/true);
+  MetricsHandler(server, "/metrics/cadvisor", &metrics::CadvisorRegistry, /*blocking=*/true);
 }
 
 void InstallDebuggingHandlers(HttpServer& server, std::shared_ptr<HostInterface> host) {

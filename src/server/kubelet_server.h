@@ -4,7 +4,9 @@
 // Contract:
 // - InstallDefaultHandlers (both ports, as upstream's InstallDefaultHandlers): /healthz with
 //   ping, log, syncloop; GET /pods (PodList of the pods with status); GET|POST /stats/summary
-//   (?only_cpu_and_memory=true); /metrics, /metrics/probes, /metrics/resource.
+//   (?only_cpu_and_memory=true); /metrics, /metrics/probes, /metrics/resource,
+//   /metrics/cadvisor (the last two scraped on a streaming worker: their collectors call the
+//   runtime).
 // - InstallDebuggingHandlers (secure port with enableDebuggingHandlers): GET
 //   /containerLogs/{namespace}/{pod}/{container} (streamed, chunked), /configz, GET
 //   /runningpods/. InstallDebuggingDisabledHandlers answers those paths with 405 "Debug

@@ -39,6 +39,7 @@ class ProbesTest : public StaticPodTest {
 };
 
 TEST_F(ProbesTest, FailingLivenessProbeRestartsContainer) {
+  verbosity_ = 3;  // events are logged at --v=3, as upstream
   ASSERT_NO_FATAL_FAILURE(StartKubelet());
   WriteManifest("live.yaml", Pod("live", kSleepForever,
                                  "    livenessProbe:\n"
@@ -55,6 +56,25 @@ TEST_F(ProbesTest, FailingLivenessProbeRestartsContainer) {
   EXPECT_TRUE(absl::StrContains(log,
                                 "containerName=\"main\" probeResult=\"failure\" "
                                 "output=\"not-alive\\n\""))
+      << log;
+  // The kill, at the default level, and the events `kubectl describe` would show.
+  EXPECT_TRUE(absl::StrContains(log, "\"Container main failed liveness probe, will be restarted\""))
+      << log;
+  const std::string object =
+      "object=\"default/" + PodName("live") +
+      "\" fieldPath=\"spec.containers{main}\" kind=\"Pod\" apiVersion=\"v1\" ";
+  EXPECT_TRUE(absl::StrContains(log, "\"Event occurred\" " + object +
+                                         "type=\"Warning\" reason=\"Unhealthy\" "
+                                         "message=\"Liveness probe failed: not-alive\\n\""))
+      << log;
+  EXPECT_TRUE(absl::StrContains(log, "\"Event occurred\" " + object +
+                                         "type=\"Normal\" reason=\"Killing\" "
+                                         "message=\"Container main failed liveness probe, will be "
+                                         "restarted\""))
+      << log;
+  EXPECT_TRUE(absl::StrContains(log, "\"Event occurred\" " + object +
+                                         "type=\"Normal\" reason=\"Started\" "
+                                         "message=\"Started container main\""))
       << log;
   // The first container was stopped by the kubelet (it traps TERM and exits 0).
   for (const auto& c : Containers("live", "main")) {
@@ -93,6 +113,7 @@ TEST_F(ProbesTest, HttpLivenessProbeOnPodIPRestartsContainer) {
 }
 
 TEST_F(ProbesTest, StartupProbeGatesLivenessAndKillsOnFailure) {
+  verbosity_ = 3;  // a liveness probe that ran would be logged ("Probe succeeded", V(3))
   ASSERT_NO_FATAL_FAILURE(StartKubelet());
   WriteManifest("startup.yaml",
                 Pod("startup", kSleepForever,
@@ -125,7 +146,12 @@ TEST_F(ProbesTest, StartupProbeGatesLivenessAndKillsOnFailure) {
       << kubelet_->Log();
   const std::string log = kubelet_->Log();
   EXPECT_TRUE(absl::StrContains(log, "\"Probe failed\" probeType=\"Startup\"")) << log;
+  // The liveness probe never ran in any container (the startup probe never passed).
   EXPECT_FALSE(absl::StrContains(log, "probeType=\"Liveness\"")) << log;
+  EXPECT_TRUE(absl::StrContains(log,
+                                "message=\"Container main failed startup probe, will be "
+                                "restarted\""))
+      << log;
 }
 
 TEST_F(ProbesTest, PostStartHookOutputIsVisibleToContainer) {
