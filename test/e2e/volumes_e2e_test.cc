@@ -1,6 +1,8 @@
 // End-to-end: emptyDir, hostPath and downwardAPI volumes of static pods through the kubelet
-// binary on the harness's real containerd. What the containers see is read with ExecSync; what
-// the kubelet did on the host is read below its --root-dir.
+// binary on the harness's real containerd, with subPaths (bind-mounted below the pod dir, symlinks
+// out of the volume refused), readOnly mounts and the kubelet-managed /etc/hosts. What the
+// containers see is read with ExecSync; what the kubelet did on the host is read below its
+// --root-dir.
 #include <sys/mount.h>
 
 #include <algorithm>
@@ -37,6 +39,11 @@ std::vector<std::string> MountsUnder(const std::string& dir) {
   std::sort(out.begin(), out.end(),
             [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
   return out;
+}
+
+// The kubelet's bind mounts of subPaths below a pod dir.
+std::vector<std::string> SubPathMounts(const std::string& pod_dir) {
+  return MountsUnder(pod_dir + "/volume-subpaths");
 }
 
 std::string ReadHostFile(const std::string& path) {
@@ -218,17 +225,21 @@ TEST_F(VolumesTest, OrphanedVolumesAreTornDownAfterKubeletRestart) {
                            "  volumes:\n  - name: mem\n    emptyDir: {medium: Memory}\n"
                            "  - name: disk\n    emptyDir: {}\n") +
                     "    volumeMounts:\n    - {name: mem, mountPath: /mem}\n"
-                    "    - {name: disk, mountPath: /disk}\n");
+                    "    - {name: disk, mountPath: /disk}\n"
+                    "    - {name: mem, mountPath: /sub, subPath: s}\n");
   ASSERT_TRUE(WaitUntil([&] { return !Running("orphan", "main").empty(); }, absl::Seconds(90)))
       << kubelet_->Log();
   const std::string uid = PodUID("orphan");
   const std::string pod_dir = dir_ + "/root/pods/" + uid;
   const std::string mem = pod_dir + "/volumes/kubernetes.io~empty-dir/mem";
   ASSERT_EQ(MountsUnder(mem).size(), 1u);
+  ASSERT_EQ(SubPathMounts(pod_dir),
+            std::vector<std::string>{pod_dir + "/volume-subpaths/mem/main/2"});
   kubelet_->Signal(SIGTERM);
   ASSERT_EQ(kubelet_->Wait(absl::Seconds(30)), std::optional<int>(0));
   // Stopping the kubelet unmounts nothing.
   EXPECT_EQ(MountsUnder(mem).size(), 1u);
+  EXPECT_EQ(SubPathMounts(pod_dir).size(), 1u);
   fs::remove(manifests_ + "/orphan.yaml");
 
   StartKubelet();
@@ -237,6 +248,203 @@ TEST_F(VolumesTest, OrphanedVolumesAreTornDownAfterKubeletRestart) {
   EXPECT_TRUE(WaitUntil([&] { return !fs::exists(pod_dir); }, absl::Seconds(60)))
       << kubelet_->Log();
   EXPECT_TRUE(MountsUnder(dir_ + "/root").empty());
+}
+
+TEST_F(VolumesTest, SubPathIsBindMountedAndCleanedUp) {
+  StartKubelet();
+  const std::string host_dir = dir_ + "/subpath-host";
+  fs::create_directories(host_dir + "/conf");
+  WriteFile(host_dir + "/conf/app.conf", "level=debug\n");
+  // The first run writes its files and exits 1; the restarted container (same mounts, made
+  // again through the kubelet) writes a second file and stays.
+  WriteManifest(
+      "sub.yaml",
+      BusyboxPod("sub",
+                 "\"cat /etc/app.conf > /out/conf-seen; echo from-subpath > /out/hello.txt; "
+                 "echo cache > /cache/c.txt; if [ ! -f /out/first-run ]; then touch "
+                 "/out/first-run; exit 1; fi; echo again > /out/second.txt; trap 'exit 0' TERM; "
+                 "while true; do sleep 1; done\"",
+                 "  volumes:\n  - name: host\n    hostPath: {path: " + host_dir +
+                     ", type: Directory}\n  - name: scratch\n    emptyDir: {}\n") +
+          "    volumeMounts:\n"
+          "    - {name: host, mountPath: /out, subPath: logs/app}\n"
+          "    - {name: host, mountPath: /etc/app.conf, subPath: conf/app.conf}\n"
+          "    - {name: scratch, mountPath: /cache, subPath: c}\n");
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return !Running("sub", "main").empty() && fs::exists(host_dir + "/logs/app/second.txt");
+      },
+      absl::Seconds(120)))
+      << kubelet_->Log();
+  const std::string id = Running("sub", "main")[0].id();
+  // The container was restarted once: its mounts were prepared a second time.
+  EXPECT_EQ(Running("sub", "main")[0].metadata().attempt(), 1u);
+
+  // Files the container wrote through the subPath are in the volume, at <volume>/<subPath>.
+  EXPECT_EQ(ReadHostFile(host_dir + "/logs/app/hello.txt"), "from-subpath\n");
+  EXPECT_EQ(ReadHostFile(host_dir + "/logs/app/second.txt"), "again\n");
+  EXPECT_EQ(ReadHostFile(host_dir + "/logs/app/conf-seen"), "level=debug\n");
+  EXPECT_FALSE(fs::exists(host_dir + "/hello.txt"));
+  EXPECT_EQ(Exec(id, {"cat", "/etc/app.conf"}), std::optional<std::string>("level=debug\n"));
+  EXPECT_EQ(Exec(id, {"ls", "/out"}),
+            std::optional<std::string>("conf-seen\nfirst-run\nhello.txt\nsecond.txt\n"));
+
+  // On the host the runtime got the kubelet's bind mounts, one per subPath mount, reused (not
+  // stacked) by the restart.
+  const std::string uid = PodUID("sub");
+  ASSERT_FALSE(uid.empty());
+  const std::string pod_dir = dir_ + "/root/pods/" + uid;
+  std::vector<std::string> binds = SubPathMounts(pod_dir);
+  std::sort(binds.begin(), binds.end());
+  EXPECT_EQ(binds, (std::vector<std::string>{pod_dir + "/volume-subpaths/host/main/0",
+                                             pod_dir + "/volume-subpaths/host/main/1",
+                                             pod_dir + "/volume-subpaths/scratch/main/2"}));
+  EXPECT_EQ(ReadHostFile(pod_dir + "/volume-subpaths/host/main/1"), "level=debug\n");
+  EXPECT_EQ(ReadHostFile(pod_dir + "/volumes/kubernetes.io~empty-dir/scratch/c/c.txt"), "cache\n");
+
+  // Removing the pod unmounts and removes the bind mounts and the pod dir; the hostPath content
+  // (which the bind mounts pointed into) stays.
+  fs::remove(manifests_ + "/sub.yaml");
+  ASSERT_TRUE(WaitUntil([&] { return Running("sub").empty() && ReadySandboxes("sub").empty(); },
+                        absl::Seconds(60)))
+      << kubelet_->Log();
+  EXPECT_TRUE(WaitUntil([&] { return !fs::exists(pod_dir); }, absl::Seconds(60)))
+      << kubelet_->Log();
+  EXPECT_TRUE(MountsUnder(dir_ + "/root").empty());
+  EXPECT_EQ(ReadHostFile(host_dir + "/logs/app/hello.txt"), "from-subpath\n");
+  EXPECT_EQ(ReadHostFile(host_dir + "/conf/app.conf"), "level=debug\n");
+}
+
+TEST_F(VolumesTest, SubPathSymlinkOutOfTheVolumeIsRefused) {
+  StartKubelet();
+  const std::string host_dir = dir_ + "/evil-host";
+  const std::string outside = dir_ + "/outside";
+  fs::create_directories(host_dir);
+  fs::create_directories(outside);
+  WriteFile(outside + "/secret", "host secret\n");
+  // What a container that can write the volume would plant: an absolute symlink out of it.
+  fs::create_directory_symlink(outside, host_dir + "/escape");
+  WriteManifest("evil.yaml",
+                BusyboxPod("evil", kSleepForever,
+                           "  volumes:\n  - name: data\n    hostPath: {path: " + host_dir + "}\n") +
+                    "    volumeMounts:\n    - {name: data, mountPath: /data, subPath: escape}\n");
+  ASSERT_TRUE(kubelet_->WaitForLog("Failed to prepare subPath for volumeMount of the container",
+                                   absl::Seconds(90)))
+      << kubelet_->Log();
+  // The log names the reason (the host paths) and the pod gets the generic message.
+  const std::string log = kubelet_->Log();
+  EXPECT_TRUE(absl::StrContains(
+      log,
+      absl::StrCat("subpath \\\"", outside, "\\\" not within volume path \\\"", host_dir, "\\\"")))
+      << log;
+  EXPECT_TRUE(absl::StrContains(log, "volumeMountName=\"data\"")) << log;
+  ASSERT_TRUE(kubelet_->WaitForLog(
+      "failed to prepare subPath for volumeMount \\\"data\\\" of container \\\"main\\\"",
+      absl::Seconds(30)))
+      << log;
+  // A few sync attempts later the container still does not exist, nothing is mounted.
+  absl::SleepFor(absl::Seconds(3));
+  EXPECT_TRUE(Containers("evil").empty());
+  const std::string uid = PodUID("evil");
+  ASSERT_FALSE(uid.empty());
+  EXPECT_TRUE(SubPathMounts(dir_ + "/root/pods/" + uid).empty());
+  EXPECT_EQ(ReadHostFile(outside + "/secret"), "host secret\n");
+
+  fs::remove(manifests_ + "/evil.yaml");
+  EXPECT_TRUE(WaitUntil([&] { return ReadySandboxes("evil").empty(); }, absl::Seconds(60)))
+      << kubelet_->Log();
+  EXPECT_TRUE(WaitUntil([&] { return !fs::exists(dir_ + "/root/pods/" + uid); }, absl::Seconds(60)))
+      << kubelet_->Log();
+}
+
+TEST_F(VolumesTest, EtcHostsIsKubeletManaged) {
+  StartKubelet();
+  WriteManifest("hosts.yaml", BusyboxPod("hosts", kSleepForever,
+                                         "  hostAliases:\n"
+                                         "  - ip: 10.1.2.3\n"
+                                         "    hostnames: [foo.local, bar.local]\n"
+                                         "  - ip: fd00::7\n"
+                                         "    hostnames: [v6.local]\n"));
+  ASSERT_TRUE(WaitUntil([&] { return !Running("hosts", "main").empty(); }, absl::Seconds(90)))
+      << kubelet_->Log();
+  const std::string id = Running("hosts", "main")[0].id();
+  std::vector<PodSandbox> sb = ReadySandboxes("hosts");
+  ASSERT_EQ(sb.size(), 1u);
+  auto sst = cri_->PodSandboxStatus(sb[0].id(), false);
+  ASSERT_TRUE(sst.ok()) << sst.status();
+  const std::string ip = sst->status().network().ip();
+  ASSERT_FALSE(ip.empty());
+  const std::string hostname = PodName("hosts");
+  const std::string want = absl::StrCat(
+      "# Kubernetes-managed hosts file.\n"
+      "127.0.0.1\tlocalhost\n"
+      "::1\tlocalhost ip6-localhost ip6-loopback\n"
+      "fe00::0\tip6-localnet\n"
+      "fe00::0\tip6-mcastprefix\n"
+      "fe00::1\tip6-allnodes\n"
+      "fe00::2\tip6-allrouters\n",
+      ip, "\t", hostname,
+      "\n"
+      "\n"
+      "# Entries added by HostAliases.\n"
+      "10.1.2.3\tfoo.local\tbar.local\n"
+      "fd00::7\tv6.local\n");
+  EXPECT_EQ(Exec(id, {"cat", "/etc/hosts"}), std::optional<std::string>(want));
+  EXPECT_EQ(Exec(id, {"hostname"}), std::optional<std::string>(hostname + "\n"));
+  // It is the file the kubelet wrote below the pod dir, bind-mounted over the image's.
+  const std::string uid = PodUID("hosts");
+  EXPECT_EQ(ReadHostFile(dir_ + "/root/pods/" + uid + "/etc-hosts"), want);
+  std::optional<std::string> mounts = Exec(id, {"cat", "/proc/mounts"});
+  ASSERT_TRUE(mounts.has_value());
+  EXPECT_TRUE(absl::StrContains(*mounts, " /etc/hosts ")) << *mounts;
+}
+
+TEST_F(VolumesTest, ReadOnlyVolumeMountRefusesWrites) {
+  StartKubelet();
+  const std::string host_dir = dir_ + "/ro-host";
+  fs::create_directories(host_dir + "/sub");
+  WriteFile(host_dir + "/sub/existing", "keep me\n");
+  WriteManifest("ro.yaml",
+                BusyboxPod("ro", kSleepForever,
+                           "  volumes:\n  - name: scratch\n    emptyDir: {}\n"
+                           "  - name: host\n    hostPath: {path: " +
+                               host_dir + "}\n") +
+                    "    volumeMounts:\n"
+                    "    - {name: scratch, mountPath: /rw}\n"
+                    "    - {name: scratch, mountPath: /ro, readOnly: true}\n"
+                    "    - {name: host, mountPath: /host-ro, readOnly: true}\n"
+                    "    - {name: host, mountPath: /sub-ro, subPath: sub, readOnly: true}\n");
+  ASSERT_TRUE(WaitUntil([&] { return !Running("ro", "main").empty(); }, absl::Seconds(90)))
+      << kubelet_->Log();
+  const std::string id = Running("ro", "main")[0].id();
+
+  // Writes through the read-only mounts fail with EROFS.
+  for (const char* path : {"/ro/x", "/host-ro/x", "/sub-ro/x", "/sub-ro/existing"}) {
+    auto r =
+        cri_->ExecSync(id, {"sh", "-c", absl::StrCat("echo data > ", path)}, absl::Seconds(20));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_NE(r->exit_code(), 0) << path;
+    EXPECT_TRUE(absl::StrContains(r->stderr(), "Read-only file system"))
+        << path << ": " << r->stderr();
+  }
+  EXPECT_FALSE(fs::exists(host_dir + "/x"));
+  EXPECT_FALSE(fs::exists(host_dir + "/sub/x"));
+  EXPECT_EQ(ReadHostFile(host_dir + "/sub/existing"), "keep me\n");
+  // Reads work, and the same volume stays writable through its read-write mount.
+  EXPECT_EQ(Exec(id, {"cat", "/sub-ro/existing"}), std::optional<std::string>("keep me\n"));
+  EXPECT_EQ(Exec(id, {"sh", "-c", "echo rw > /rw/f && cat /ro/f"}),
+            std::optional<std::string>("rw\n"));
+  std::optional<std::string> mounts = Exec(id, {"cat", "/proc/mounts"});
+  ASSERT_TRUE(mounts.has_value());
+  for (absl::string_view l : absl::StrSplit(*mounts, '\n')) {
+    std::vector<absl::string_view> f = absl::StrSplit(l, ' ');
+    if (f.size() < 4) continue;
+    if (f[1] == "/ro" || f[1] == "/host-ro" || f[1] == "/sub-ro") {
+      EXPECT_TRUE(absl::StartsWith(f[3], "ro,") || f[3] == "ro") << l;
+    } else if (f[1] == "/rw") {
+      EXPECT_TRUE(absl::StartsWith(f[3], "rw")) << l;
+    }
+  }
 }
 
 }  // namespace

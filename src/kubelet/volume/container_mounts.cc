@@ -1,14 +1,11 @@
 #include "kubelet/volume/container_mounts.h"
 
-#include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
 
 #include <filesystem>
 #include <set>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -78,10 +75,6 @@ absl::StatusOr<v1::MountPropagation> TranslatePropagation(const std::optional<st
       absl::StrCat("invalid MountPropagation mode: ", log::Quote(*mode)));
 }
 
-bool Within(const std::string& path, const std::string& base) {
-  return path == base || absl::StartsWith(path, base == "/" ? base : base + "/");
-}
-
 std::string RealPath(const std::string& p) {
   char* r = ::realpath(p.c_str(), nullptr);
   if (r == nullptr) return "";
@@ -135,86 +128,61 @@ absl::StatusOr<std::string> ExpandSubPathExpr(const std::string& expr,
   return out;
 }
 
-absl::StatusOr<std::string> PrepareSubPath(const std::string& volume_path,
-                                           const std::string& sub_path,
-                                           const std::string& mount_name,
-                                           const std::string& container_name) {
-  if (!sub_path.empty() && sub_path[0] == '/') {
+absl::StatusOr<std::string> PrepareSubPath(const SubPath& sp) {
+  if (!sp.sub_path.empty() && sp.sub_path[0] == '/') {
     return absl::InvalidArgumentError(
-        absl::StrCat("error SubPath `", sub_path, "` must not be an absolute path"));
+        absl::StrCat("error SubPath `", sp.sub_path, "` must not be an absolute path"));
   }
-  for (absl::string_view part : absl::StrSplit(AV(sub_path), '/')) {
+  for (absl::string_view part : absl::StrSplit(AV(sp.sub_path), '/')) {
     if (part == "..") {
       return absl::InvalidArgumentError(
-          absl::StrCat("unable to provision SubPath `", sub_path, "`: must not contain '..'"));
+          absl::StrCat("unable to provision SubPath `", sp.sub_path, "`: must not contain '..'"));
     }
   }
-  const std::string host_path = (fs::path(volume_path) / sub_path).lexically_normal().string();
-  const std::string prepare_error =
-      absl::StrCat("failed to prepare subPath for volumeMount ", log::Quote(mount_name),
-                   " of container ", log::Quote(container_name));
-  const std::string base = RealPath(volume_path);
-  if (base.empty()) {
-    KLOG_ERROR(absl::NotFoundError(absl::StrCat("volume path ", volume_path, " does not exist")),
-               "Failed to prepare subPath for volumeMount of the container", "containerName",
-               container_name, "volumeMountName", mount_name);
-    return absl::InternalError(prepare_error);
-  }
+  // Details name host paths: they go to the log, the pod gets upstream's generic message.
+  const std::string host_path =
+      (fs::path(sp.volume_path) / sp.sub_path).lexically_normal().string();
   struct stat st;
-  if (::lstat(host_path.c_str(), &st) != 0) {
-    // Created one element at a time with the volume's mode, never following a symlink out.
+  if (::stat(host_path.c_str(), &st) != 0) {
+    // Created before the runtime sees it, with the volume directory's mode (so a non-root
+    // container can use a subPath of a shared volume), never following a symlink out.
+    absl::Status made = absl::OkStatus();
+    const std::string base = RealPath(sp.volume_path);
     struct stat vst;
-    ::stat(base.c_str(), &vst);
-    const mode_t perm = vst.st_mode & 07777;
-    fs::path cur = base;
-    for (const fs::path& part : fs::path(sub_path).lexically_normal()) {
-      if (part.empty() || part == ".") continue;
-      cur /= part;
-      struct stat pst;
-      if (::lstat(cur.c_str(), &pst) == 0) {
-        const std::string resolved = RealPath(cur.string());
-        if (resolved.empty() || !Within(resolved, base)) {
-          KLOG_ERROR(absl::PermissionDeniedError(
-                         absl::StrCat(cur.string(), " resolves outside of ", base)),
-                     "Failed to create subPath directory for volumeMount of the container",
-                     "containerName", container_name, "volumeMountName", mount_name);
-          return absl::InternalError(
-              absl::StrCat("failed to create subPath directory for volumeMount ",
-                           log::Quote(mount_name), " of container ", log::Quote(container_name)));
-        }
-        cur = resolved;
-        continue;
-      }
-      if (::mkdir(cur.c_str(), perm) != 0 && errno != EEXIST) {
-        const int err = errno;
-        KLOG_ERROR(absl::InternalError(absl::StrCat("mkdir ", cur.string(), ": ", strerror(err))),
-                   "Failed to create subPath directory for volumeMount of the container",
-                   "containerName", container_name, "volumeMountName", mount_name);
-        return absl::InternalError(
-            absl::StrCat("failed to create subPath directory for volumeMount ",
-                         log::Quote(mount_name), " of container ", log::Quote(container_name)));
-      }
-      ::chmod(cur.c_str(), perm);
+    if (base.empty() || ::stat(base.c_str(), &vst) != 0) {
+      made = absl::NotFoundError(absl::StrCat("volume path ", sp.volume_path, " does not exist"));
+    } else {
+      made = SafeMakeDir(base, sp.sub_path, vst.st_mode & 07777);
+    }
+    if (!made.ok()) {
+      KLOG_ERROR(made, "Failed to create subPath directory for volumeMount of the container",
+                 "containerName", sp.container_name, "volumeMountName", sp.volume_name);
+      return absl::InternalError(absl::StrCat("failed to create subPath directory for volumeMount ",
+                                              log::Quote(sp.volume_name), " of container ",
+                                              log::Quote(sp.container_name)));
     }
   }
-  const std::string resolved = RealPath(host_path);
-  if (resolved.empty() || !Within(resolved, base)) {
-    KLOG_ERROR(absl::PermissionDeniedError(absl::StrCat(host_path, " resolves outside of ", base)),
-               "Failed to prepare subPath for volumeMount of the container", "containerName",
-               container_name, "volumeMountName", mount_name);
-    return absl::InternalError(prepare_error);
+  absl::StatusOr<std::string> target = BindSubPath(sp);
+  if (!target.ok()) {
+    KLOG_ERROR(target.status(), "Failed to prepare subPath for volumeMount of the container",
+               "containerName", sp.container_name, "volumeMountName", sp.volume_name);
+    return absl::InternalError(absl::StrCat("failed to prepare subPath for volumeMount ",
+                                            log::Quote(sp.volume_name), " of container ",
+                                            log::Quote(sp.container_name)));
   }
-  return host_path;
+  return target;
 }
 
 absl::StatusOr<std::vector<v1::Mount>> MakeContainerMounts(const api::Pod& pod,
                                                            const api::Container& container,
-                                                           const VolumeLookup& lookup) {
+                                                           const VolumeLookup& lookup,
+                                                           const std::string& pod_dir) {
   const bool privileged = container.security_context.has_value() &&
                           container.security_context->privileged.value_or(false);
   std::optional<std::map<std::string, std::string>> env;  // built on first subPathExpr
   std::vector<v1::Mount> mounts;
-  for (const api::VolumeMount& vm : container.volume_mounts) {
+  for (size_t i = 0; i < container.volume_mounts.size(); ++i) {
+    const api::VolumeMount& vm = container.volume_mounts[i];
     std::optional<MountableVolume> vol = lookup(vm.name);
     if (!vol.has_value()) {
       KLOG_ERROR(absl::OkStatus(),
@@ -234,8 +202,14 @@ absl::StatusOr<std::vector<v1::Mount>> MakeContainerMounts(const api::Pod& pod,
     }
     std::string host_path = vol->host_path;
     if (!sub_path.empty()) {
-      absl::StatusOr<std::string> p =
-          PrepareSubPath(vol->host_path, sub_path, vm.name, container.name);
+      absl::StatusOr<std::string> p = PrepareSubPath(SubPath{
+          .volume_path = vol->host_path,
+          .sub_path = sub_path,
+          .pod_dir = pod_dir,
+          .volume_name = vm.name,
+          .container_name = container.name,
+          .mount_index = static_cast<int>(i),
+      });
       if (!p.ok()) return p.status();
       host_path = *std::move(p);
     }

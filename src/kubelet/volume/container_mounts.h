@@ -2,18 +2,21 @@
 // /etc/hosts and termination-log mounts the runtime manager adds itself).
 //
 // For each volumeMount, in order: the volume's host path (looked up through `lookup`, which
-// answers only for volumes that are set up), joined with the subPath (or the expanded
-// subPathExpr) when given; readonly when the mount or the volume says so; propagation None ->
-// PRIVATE, HostToContainer -> HOST_TO_CONTAINER, Bidirectional -> BIDIRECTIONAL (privileged
+// answers only for volumes that are set up) or, with a subPath (or an expanded subPathExpr),
+// the subPath's bind target (below); readonly when the mount or the volume says so; propagation
+// None -> PRIVATE, HostToContainer -> HOST_TO_CONTAINER, Bidirectional -> BIDIRECTIONAL (privileged
 // containers only); selinux_relabel false.
 //
 // subPath rules (upstream messages): absolute -> "error SubPath `x` must not be an absolute
 // path"; a ".." element -> "unable to provision SubPath `x`: must not contain '..'"; a missing
-// subPath is created as directories with the volume directory's mode; a subPath whose resolved
-// path (symlinks followed) leaves the volume fails with "failed to prepare subPath for
-// volumeMount ...". Unlike upstream the subPath is not bind-mounted to pin it: a container that
-// swaps a checked directory for a symlink between the check and the runtime's mount is not
-// stopped (upstream's PrepareSafeSubpath closes that window).
+// subPath is created as directories with the volume directory's mode, never following a symlink
+// out of the volume ("failed to create subPath directory for volumeMount ..."). The subPath is
+// then pinned (subpath.h): its symlinks must resolve inside the volume, the resolved file is
+// opened without following symlinks and bind-mounted onto
+// <pod_dir>/volume-subpaths/<volume>/<container>/<volumeMount index>, which is the host path
+// the runtime gets; any failure there is "failed to prepare subPath for volumeMount ...". The
+// detailed reason (it names host paths) is only logged, as upstream does. The bind mounts stay
+// until the volume manager tears the pod's volumes down (CleanSubPaths).
 //
 // subPathExpr: $(VAR) references expand against the container's env entries with a plain value
 // (themselves expanded against the earlier entries) and fieldRef entries of metadata.*,
@@ -21,7 +24,7 @@
 // configMap/secret keys, status.podIP, ...) and envFrom are not visible here and expand as a
 // missing value ("missing value for VAR").
 //
-// Pure functions; thread-safe.
+// Thread-safe; calls for one pod are serialized by the caller (they share its bind targets).
 #ifndef KUBELET_KUBELET_VOLUME_CONTAINER_MOUNTS_H_
 #define KUBELET_KUBELET_VOLUME_CONTAINER_MOUNTS_H_
 
@@ -34,6 +37,7 @@
 #include "absl/status/statusor.h"
 #include "api/pod.h"
 #include "cri/proto/api.pb.h"
+#include "kubelet/volume/subpath.h"
 
 namespace kubelet::volume {
 
@@ -45,9 +49,11 @@ struct MountableVolume {
 
 using VolumeLookup = std::function<std::optional<MountableVolume>(const std::string& name)>;
 
+// `pod_dir` is <root dir>/pods/<uid>, where subPaths are bind-mounted.
 absl::StatusOr<std::vector<runtime::v1::Mount>> MakeContainerMounts(const api::Pod& pod,
                                                                     const api::Container& container,
-                                                                    const VolumeLookup& lookup);
+                                                                    const VolumeLookup& lookup,
+                                                                    const std::string& pod_dir);
 
 // The variables subPathExpr can reference (see the contract above).
 std::map<std::string, std::string> SubPathExprEnv(const api::Pod& pod,
@@ -58,11 +64,9 @@ std::map<std::string, std::string> SubPathExprEnv(const api::Pod& pod,
 absl::StatusOr<std::string> ExpandSubPathExpr(const std::string& expr,
                                               const std::map<std::string, std::string>& env);
 
-// Validates `sub_path`, creates it below `volume_path` when missing and returns the host path.
-absl::StatusOr<std::string> PrepareSubPath(const std::string& volume_path,
-                                           const std::string& sub_path,
-                                           const std::string& mount_name,
-                                           const std::string& container_name);
+// Validates `sp.sub_path`, creates it below `sp.volume_path` when missing, pins it with
+// BindSubPath and returns the bind target (the host path for the runtime).
+absl::StatusOr<std::string> PrepareSubPath(const SubPath& sp);
 
 }  // namespace kubelet::volume
 

@@ -16,6 +16,7 @@
 #include "kubelet/volume/atomic_writer.h"
 #include "kubelet/volume/mount_utils.h"
 #include "kubelet/volume/plugins.h"
+#include "kubelet/volume/subpath.h"
 
 namespace kubelet::volume {
 namespace {
@@ -74,13 +75,17 @@ void VolumeManager::Stop() {
   stopped_ = true;
 }
 
-std::string VolumeManager::VolumeDir(const std::string& pod_uid, std::string_view plugin_name,
-                                     const std::string& volume_name) const {
-  return absl::StrCat(options_.root_dir, "/pods/", pod_uid, "/volumes/",
-                      EscapePluginName(plugin_name), "/", volume_name);
+std::string VolumeManager::PodDir(const std::string& pod_uid) const {
+  return absl::StrCat(options_.root_dir, "/pods/", pod_uid);
 }
 
-std::shared_ptr<absl::Mutex> VolumeManager::PodLock(const std::string& uid) {
+std::string VolumeManager::VolumeDir(const std::string& pod_uid, std::string_view plugin_name,
+                                     const std::string& volume_name) const {
+  return absl::StrCat(PodDir(pod_uid), "/volumes/", EscapePluginName(plugin_name), "/",
+                      volume_name);
+}
+
+std::shared_ptr<absl::Mutex> VolumeManager::PodLock(const std::string& uid) const {
   absl::MutexLock lock(&mu_);
   std::shared_ptr<absl::Mutex>& m = pod_locks_[uid];
   if (m == nullptr) m = std::make_shared<absl::Mutex>();
@@ -240,11 +245,23 @@ absl::Status VolumeManager::TearDownVolumeDir(const std::string& escaped_plugin,
 }
 
 absl::Status VolumeManager::TearDownPod(const std::string& uid) {
-  const std::string volumes_dir = absl::StrCat(options_.root_dir, "/pods/", uid, "/volumes");
+  const std::string pod_dir = PodDir(uid);
+  const std::string volumes_dir = absl::StrCat(pod_dir, "/volumes");
   std::vector<std::string> errors;
+  // subPath bind mounts go first (upstream CleanSubPaths before each TearDown); a volume whose
+  // subPaths stay mounted is kept for the next attempt, as upstream's unmount fails then.
+  std::set<std::string> pinned;
+  for (const std::string& name : ListDir(absl::StrCat(pod_dir, "/", kVolumeSubPathsDir))) {
+    if (absl::Status st = CleanSubPaths(pod_dir, name); !st.ok()) {
+      KLOG_ERROR(st, "Failed to clean subpaths of volume", "podUID", uid, "volume", name);
+      errors.push_back(std::string(st.message()));
+      pinned.insert(name);
+    }
+  }
   for (const std::string& plugin : ListDir(volumes_dir)) {
     const std::string plugin_dir = absl::StrCat(volumes_dir, "/", plugin);
     for (const std::string& name : ListDir(plugin_dir)) {
+      if (pinned.count(name)) continue;
       const std::string dir = absl::StrCat(plugin_dir, "/", name);
       if (absl::Status st = TearDownVolumeDir(plugin, dir); !st.ok()) {
         KLOG_ERROR(st, "UnmountVolume.TearDown failed for volume", "podUID", uid, "volume", name,
@@ -286,6 +303,11 @@ std::set<std::string> VolumeManager::PodsOnDisk() const {
   std::set<std::string> out;
   const std::string pods_dir = absl::StrCat(options_.root_dir, "/pods");
   for (const std::string& uid : ListDir(pods_dir)) {
+    // subPath bind mounts of any volume (hostPath ones have no volume directory).
+    if (!ListDir(absl::StrCat(pods_dir, "/", uid, "/", kVolumeSubPathsDir)).empty()) {
+      out.insert(uid);
+      continue;
+    }
     const std::string volumes_dir = absl::StrCat(pods_dir, "/", uid, "/volumes");
     for (const std::string& plugin : ListDir(volumes_dir)) {
       if (!ListDir(absl::StrCat(volumes_dir, "/", plugin)).empty()) {
@@ -377,18 +399,23 @@ void VolumeManager::CheckUsage() {
 
 absl::StatusOr<std::vector<runtime::v1::Mount>> VolumeManager::ContainerMounts(
     const api::Pod& pod, const api::Container& container) const {
+  // Serialized with the pod's teardown: bind mounts are never made while it cleans them up.
+  std::shared_ptr<absl::Mutex> pod_lock = PodLock(pod.metadata.uid);
+  absl::MutexLock op(pod_lock.get());
   std::map<std::string, MountedVolume> volumes;
   {
     absl::MutexLock lock(&mu_);
     auto it = pods_.find(pod.metadata.uid);
     if (it != pods_.end()) volumes = it->second.volumes;
   }
-  return MakeContainerMounts(pod, container,
-                             [&](const std::string& name) -> std::optional<MountableVolume> {
-                               auto it = volumes.find(name);
-                               if (it == volumes.end()) return std::nullopt;
-                               return MountableVolume{it->second.host_path, it->second.read_only};
-                             });
+  return MakeContainerMounts(
+      pod, container,
+      [&](const std::string& name) -> std::optional<MountableVolume> {
+        auto it = volumes.find(name);
+        if (it == volumes.end()) return std::nullopt;
+        return MountableVolume{it->second.host_path, it->second.read_only};
+      },
+      PodDir(pod.metadata.uid));
 }
 
 std::map<std::string, std::string> VolumeManager::MountedVolumes(const std::string& pod_uid) const {

@@ -18,7 +18,10 @@
 // (the wait ends early, with the same message ending in the reason, when `pod_desired` says the
 // pod is gone or Stop() was called) after logging each set-up failure ("MountVolume.SetUp failed
 // for volume ..."). The unmount side (CleanupTerminatedPod, orphans in Housekeeping) unmounts tmpfs
-// volumes and removes the volume directories; it never deletes across a mount point. Housekeeping
+// volumes and removes the volume directories; it never deletes across a mount point. subPath
+// bind mounts (<root>/pods/<uid>/volume-subpaths, made by ContainerMounts, see subpath.h) are
+// unmounted and removed first; a volume whose subPaths stay mounted is not torn down (retried
+// later), and a pod with such bind mounts left on disk counts as having volumes. Housekeeping
 // also measures the disk usage of emptyDir volumes with a sizeLimit (at most every
 // `usage_check_period`) and reports a pod whose volume exceeds it through `on_limit_exceeded`.
 //
@@ -94,7 +97,8 @@ class VolumeManager final : public container::PodLifecycleParticipant {
   void SetPodDesired(std::function<bool(const std::string& pod_uid)> fn);
 
   // The CRI mounts of `container` (kuberuntime Options::container_mounts); only volumes that
-  // are set up can be mounted ("cannot find volume ..." otherwise).
+  // are set up can be mounted ("cannot find volume ..." otherwise). subPaths are bind-mounted
+  // below the pod dir (MakeContainerMounts); call it from the pod's worker.
   absl::StatusOr<std::vector<runtime::v1::Mount>> ContainerMounts(
       const api::Pod& pod, const api::Container& container) const;
 
@@ -103,6 +107,8 @@ class VolumeManager final : public container::PodLifecycleParticipant {
   // UIDs of pods with volumes set up (in memory or found on disk).
   std::set<std::string> PodsWithVolumes() const;
 
+  // <root>/pods/<uid>.
+  std::string PodDir(const std::string& pod_uid) const;
   // <root>/pods/<uid>/volumes/<escaped plugin>/<name>.
   std::string VolumeDir(const std::string& pod_uid, std::string_view plugin_name,
                         const std::string& volume_name) const;
@@ -126,7 +132,7 @@ class VolumeManager final : public container::PodLifecycleParticipant {
   absl::Status TearDownPod(const std::string& uid);
   // Tears down one volume directory of a plugin (escaped name) on disk.
   absl::Status TearDownVolumeDir(const std::string& escaped_plugin, const std::string& dir);
-  std::shared_ptr<absl::Mutex> PodLock(const std::string& uid);
+  std::shared_ptr<absl::Mutex> PodLock(const std::string& uid) const;
   std::set<std::string> PodsOnDisk() const;
   void CheckUsage();
 
@@ -136,7 +142,8 @@ class VolumeManager final : public container::PodLifecycleParticipant {
   mutable absl::Mutex mu_;
   std::map<std::string, PodState> pods_ ABSL_GUARDED_BY(mu_);
   // Per-pod operation locks (a shared_ptr so a lock outlives its map entry while held).
-  std::map<std::string, std::shared_ptr<absl::Mutex>> pod_locks_ ABSL_GUARDED_BY(mu_);
+  // Mutable: ContainerMounts (const) takes the pod's lock while it bind-mounts subPaths.
+  mutable std::map<std::string, std::shared_ptr<absl::Mutex>> pod_locks_ ABSL_GUARDED_BY(mu_);
   int64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Time last_usage_check_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;

@@ -1,5 +1,7 @@
 #include "kubelet/volume/volume_manager.h"
 
+#include <errno.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -309,6 +311,100 @@ TEST_F(VolumeManagerTest, OrphanCleanupHandlesLeftoversOfOtherPlugins) {
   vm.Housekeeping({});
   EXPECT_THAT(vm.PodsWithVolumes(), IsEmpty());
   EXPECT_FALSE(fs::exists(pod + "/plugins/kubernetes.io~empty-dir"));
+}
+
+// False when this process may not mount (not root, or a restricted container): subPaths are
+// bind-mounted, so those tests are skipped then. Other failures are left to the test.
+bool MountAllowed(const std::string& dir) {
+  const std::string a = dir + "/probe-a";
+  const std::string b = dir + "/probe-b";
+  fs::create_directories(a);
+  fs::create_directories(b);
+  const int rc = ::mount(a.c_str(), b.c_str(), nullptr, MS_BIND, nullptr);
+  const int err = errno;
+  if (rc == 0) ::umount2(b.c_str(), 0);
+  fs::remove(a);
+  fs::remove(b);
+  return rc == 0 || (err != EPERM && err != EACCES);
+}
+
+// A pod with subPath mounts of an emptyDir (a directory and a file) and of a hostPath.
+api::Pod SubPathPod(const std::string& uid, const std::string& host_dir) {
+  api::Pod pod;
+  pod.metadata.name = "sub";
+  pod.metadata.namespace_ = "default";
+  pod.metadata.uid = uid;
+  api::Volume cache;
+  cache.name = "cache";
+  cache.empty_dir = api::EmptyDirVolumeSource{};
+  pod.spec.volumes.push_back(cache);
+  api::Volume host;
+  host.name = "host";
+  host.host_path = api::HostPathVolumeSource{host_dir, std::string("Directory")};
+  pod.spec.volumes.push_back(host);
+  api::Container c;
+  c.name = "app";
+  c.volume_mounts.push_back({"cache", false, "/logs", "logs/app", std::nullopt, ""});
+  c.volume_mounts.push_back({"host", false, "/cfg", "conf", std::nullopt, ""});
+  c.volume_mounts.push_back({"cache", false, "/all", "", std::nullopt, ""});
+  pod.spec.containers.push_back(c);
+  return pod;
+}
+
+TEST_F(VolumeManagerTest, SubPathBindMountsAreTornDownWithThePod) {
+  if (!MountAllowed(root_)) GTEST_SKIP() << "mount(2) not permitted";
+  fs::create_directories(root_ + "/host/data/conf");
+  std::ofstream(root_ + "/host/data/conf/app.ini") << "k=v";
+  VolumeManager vm(Options(), clock_);
+  api::Pod pod = SubPathPod("uid-sp", root_ + "/host/data");
+  ASSERT_TRUE(vm.PrepareForSync(pod).ok());
+  absl::StatusOr<std::vector<runtime::v1::Mount>> mounts =
+      vm.ContainerMounts(pod, pod.spec.containers[0]);
+  ASSERT_TRUE(mounts.ok()) << mounts.status();
+  const std::string subpaths = root_ + "/kubelet/pods/uid-sp/volume-subpaths";
+  EXPECT_EQ((*mounts)[0].host_path(), subpaths + "/cache/app/0");
+  EXPECT_EQ((*mounts)[1].host_path(), subpaths + "/host/app/1");
+  EXPECT_EQ((*mounts)[2].host_path(), VolDir("uid-sp", "empty-dir", "cache"));
+  EXPECT_EQ(ReadFile(subpaths + "/host/app/1/app.ini"), "k=v");
+  std::ofstream(subpaths + "/cache/app/0/out.log") << "line";
+  EXPECT_EQ(ReadFile(VolDir("uid-sp", "empty-dir", "cache") + "/logs/app/out.log"), "line");
+  // A container restart reuses the bind mounts.
+  ASSERT_TRUE(vm.ContainerMounts(pod, pod.spec.containers[0]).ok());
+  EXPECT_EQ(MountPointsUnder(subpaths).size(), 2u);
+
+  ASSERT_TRUE(vm.CleanupTerminatedPod(pod).ok());
+  EXPECT_THAT(MountPointsUnder(root_ + "/kubelet"), IsEmpty());
+  EXPECT_FALSE(fs::exists(subpaths));
+  EXPECT_FALSE(fs::exists(VolDir("uid-sp", "empty-dir", "cache")));
+  // The hostPath content the subPath pointed at is never deleted.
+  EXPECT_EQ(ReadFile(root_ + "/host/data/conf/app.ini"), "k=v");
+  // The pod dir is now free of mounts: a plain recursive delete is safe.
+  fs::remove_all(root_ + "/kubelet/pods/uid-sp");
+  EXPECT_EQ(ReadFile(root_ + "/host/data/conf/app.ini"), "k=v");
+}
+
+TEST_F(VolumeManagerTest, OrphanedSubPathBindMountsAreCleanedAfterRestart) {
+  if (!MountAllowed(root_)) GTEST_SKIP() << "mount(2) not permitted";
+  fs::create_directories(root_ + "/host/data/conf");
+  std::ofstream(root_ + "/host/data/conf/app.ini") << "k=v";
+  api::Pod pod = SubPathPod("uid-orphan", root_ + "/host/data");
+  // Only the hostPath volume: nothing below volumes/ marks the pod on disk.
+  pod.spec.volumes.erase(pod.spec.volumes.begin());
+  pod.spec.containers[0].volume_mounts = {{"host", false, "/cfg", "conf", std::nullopt, ""}};
+  {
+    VolumeManager before(Options(), clock_);
+    ASSERT_TRUE(before.PrepareForSync(pod).ok());
+    ASSERT_TRUE(before.ContainerMounts(pod, pod.spec.containers[0]).ok());
+  }  // "kubelet restart"
+  const std::string subpaths = root_ + "/kubelet/pods/uid-orphan/volume-subpaths";
+  ASSERT_EQ(MountPointsUnder(subpaths).size(), 1u);
+  VolumeManager after(Options(), clock_);
+  EXPECT_THAT(after.PodsWithVolumes(), ElementsAre("uid-orphan"));
+  after.Housekeeping({});
+  EXPECT_THAT(after.PodsWithVolumes(), IsEmpty());
+  EXPECT_THAT(MountPointsUnder(root_ + "/kubelet"), IsEmpty());
+  EXPECT_FALSE(fs::exists(subpaths));
+  EXPECT_EQ(ReadFile(root_ + "/host/data/conf/app.ini"), "k=v");
 }
 
 }  // namespace
