@@ -40,11 +40,16 @@ PodWorkers::PodWorkers(PodWorkersOptions options, PodSyncer& syncer, container::
 PodWorkers::~PodWorkers() { Stop(); }
 
 void PodWorkers::Stop() {
+  std::vector<std::shared_ptr<Cancellation>> in_flight;
   {
     absl::MutexLock lock(&mu_);
     stopped_ = true;
-    for (auto& [uid, st] : states_) st.pending.reset();
+    for (auto& [uid, st] : states_) {
+      st.pending.reset();
+      if (st.sync_cancel) in_flight.push_back(st.sync_cancel);
+    }
   }
+  for (auto& c : in_flight) c->Cancel();
   pool_->Stop();
 }
 
@@ -93,6 +98,8 @@ void PodWorkers::UpdatePod(UpdatePodOptions update) {
   }
   if (uid.empty()) return;
   bool schedule = false;
+  std::shared_ptr<Cancellation> cancel;
+  const bool kill = update.type == SyncPodType::kKill;
   {
     absl::MutexLock lock(&mu_);
     if (stopped_) return;
@@ -107,6 +114,11 @@ void PodWorkers::UpdatePod(UpdatePodOptions update) {
       st.working = true;
       schedule = true;
     }
+    if (kill) cancel = st.sync_cancel;
+  }
+  if (cancel) {
+    KLOG_V(3, "Cancelling current pod sync", "podUID", uid);
+    cancel->Cancel();
   }
   if (schedule) pool_->Submit([this, uid] { Run(uid); });
 }
@@ -138,6 +150,7 @@ void PodWorkers::Run(const std::string& uid) {
     std::optional<container::Pod> running;
     std::optional<int64_t> grace;
     absl::Time last_sync;
+    std::shared_ptr<Cancellation> cancel;
     {
       absl::MutexLock lock(&mu_);
       State& st = states_[uid];
@@ -152,6 +165,10 @@ void PodWorkers::Run(const std::string& uid) {
       running = st.running_pod;
       grace = st.grace_period_seconds;
       last_sync = st.last_sync;
+      if (phase == Phase::kSyncing) {
+        cancel = std::make_shared<Cancellation>();
+        st.sync_cancel = cancel;
+      }
     }
     container::PodStatus status = cache_.GetNewerThan(uid, last_sync, options_.cache_wait).status;
     absl::Status err;
@@ -159,6 +176,7 @@ void PodWorkers::Run(const std::string& uid) {
     switch (phase) {
       case Phase::kSyncing: {
         if (!pod) break;
+        ScopedCancellation scope(cancel);
         auto terminal = syncer_.SyncPod(update.type, *pod, status);
         if (!terminal.ok()) {
           err = terminal.status();
@@ -182,11 +200,15 @@ void PodWorkers::Run(const std::string& uid) {
       case Phase::kFinished:
         break;
     }
-    if (!err.ok()) {
+    if (!err.ok() && cancel && cancel->IsCancelled()) {
+      KLOG_V(2, "Sync exited with context cancellation error", "pod", PodRef(pod, running),
+             "podUID", uid, "err", err);
+    } else if (!err.ok()) {
       KLOG_ERROR(err, "Error syncing pod, skipping", "pod", PodRef(pod, running), "podUID", uid);
     }
     absl::MutexLock lock(&mu_);
     State& st = states_[uid];
+    st.sync_cancel.reset();
     // As upstream: the next step needs a status observed after this one finished, so it sees
     // the containers this step started (a relist that began during the step may have missed
     // them).

@@ -12,6 +12,10 @@
 //   `backoff_period` (both with jitter); SyncDue() dispatches the due re-syncs and is called by
 //   the sync loop's 1 s tick.
 // - A terminal SyncPod result (phase Succeeded/Failed) moves the pod to terminating.
+// - A kill request (or Stop) for a pod whose SyncPod is in flight cancels that SyncPod (the
+//   thread's CurrentCancellation(), common/cancellation.h): its blocking CRI calls and hook
+//   requests end at once, so a hung postStart hook or a long image pull cannot delay the
+//   termination (upstream cancels the sync's context the same way).
 // - Orphans (running in the runtime, unknown to every source) are killed through
 //   UpdatePod(kKill) with `running_pod` set and no `pod`.
 // - After a pod has finished, only a new kCreate for the same UID starts it afresh (a manifest
@@ -31,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "api/pod.h"
+#include "common/cancellation.h"
 #include "common/clock.h"
 #include "common/thread_pool.h"
 #include "kubelet/container/cache.h"
@@ -110,6 +115,8 @@ class PodWorkers {
     std::optional<int64_t> grace_period_seconds;
     absl::Time last_sync = absl::InfinitePast();
     std::optional<absl::Time> requeue_at;
+    // The in-flight SyncPod's cancellation (set only while one runs).
+    std::shared_ptr<Cancellation> sync_cancel;
   };
 
   void Run(const std::string& uid);

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 
 namespace kubelet {
@@ -22,6 +23,14 @@ class RecordingSyncer : public PodSyncer {
   absl::StatusOr<bool> SyncPod(SyncPodType type, const api::Pod& pod,
                                const container::PodStatus&) override {
     Record("sync:" + std::string(SyncPodTypeName(type)) + ":" + pod.metadata.uid);
+    if (hang_until_cancelled) {
+      // As a hook that never returns: only the sync's cancellation ends the wait.
+      absl::Notification cancelled;
+      OnCancel on([&cancelled] { cancelled.Notify(); });
+      if (!on.cancelled()) cancelled.WaitForNotification();
+      Record("cancelled:" + pod.metadata.uid);
+      return absl::CancelledError("context canceled");
+    }
     {
       absl::MutexLock lock(&mu);
       auto unblocked = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return !block; };
@@ -61,6 +70,7 @@ class RecordingSyncer : public PodSyncer {
   bool block ABSL_GUARDED_BY(mu) = false;
   absl::Status fail;
   std::atomic<bool> terminal{false};
+  std::atomic<bool> hang_until_cancelled{false};
 };
 
 class PodWorkersTest : public ::testing::Test {
@@ -124,6 +134,28 @@ TEST_F(PodWorkersTest, UpdatesCoalesceAndKillIsNeverOverwritten) {
   ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("b"); }));
   EXPECT_EQ(syncer_.Calls(),
             (std::vector<std::string>{"sync:create:b", "terminating:b:10", "terminated:b"}));
+}
+
+TEST_F(PodWorkersTest, KillCancelsAnInFlightSync) {
+  syncer_.hang_until_cancelled = true;
+  workers_->UpdatePod({SyncPodType::kCreate, MakePod("h"), std::nullopt, std::nullopt});
+  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
+  // The sync hangs; a later update does not cancel it, a kill does, and termination follows.
+  workers_->UpdatePod({SyncPodType::kUpdate, MakePod("h"), std::nullopt, std::nullopt});
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(syncer_.Calls(), (std::vector<std::string>{"sync:create:h"}));
+  workers_->UpdatePod({SyncPodType::kKill, MakePod("h"), std::nullopt, 3});
+  ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("h"); })) << syncer_.Calls().size();
+  EXPECT_EQ(syncer_.Calls(), (std::vector<std::string>{"sync:create:h", "cancelled:h",
+                                                       "terminating:h:3", "terminated:h"}));
+}
+
+TEST_F(PodWorkersTest, StopCancelsInFlightSyncs) {
+  syncer_.hang_until_cancelled = true;
+  workers_->UpdatePod({SyncPodType::kCreate, MakePod("s"), std::nullopt, std::nullopt});
+  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
+  workers_->Stop();  // returns: the hanging sync was cancelled
+  EXPECT_EQ(syncer_.Calls(), (std::vector<std::string>{"sync:create:s", "cancelled:s"}));
 }
 
 TEST_F(PodWorkersTest, TerminalPodIsTornDown) {

@@ -235,3 +235,37 @@ TEST_F(ProbesTest, PreStopHookRunsBeforeTermOnDeletion) {
 
 }  // namespace
 }  // namespace kubelet::e2e
+
+namespace kubelet::e2e {
+namespace {
+
+// A postStart hook that never returns keeps the container's sync busy; deleting the pod cancels
+// that sync (as upstream cancels its context) and the pod stops within its grace period instead
+// of waiting for the hook forever.
+TEST_F(ProbesTest, HungPostStartHookDoesNotBlockDeletion) {
+  ASSERT_NO_FATAL_FAILURE(StartKubelet());
+  WriteManifest("hang.yaml", Pod("hang", kSleepForever,
+                                 "    lifecycle:\n"
+                                 "      postStart:\n"
+                                 "        exec:\n"
+                                 "          command: [\"sh\", \"-c\", \"touch /tmp/hook-started; "
+                                 "sleep 100000\"]\n"));
+  // The hook is running inside the container.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto c = RunningMain("hang");
+        return c && Exec(c->id(), {"cat", "/tmp/hook-started"}).has_value();
+      },
+      absl::Seconds(60)))
+      << kubelet_->Log();
+  std::filesystem::remove(manifests_ + "/hang.yaml");
+  // Without the cancellation the hook would hold the pod's worker for 100000 s.
+  ASSERT_TRUE(WaitUntil([&] { return ReadySandboxes("hang").empty() && Running("hang").empty(); },
+                        absl::Seconds(90)))
+      << kubelet_->Log();
+  EXPECT_TRUE(absl::StrContains(kubelet_->Log(), "\"Sync exited with context cancellation error\""))
+      << kubelet_->Log();
+}
+
+}  // namespace
+}  // namespace kubelet::e2e

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/cancellation.h"
 
 namespace kubelet::cri::internal {
 
@@ -29,13 +30,20 @@ absl::Status ContractError(absl::string_view method, absl::string_view message);
 // Sets a deadline `timeout` from now; an infinite timeout leaves the call without deadline.
 void SetTimeout(grpc::ClientContext& context, absl::Duration timeout);
 
-// Makes one unary call `fn` on `stub` with `timeout` and maps its status (see FromGrpc).
+// Makes one unary call `fn` on `stub` with `timeout` and maps its status (see FromGrpc). The
+// thread's CurrentCancellation(), if any, cancels the call.
 template <typename Stub, typename Request, typename Response>
 absl::StatusOr<Response> CallUnary(
     Stub& stub, grpc::Status (Stub::*fn)(grpc::ClientContext*, const Request&, Response*),
     absl::string_view method, const Request& request, absl::Duration timeout) {
   grpc::ClientContext context;
   SetTimeout(context, timeout);
+  // The work this call is part of (a pod's sync) may be cancelled meanwhile: the call then ends
+  // with CANCELLED, as upstream's calls do when their context is cancelled.
+  OnCancel on_cancel([&context] { context.TryCancel(); });
+  if (on_cancel.cancelled()) {
+    return FromGrpc(method, grpc::Status(grpc::StatusCode::CANCELLED, "context canceled"));
+  }
   Response response;
   grpc::Status status = (stub.*fn)(&context, request, &response);
   if (!status.ok()) return FromGrpc(method, status);

@@ -20,6 +20,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/cancellation.h"
 #include "common/log.h"
 #include "common/strings.h"
 
@@ -161,17 +162,22 @@ asio::awaitable<bool> Dial(beast::tcp_stream& stream, const std::string& host, i
   co_return true;
 }
 
+// Returns false when the thread's cancellation (a pod's sync being cancelled) stopped it first.
 template <typename Fn>
-void RunCoroutine(Fn make) {
+bool RunCoroutine(Fn make) {
   asio::io_context ioc;
+  OnCancel on_cancel([&ioc] { ioc.stop(); });
+  if (on_cancel.cancelled()) return false;
   std::exception_ptr failure;
   asio::co_spawn(ioc, make(), [&failure](std::exception_ptr e) { failure = e; });
   try {
     ioc.run();
+    if (on_cancel.cancelled()) return false;
     if (failure) std::rethrow_exception(failure);
   } catch (const std::exception& e) {
     KLOG_ERROR(absl::InternalError(e.what()), "Probe I/O failed unexpectedly");
   }
+  return true;
 }
 
 // --- HTTP -------------------------------------------------------------------------------------
@@ -436,7 +442,11 @@ absl::StatusOr<HttpGetResult> HttpGet(const HttpGetRequest& request, absl::Durat
                                       bool* tls_got_http) {
   absl::StatusOr<HttpGetResult> out = absl::InternalError("HTTP request did not complete");
   if (tls_got_http != nullptr) *tls_got_http = false;
-  RunCoroutine([&] { return GetWithRedirects(request, timeout, &out, tls_got_http); });
+  if (!RunCoroutine([&] { return GetWithRedirects(request, timeout, &out, tls_got_http); })) {
+    return absl::CancelledError(absl::StrCat(
+        "Get ", log::Quote(FormatURL(request.scheme, request.host, request.port, request.path)),
+        ": context canceled"));
+  }
   return out;
 }
 
