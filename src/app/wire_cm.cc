@@ -32,7 +32,8 @@ absl::Status CheckFailSwapOn() {
   return cm::CheckSwap(*lines);
 }
 
-absl::StatusOr<std::shared_ptr<cm::ContainerManager>> Build(const KubeletServer& s) {
+absl::StatusOr<std::shared_ptr<cm::ContainerManager>> Build(const KubeletServer& s,
+                                                            events::EventRecorder* recorder) {
   const config::KubeletConfiguration& cfg = s.config;
   auto machine = cm::ReadMachineInfo();
   if (!machine.ok()) return machine.status();
@@ -45,6 +46,7 @@ absl::StatusOr<std::shared_ptr<cm::ContainerManager>> Build(const KubeletServer&
   }
 
   cm::NodeConfig nc;
+  nc.recorder = recorder;
   nc.cgroup_driver = cfg.cgroup_driver.empty() ? cm::kCgroupDriverCgroupfs : cfg.cgroup_driver;
   nc.cgroups_per_qos = cfg.cgroups_per_qos;
   nc.cgroup_root = cfg.cgroup_root;
@@ -133,7 +135,7 @@ absl::StatusOr<std::shared_ptr<cm::ContainerManager>> Build(const KubeletServer&
 absl::Status WireContainerManager(WiringStage stage, WiringContext& ctx) {
   switch (stage) {
     case WiringStage::kBeforeRuntimeManager: {
-      auto manager = Build(*ctx.server);
+      auto manager = Build(*ctx.server, ctx.recorder);
       if (!manager.ok()) {
         return absl::Status(manager.status().code(),
                             absl::StrCat("failed to run Kubelet: ", manager.status().message()));

@@ -38,6 +38,7 @@ absl::Status WireVolumeManager(WiringStage stage, WiringContext& ctx) {
     case WiringStage::kBeforeRuntimeManager: {
       volume::VolumeManagerOptions o;
       o.root_dir = ctx.server->flags.root_directory;
+      o.recorder = ctx.recorder;
       // Both option structs outlive the wiring context (app::Run owns them) and are no longer
       // written once start-up is over, which is when these are first called.
       const KubeletOptions* ko = ctx.kubelet_options;

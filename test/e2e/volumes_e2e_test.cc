@@ -186,6 +186,7 @@ TEST_F(VolumesTest, EmptyDirHostPathAndDownwardAPI) {
 }
 
 TEST_F(VolumesTest, WrongHostPathTypeKeepsPodFromStarting) {
+  verbosity_ = 3;  // events are logged at --v=3
   StartKubelet();
   const std::string path = dir_ + "/not-a-socket";
   WriteFile(path, "plain file\n");
@@ -199,6 +200,15 @@ TEST_F(VolumesTest, WrongHostPathTypeKeepsPodFromStarting) {
       << kubelet_->Log();
   EXPECT_TRUE(
       absl::StrContains(kubelet_->Log(), "MountVolume.SetUp failed for volume \\\"sock\\\""))
+      << kubelet_->Log();
+  // The reason reaches the pod's events (what `kubectl describe pod` lists).
+  EXPECT_TRUE(kubelet_->WaitForLog(
+      "\"Event occurred\" object=\"default/" + PodName("badhp") +
+          "\" fieldPath=\"\" kind=\"Pod\" apiVersion=\"v1\" type=\"Warning\" "
+          "reason=\"FailedMount\" message=\"MountVolume.SetUp failed for volume \\\"sock\\\" : "
+          "hostPath type check failed: " +
+          path + " is not a socket file\"",
+      absl::Seconds(30)))
       << kubelet_->Log();
   // A few sync attempts later, still nothing was created for the pod.
   absl::SleepFor(absl::Seconds(3));

@@ -283,6 +283,9 @@ absl::Status ContainerManager::PrepareForSync(const api::Pod& pod) {
   FillHugePages(&cc.resources.hugepage_limits, 0);
   if (!cgroups_->Exists(*name)) {
     if (absl::Status st = cgroups_->Create(cc); !st.ok()) {
+      (config_.recorder != nullptr ? *config_.recorder : events::DiscardingRecorder())
+          .Record(events::PodRef(pod), events::kWarning, events::kFailedToCreatePodContainer,
+                  absl::StrCat("unable to ensure pod container exists: ", st.message()));
       return absl::InternalError(
           absl::StrCat("failed to ensure that the pod: ", pod.metadata.uid,
                        " cgroups exist and are correctly applied: ", st.message()));

@@ -44,6 +44,7 @@
 #include "kubelet/cm/machine_info.h"
 #include "kubelet/cm/node_allocatable.h"
 #include "kubelet/container/pod_lifecycle.h"
+#include "kubelet/events/event_recorder.h"
 
 namespace kubelet::cm {
 
@@ -71,6 +72,9 @@ struct NodeConfig {
   bool cpu_cfs_quota = true;
   int64_t cpu_cfs_quota_period_us = kQuotaPeriodUs;
   int64_t pod_pids_limit = -1;  // > 0: pids.max of every pod cgroup
+  // FailedCreatePodContainer events when a pod's cgroup cannot be created. Unset: dropped.
+  // Borrowed; must outlive the manager.
+  events::EventRecorder* recorder = nullptr;
 };
 
 class ContainerManager final : public container::PodLifecycleParticipant {

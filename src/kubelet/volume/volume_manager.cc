@@ -187,6 +187,9 @@ absl::Status VolumeManager::PrepareForSync(const api::Pod& pod) {
                                           : "MountVolume.SetUp failed for volume ",
                                   log::Quote(vol.name)),
                      "pod", PodKey(pod), "podUID", uid);
+          Recorder().Record(events::PodRef(pod), events::kWarning, events::kFailedMountVolume,
+                            absl::StrCat("MountVolume.SetUp failed for volume \"", vol.name,
+                                         "\" : ", mv.status().message()));
           if (!mounted) unmounted.push_back(vol.name);
           continue;
         }
@@ -220,13 +223,19 @@ absl::Status VolumeManager::PrepareForSync(const api::Pod& pod) {
     if (!cause.empty()) break;
     delay = std::min(delay * 2, absl::Seconds(16));
   }
-  if (cause.empty()) cause = "timed out waiting for the condition";
+  const bool timed_out = cause.empty();
+  if (timed_out) cause = "timed out waiting for the condition";
   std::sort(unmounted.begin(), unmounted.end());
   std::vector<std::string> all;
   for (const api::Volume& vol : pod.spec.volumes) all.push_back(vol.name);
-  return absl::DeadlineExceededError(absl::StrCat(
-      "unable to attach or mount volumes: unmounted volumes=[", absl::StrJoin(unmounted, " "),
-      "], unattached volumes=[", absl::StrJoin(all, " "), "]: ", cause));
+  const std::string detail =
+      absl::StrCat("unmounted volumes=[", absl::StrJoin(unmounted, " "), "], unattached volumes=[",
+                   absl::StrJoin(all, " "), "]: ", cause);
+  if (timed_out) {
+    Recorder().Record(events::PodRef(pod), events::kWarning, events::kFailedMountVolume,
+                      "Unable to attach or mount volumes: " + detail);
+  }
+  return absl::DeadlineExceededError("unable to attach or mount volumes: " + detail);
 }
 
 absl::Status VolumeManager::TearDownVolumeDir(const std::string& escaped_plugin,

@@ -49,6 +49,7 @@
 #include "common/clock.h"
 #include "cri/proto/api.pb.h"
 #include "kubelet/container/pod_lifecycle.h"
+#include "kubelet/events/event_recorder.h"
 #include "kubelet/volume/container_mounts.h"
 
 namespace kubelet::volume {
@@ -69,6 +70,9 @@ struct VolumeManagerOptions {
   // volumes of a pod that is not ends early, so its termination is not held up. Called from pod
   // worker threads without locks held. Unset: every pod is desired.
   std::function<bool(const std::string& pod_uid)> pod_desired;
+  // FailedMount events (a volume's set-up failed; the wait for the pod's volumes timed out), as
+  // upstream records them. Unset: dropped. Borrowed; must outlive the manager.
+  events::EventRecorder* recorder = nullptr;
   // How long PrepareForSync waits for the volumes (upstream podAttachAndMountTimeout).
   absl::Duration mount_timeout = absl::Seconds(123);
   // Delay between set-up attempts while waiting (upstream reconciler loop period).
@@ -114,6 +118,9 @@ class VolumeManager final : public container::PodLifecycleParticipant {
                         const std::string& volume_name) const;
 
  private:
+  events::EventRecorder& Recorder() const {
+    return options_.recorder != nullptr ? *options_.recorder : events::DiscardingRecorder();
+  }
   struct MountedVolume {
     std::string plugin;     // kEmptyDirPluginName, ...
     std::string host_path;  // what containers mount

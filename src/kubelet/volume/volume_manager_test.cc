@@ -12,6 +12,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kubelet/events/testing/fake_recorder.h"
 #include "kubelet/volume/mount_utils.h"
 
 namespace kubelet::volume {
@@ -145,12 +146,26 @@ TEST_F(VolumeManagerTest, SetsUpMountsAndTearsDown) {
 }
 
 TEST_F(VolumeManagerTest, WrongHostPathTypeFailsWithUpstreamMessage) {
-  VolumeManager vm(Options(), clock_);
+  events::FakeRecorder recorder;
+  VolumeManagerOptions o = Options();
+  o.recorder = &recorder;
+  VolumeManager vm(o, clock_);
   api::Pod pod = MakePod("uid-2", /*memory=*/false);
   pod.spec.volumes.back().host_path->type = "File";
   absl::Status st = vm.PrepareForSync(pod);
   EXPECT_EQ(std::string(st.message()),
             "unable to attach or mount volumes: unmounted volumes=[host], unattached "
+            "volumes=[cache host]: timed out waiting for the condition");
+  // What `kubectl describe pod` shows: why the volume failed, then that the wait gave up.
+  std::vector<events::FakeRecorder::Entry> failed = recorder.WithReason(events::kFailedMountVolume);
+  ASSERT_GE(failed.size(), 2u);
+  EXPECT_EQ(failed.front().type, "Warning");
+  EXPECT_EQ(failed.front().object.uid, "uid-2");
+  EXPECT_EQ(failed.front().message,
+            "MountVolume.SetUp failed for volume \"host\" : hostPath type check failed: " + root_ +
+                "/host/data is not a file");
+  EXPECT_EQ(failed.back().message,
+            "Unable to attach or mount volumes: unmounted volumes=[host], unattached "
             "volumes=[cache host]: timed out waiting for the condition");
   // The volumes that could be set up are; the missing one cannot be mounted.
   EXPECT_TRUE(fs::is_directory(VolDir("uid-2", "empty-dir", "cache")));
