@@ -34,6 +34,10 @@ absl::Status MountTmpfs(const std::string& path, int64_t size_bytes);
 // umount(2); a path that is not mounted is not an error.
 absl::Status Unmount(const std::string& path);
 
+// The entry names of directory `dir` (without "." and ".."), sorted; empty when it cannot be
+// read.
+std::vector<std::string> ListDir(const std::string& dir);
+
 // Removes `path` recursively. Fails without deleting anything when a mount point lies at or
 // below `path`. A missing path is not an error.
 absl::Status RemoveAllNoCrossMounts(const std::string& path);

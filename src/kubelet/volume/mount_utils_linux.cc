@@ -1,3 +1,4 @@
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -17,7 +18,6 @@
 #include "absl/strings/str_cat.h"
 #include "common/strings.h"
 #include "kubelet/volume/mount_utils.h"
-
 namespace kubelet::volume {
 namespace {
 
@@ -157,6 +157,20 @@ absl::StatusOr<int64_t> DiskUsageBytes(const std::string& path) {
     total += static_cast<int64_t>(st.st_blocks) * 512;
   }
   return total;
+}
+
+std::vector<std::string> ListDir(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return out;
+  while (struct dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    out.push_back(name);
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace kubelet::volume

@@ -111,20 +111,6 @@ absl::Status MkdirAll(const std::string& path, mode_t mode) {
   return absl::OkStatus();
 }
 
-std::vector<std::string> ListDir(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return out;
-  while (struct dirent* e = ::readdir(d)) {
-    const std::string name = e->d_name;
-    if (name == "." || name == "..") continue;
-    out.push_back(name);
-  }
-  ::closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // Unmounts everything stacked on `path`.
 absl::Status UnmountAll(const std::string& path) {
   for (int i = 0; IsMountPoint(path); ++i) {

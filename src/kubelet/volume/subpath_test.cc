@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kubelet/volume/mount_utils.h"
+#include "kubelet/volume/testing/mount_test_util.h"
 
 namespace kubelet::volume {
 namespace {
@@ -53,20 +54,7 @@ class SubPathTest : public ::testing::Test {
     fs::remove_all(root_);
   }
 
-  // False when this process may not mount (not root, or a restricted container): the tests
-  // that bind-mount are skipped then. Any other failure is left to the test to report.
-  bool MountAllowed() {
-    const std::string a = root_ + "/probe-a";
-    const std::string b = root_ + "/probe-b";
-    fs::create_directories(a);
-    fs::create_directories(b);
-    const int rc = ::mount(a.c_str(), b.c_str(), nullptr, MS_BIND, nullptr);
-    const int err = errno;
-    if (rc == 0) ::umount2(b.c_str(), 0);
-    fs::remove(a);
-    fs::remove(b);
-    return rc == 0 || (err != EPERM && err != EACCES);
-  }
+  bool MountAllowed() { return testing::MountAllowed(root_); }
 
   SubPath Sp(const std::string& sub_path, int index = 0) {
     return SubPath{.volume_path = vol_,

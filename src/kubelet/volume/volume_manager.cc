@@ -23,20 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> ListDir(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return out;
-  while (struct dirent* e = ::readdir(d)) {
-    const std::string name = e->d_name;
-    if (name == "." || name == "..") continue;
-    out.push_back(name);
-  }
-  ::closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 std::string PodKey(const api::Pod& pod) {
   return absl::StrCat(pod.metadata.namespace_, "/", pod.metadata.name);
 }

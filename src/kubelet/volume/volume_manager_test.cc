@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "kubelet/events/testing/fake_recorder.h"
 #include "kubelet/volume/mount_utils.h"
+#include "kubelet/volume/testing/mount_test_util.h"
 
 namespace kubelet::volume {
 namespace {
@@ -328,20 +329,7 @@ TEST_F(VolumeManagerTest, OrphanCleanupHandlesLeftoversOfOtherPlugins) {
   EXPECT_FALSE(fs::exists(pod + "/plugins/kubernetes.io~empty-dir"));
 }
 
-// False when this process may not mount (not root, or a restricted container): subPaths are
-// bind-mounted, so those tests are skipped then. Other failures are left to the test.
-bool MountAllowed(const std::string& dir) {
-  const std::string a = dir + "/probe-a";
-  const std::string b = dir + "/probe-b";
-  fs::create_directories(a);
-  fs::create_directories(b);
-  const int rc = ::mount(a.c_str(), b.c_str(), nullptr, MS_BIND, nullptr);
-  const int err = errno;
-  if (rc == 0) ::umount2(b.c_str(), 0);
-  fs::remove(a);
-  fs::remove(b);
-  return rc == 0 || (err != EPERM && err != EACCES);
-}
+using testing::MountAllowed;
 
 // A pod with subPath mounts of an emptyDir (a directory and a file) and of a hostPath.
 api::Pod SubPathPod(const std::string& uid, const std::string& host_dir) {
