@@ -307,7 +307,10 @@ void ProberManager::SchedulerLoop() {
     // noticed.
     absl::Duration wait = absl::Seconds(1);
     for (const auto& [key, w] : workers_) {
-      if (w->in_flight || w->finished) continue;
+      if (w->finished) continue;
+      // An in-flight worker's next run is already set; one that is overdue by the time it
+      // finishes wakes the scheduler itself (RunWorker), the others need no wake-up.
+      if (w->in_flight && w->next_run <= now) continue;
       wait = std::min(wait, w->next_run - now);
     }
     wake_.WaitWithTimeout(&mu_, std::max(wait, absl::Milliseconds(1)));
@@ -428,7 +431,8 @@ void ProberManager::RunWorker(const std::shared_ptr<Worker>& w) {
     // A prober error throws the result away (upstream); a removed worker records nothing.
     if (!w->removed && result != Result::kUnknown) w->logic.Apply(id.String(), result, sink);
     w->in_flight = false;
-    wake_.Signal();
+    // Only a probe that outlived its period has a run the scheduler is not waiting for.
+    if (w->next_run <= clock_.Now()) wake_.Signal();
   }
   Notify(sink.uids);
 }
