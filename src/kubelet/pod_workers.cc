@@ -175,7 +175,8 @@ void PodWorkers::Run(const std::string& uid) {
     bool advance = false;
     switch (phase) {
       case Phase::kSyncing: {
-        if (!pod) break;
+        // A kill that came while this step waited for the status cache: go straight on to it.
+        if (!pod || cancel->IsCancelled()) break;
         ScopedCancellation scope(cancel);
         auto terminal = syncer_.SyncPod(update.type, *pod, status);
         if (!terminal.ok()) {
