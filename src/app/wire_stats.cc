@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "app/wiring.h"
+#include "kubelet/cm/container_manager.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/stats/cri_stats_provider.h"
 #include "kubelet/stats/resource_metrics.h"
@@ -19,6 +20,15 @@ absl::Status WireStats(WiringStage stage, WiringContext& ctx) {
   o.clock = ctx.clock;
   o.node_name = ctx.node_name;
   o.root_dir = ctx.server->flags.root_directory;
+  // The machine_* figures: read once at start-up by the container manager.
+  if (ctx.components.container_manager) {
+    const cm::MachineInfo& m = ctx.components.container_manager->machine_info();
+    o.machine = {.num_cores = m.num_cores,
+                 .memory_capacity_bytes = static_cast<uint64_t>(m.memory_capacity_bytes),
+                 .machine_id = m.machine_id,
+                 .boot_id = m.boot_id,
+                 .system_uuid = m.system_uuid};
+  }
   o.kubelet_cgroup = cfg.kubelet_cgroups;
   o.system_cgroup = cfg.system_cgroups;
   o.runtime_cgroup = ctx.server->flags.runtime_cgroups;

@@ -1,6 +1,6 @@
 // Machine facts the kubelet reports and computes capacity from, read cheaply from procfs, sysfs
 // and /etc (no cAdvisor): online CPUs, MemTotal, hugepage pools, identity (machine-id,
-// boot-id), kernel and OS image, pid_max, and the filesystem holding a path (statfs).
+// boot-id, system UUID), kernel and OS image, pid_max, and the filesystem holding a path (statfs).
 //
 // Every reader takes a `root` prefix ("" on a real node) so tests lay out a fake /proc, /sys
 // and /etc in a temp dir. Pure functions; thread-safe.
@@ -30,6 +30,7 @@ struct MachineInfo {
   std::vector<HugePagePool> hugepages;  // by page size, ascending
   std::string machine_id;
   std::string boot_id;
+  std::string system_uuid;     // DMI product_uuid ("" without DMI, e.g. most VMs' guests)
   std::string kernel_version;  // uname -r
   std::string os_image;        // PRETTY_NAME of os-release
   int64_t pid_max = 0;         // /proc/sys/kernel/pid_max (0 when unreadable)

@@ -118,6 +118,7 @@ absl::StatusOr<MachineInfo> ReadMachineInfo(const std::string& root) {
   if (info.machine_id.empty())
     info.machine_id = Trimmed(ReadAll(root + "/var/lib/dbus/machine-id"));
   info.boot_id = Trimmed(ReadAll(root + "/proc/sys/kernel/random/boot_id"));
+  info.system_uuid = Trimmed(ReadAll(root + "/sys/class/dmi/id/product_uuid"));
   info.kernel_version = Trimmed(ReadAll(root + "/proc/sys/kernel/osrelease"));
   if (info.kernel_version.empty() && root.empty()) {
     struct utsname u;

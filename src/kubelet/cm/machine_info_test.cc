@@ -31,6 +31,7 @@ TEST_F(MachineInfoTest, ReadsFakeRoot) {
   Write("/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages", "0\n");
   Write("/etc/machine-id", "3d1219c7c4c5404aaa1f6d2a48adfda4\n");
   Write("/proc/sys/kernel/random/boot_id", "9f3e1a7c-0000-4000-8000-000000000001\n");
+  Write("/sys/class/dmi/id/product_uuid", "ec2f8e3a-1111-2222-3333-444455556666\n");
   Write("/proc/sys/kernel/osrelease", "6.1.0-13-amd64\n");
   Write("/proc/sys/kernel/pid_max", "4194304\n");
   Write("/etc/os-release",
@@ -45,6 +46,7 @@ TEST_F(MachineInfoTest, ReadsFakeRoot) {
   EXPECT_EQ(info->hugepages[1], (HugePagePool{1073741824, 0}));
   EXPECT_EQ(info->machine_id, "3d1219c7c4c5404aaa1f6d2a48adfda4");
   EXPECT_EQ(info->boot_id, "9f3e1a7c-0000-4000-8000-000000000001");
+  EXPECT_EQ(info->system_uuid, "ec2f8e3a-1111-2222-3333-444455556666");
   EXPECT_EQ(info->kernel_version, "6.1.0-13-amd64");
   EXPECT_EQ(info->os_image, "Debian GNU/Linux 12 (bookworm)");
   EXPECT_EQ(info->pid_max, 4194304);

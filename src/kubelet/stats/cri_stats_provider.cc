@@ -131,8 +131,7 @@ std::vector<std::string> ListDir(const std::string& path) {
 }  // namespace
 
 CRIStatsProvider::CRIStatsProvider(CRIStatsProviderOptions options)
-    : options_(std::move(options)),
-      host_(options_.proc_root, options_.cgroup_root, options_.sys_root, options_.etc_root) {}
+    : options_(std::move(options)), host_(options_.proc_root, options_.cgroup_root) {}
 
 absl::StatusOr<std::string> CRIStatsProvider::SummaryJson(bool only_cpu_and_memory) {
   absl::StatusOr<Summary> s = GetSummary(only_cpu_and_memory);
@@ -562,7 +561,7 @@ absl::StatusOr<CadvisorSnapshot> CRIStatsProvider::GetCadvisorSnapshot() {
     add(p.cgroup);
     for (const ContainerStats& c : p.containers) add(c.cgroup);
   }
-  snap.machine = host_.Machine();
+  snap.machine = options_.machine;
   const NodeStats& n = snap.summary.node;
   if (n.fs && !n.fs->path.empty()) snap.root_fs_device = host_.MountDevice(n.fs->path);
   if (n.image_fs && !n.image_fs->path.empty()) {

@@ -60,8 +60,9 @@ struct CRIStatsProviderOptions {
   std::function<std::vector<api::Pod>()> get_pods;
   std::string proc_root = "/proc";
   std::string cgroup_root = "/sys/fs/cgroup";
-  std::string sys_root = "/sys";  // online CPUs, DMI product_uuid (machine_* metrics)
-  std::string etc_root = "/etc";  // machine-id
+  // The machine as /metrics/cadvisor's machine_* families describe it. Static: the wiring
+  // fills it once from the container manager's machine info.
+  MachineFacts machine;
   // cgroupfs-style path of the pods' cgroup root ("/kubepods", or "/kubepods.slice" with the
   // systemd driver); "" leaves out the "pods" system container and pod cgroup reading.
   std::string pods_cgroup = "/kubepods";

@@ -38,8 +38,6 @@ class CRIStatsProviderTest : public ::testing::Test {
     cg_ = dir_ / "cgroup";
     root_ = dir_ / "root";
     logs_ = dir_ / "logs";
-    sys_ = dir_ / "sys";
-    etc_ = dir_ / "etc";
     Write(proc_ / "stat",
           "cpu  100 0 100 5000 10 0 0 0 0 0\ncpu0 100 0 100 5000 10 0 0 0\n"
           "btime 1690000000\n");
@@ -135,8 +133,7 @@ class CRIStatsProviderTest : public ::testing::Test {
     o.get_pods = [this] { return pods_; };
     o.proc_root = proc_.string();
     o.cgroup_root = cg_.string();
-    o.sys_root = sys_.string();
-    o.etc_root = etc_.string();
+    o.machine = machine_;
     o.kubelet_cgroup = "/system.slice/kubelet";
     o.statfs = [](const std::string& path) -> absl::StatusOr<FsInfo> {
       FsInfo f;
@@ -156,7 +153,8 @@ class CRIStatsProviderTest : public ::testing::Test {
     return json::parse(text.ok() ? *text : "{}");
   }
 
-  fs::path dir_, proc_, cg_, root_, logs_, log_dir_, sys_, etc_;
+  fs::path dir_, proc_, cg_, root_, logs_, log_dir_;
+  MachineFacts machine_;  // the wiring's, from the container manager
   std::string pod_cg_;
   FakeClock clock_;
   cri::FakeRuntime fake_;
@@ -400,9 +398,8 @@ TEST_F(CRIStatsProviderTest, CadvisorCgroupFiguresV1) {
   Write(cg_ / "memory" / ctr / "memory.limit_in_bytes", "67108864\n");
   Write(cg_ / "memory" / ctr / "memory.oom_control",
         "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
-  Write(sys_ / "devices/system/cpu/online", "0-2,5\n");
-  Write(etc_ / "machine-id", "m-1\n");
-  Write(proc_ / "sys/kernel/random/boot_id", "b-1\n");
+  machine_ = MachineFacts{
+      .num_cores = 4, .memory_capacity_bytes = 4096000000, .machine_id = "m-1", .boot_id = "b-1"};
   Write(proc_ / "self/mounts",
         "/dev/vda1 / ext4 rw 0 0\nproc /proc proc rw 0 0\n"
         "/dev/vdb1 /var/lib/fakeruntime ext4 rw 0 0\n");
@@ -497,8 +494,7 @@ TEST(HostReaderTest, CgroupDetailV2) {
   Write(be / "memory.stat", "anon 0\nfile 0\n");
   Write(be / "memory.swap.current", "4096\n");
 
-  HostReader r((dir / "proc").string(), cg.string(), (dir / "sys").string(),
-               (dir / "etc").string());
+  HostReader r((dir / "proc").string(), cg.string());
   ASSERT_TRUE(r.cgroup_v2());
   CgroupDetails d = r.CgroupDetail("/kubepods/pod1");
   EXPECT_EQ(d.cpu_user_nanos, 60000u);
@@ -531,22 +527,13 @@ TEST(HostReaderTest, WeightToSharesInvertsTheKubeletMapping) {
   EXPECT_EQ(CpuWeightToShares(0), 2u);     // out of range: clamped
 }
 
-TEST(HostReaderTest, MachineAndMounts) {
-  char tmpl[] = "/tmp/stats-machine-XXXXXX";
+TEST(HostReaderTest, MountDeviceIsTheLongestContainingMount) {
+  char tmpl[] = "/tmp/stats-mounts-XXXXXX";
   const fs::path dir = mkdtemp(tmpl);
-  Write(dir / "proc/cpuinfo", "processor\t: 0\nmodel name\t: x\n\nprocessor\t: 1\n");
-  Write(dir / "proc/meminfo", "MemTotal:       1000 kB\n");
   Write(dir / "proc/self/mounts",
         "/dev/root / ext4 rw 0 0\n/dev/sdb1 /mnt/my\\040disk ext4 rw 0 0\n"
         "tmpfs /mnt/my\\040disk/tmp tmpfs rw 0 0\n");
-  Write(dir / "sys/class/dmi/id/product_uuid", "U-1\n");
-  HostReader r((dir / "proc").string(), (dir / "cgroup").string(), (dir / "sys").string(),
-               (dir / "etc").string());
-  MachineFacts m = r.Machine();
-  EXPECT_EQ(m.num_cores, 2);  // no sys/devices/system/cpu/online: /proc/cpuinfo
-  EXPECT_EQ(m.memory_capacity_bytes, 1024000u);
-  EXPECT_EQ(m.system_uuid, "U-1");
-  EXPECT_EQ(m.machine_id, "");
+  HostReader r((dir / "proc").string(), (dir / "cgroup").string());
   EXPECT_EQ(r.MountDevice("/mnt/my disk/images"), "/dev/sdb1");
   EXPECT_EQ(r.MountDevice("/mnt/my disk/tmp/x"), "tmpfs");
   EXPECT_EQ(r.MountDevice("/mnt/my diskette"), "/dev/root");

@@ -1,7 +1,7 @@
 // Reading the host's own figures for the stats subsystem: /proc (cpu, memory, network, pid
-// limits, boot time, mounts), cgroup files (v1 controllers or the v2 unified tree), the
-// machine's identity (/etc/machine-id, boot_id, DMI product_uuid, online CPUs), statfs and
-// directory disk usage.
+// limits, boot time, mounts), cgroup files (v1 controllers or the v2 unified tree), statfs and
+// directory disk usage. (The machine's identity and size are the container manager's
+// machine info, read once at start-up.)
 //
 // Contract: HostReader reads below the roots it is given (so tests point it at fake trees in a
 // temp dir); every reader returns nullopt / an error when its file is missing or malformed and
@@ -81,7 +81,7 @@ struct CgroupDetails {
   std::optional<uint64_t> oom_kills;
 };
 
-// The machine as cAdvisor's machine_* families describe it.
+// The machine as cAdvisor's machine_* families describe it (static facts).
 struct MachineFacts {
   int num_cores = 0;                   // online CPUs
   uint64_t memory_capacity_bytes = 0;  // MemTotal
@@ -96,8 +96,7 @@ uint64_t CpuWeightToShares(uint64_t weight);
 
 class HostReader {
  public:
-  explicit HostReader(std::string proc_root = "/proc", std::string cgroup_root = "/sys/fs/cgroup",
-                      std::string sys_root = "/sys", std::string etc_root = "/etc");
+  explicit HostReader(std::string proc_root = "/proc", std::string cgroup_root = "/sys/fs/cgroup");
 
   bool cgroup_v2() const { return v2_; }
 
@@ -111,9 +110,6 @@ class HostReader {
   std::optional<absl::Time> CgroupCreated(const std::string& cgroup) const;
   CgroupDetails CgroupDetail(const std::string& cgroup) const;
 
-  // Online CPUs (sys/devices/system/cpu/online, else the processors of /proc/cpuinfo), MemTotal
-  // and the identity files; a field whose file is missing stays empty / 0.
-  MachineFacts Machine() const;
   // The source device of the file system holding `path` (the longest mount point of
   // /proc/self/mounts that contains it); "" when none matches.
   std::string MountDevice(const std::string& path) const;
@@ -140,8 +136,6 @@ class HostReader {
 
   std::string proc_root_;
   std::string cgroup_root_;
-  std::string sys_root_;
-  std::string etc_root_;
   bool v2_ = false;
 };
 

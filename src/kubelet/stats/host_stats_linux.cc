@@ -80,21 +80,6 @@ std::string ReadTrimmed(const std::string& path) {
   return std::string(absl::StripAsciiWhitespace(*text));
 }
 
-// The number of CPUs in a Linux CPU list ("0-3,7"); nullopt when malformed.
-std::optional<int> CountCpuList(const std::string& list) {
-  int n = 0;
-  for (absl::string_view part : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
-    std::vector<absl::string_view> ends = absl::StrSplit(part, absl::MaxSplits('-', 1));
-    int lo = 0, hi = 0;
-    if (!absl::SimpleAtoi(ends[0], &lo)) return std::nullopt;
-    hi = lo;
-    if (ends.size() == 2 && !absl::SimpleAtoi(ends[1], &hi)) return std::nullopt;
-    if (hi < lo) return std::nullopt;
-    n += hi - lo + 1;
-  }
-  return n;
-}
-
 // /proc/self/mounts escapes space, tab, newline and backslash as octal (\040).
 std::string UnescapeMountField(const std::string& in) {
   std::string out;
@@ -188,12 +173,8 @@ uint64_t CpuWeightToShares(uint64_t weight) {
   return 2 + ((weight - 1) * 262142) / 9999;
 }
 
-HostReader::HostReader(std::string proc_root, std::string cgroup_root, std::string sys_root,
-                       std::string etc_root)
-    : proc_root_(std::move(proc_root)),
-      cgroup_root_(std::move(cgroup_root)),
-      sys_root_(std::move(sys_root)),
-      etc_root_(std::move(etc_root)) {
+HostReader::HostReader(std::string proc_root, std::string cgroup_root)
+    : proc_root_(std::move(proc_root)), cgroup_root_(std::move(cgroup_root)) {
   struct stat st {};
   v2_ = ::stat((cgroup_root_ + "/cgroup.controllers").c_str(), &st) == 0;
 }
@@ -349,23 +330,6 @@ CgroupDetails HostReader::CgroupDetail(const std::string& cgroup) const {
     d.oom_kills = Lookup(ReadKeyValues(dir + "/memory.oom_control"), "oom_kill");
   }
   return d;
-}
-
-MachineFacts HostReader::Machine() const {
-  MachineFacts m;
-  if (auto n = CountCpuList(ReadTrimmed(sys_root_ + "/devices/system/cpu/online")); n && *n > 0) {
-    m.num_cores = *n;
-  } else {
-    std::ifstream in(proc_root_ + "/cpuinfo");
-    for (std::string line; std::getline(in, line);) {
-      if (line.rfind("processor", 0) == 0) ++m.num_cores;
-    }
-  }
-  m.memory_capacity_bytes = MemTotalBytes().value_or(0);
-  m.machine_id = ReadTrimmed(etc_root_ + "/machine-id");
-  m.boot_id = ReadTrimmed(proc_root_ + "/sys/kernel/random/boot_id");
-  m.system_uuid = ReadTrimmed(sys_root_ + "/class/dmi/id/product_uuid");
-  return m;
 }
 
 std::string HostReader::MountDevice(const std::string& path) const {
