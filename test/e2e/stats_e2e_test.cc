@@ -74,6 +74,14 @@ TEST_F(StatsE2ETest, SummaryCarriesNodeAndPodFigures) {
   stats::CRIStatsProvider provider(std::move(o));
 
   ASSERT_TRUE(provider.SummaryJson(false).ok());
+  // containerd collects snapshot usage on a period (stats_collect_period, 10 s): on a runtime
+  // that has just started, ImageFsInfo reports nothing used until its first collection.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto fs = provider.ImageFsStats();
+        return fs.ok() && fs->used_bytes.value_or(0) > 0;
+      },
+      absl::Seconds(60), absl::Seconds(1)));
   absl::SleepFor(absl::Seconds(2));
   const absl::Time start = absl::Now();
   auto text = provider.SummaryJson(false);
