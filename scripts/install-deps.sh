@@ -12,7 +12,7 @@ PACKAGES=(
   prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   # runtime and test harness: containerd + runc + CNI, images built from busybox, a registry
   containerd runc containernetworking-plugins busybox-static docker-registry
-  iproute2 iptables curl ca-certificates procps util-linux
+  iproute2 iptables curl ca-certificates procps util-linux etcd-server openssl
 )
 
 SUDO=""
