@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/guarded.h"
+
 namespace kubelet {
 
 ThreadPool::ThreadPool(int threads)
@@ -83,7 +85,7 @@ void ThreadPool::Loop() {
     std::function<void()> fn = std::move(queue_.front());
     queue_.pop_front();
     mu_.Unlock();
-    fn();
+    RunGuarded("thread pool task", fn);
     fn = nullptr;  // the closure's captures die outside the lock too
     mu_.Lock();
   }

@@ -8,6 +8,9 @@
 // probe waiting out its timeout, a hook that hangs) cannot starve the others until `max_threads`
 // of them block at once, while an idle pool costs only its core threads.
 //
+// Failure: a closure that throws is caught and logged (common/guarded.h); its thread goes on to
+// the next closure.
+//
 // Thread-safety: Submit from any thread. The destructor (or Stop) lets queued work finish, then
 // joins every thread; work submitted after Stop is dropped. Closures must not call Stop.
 #ifndef KUBELET_COMMON_THREAD_POOL_H_

@@ -1,6 +1,7 @@
 #include "common/thread_pool.h"
 
 #include <atomic>
+#include <stdexcept>
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -83,6 +84,20 @@ TEST(ThreadPoolTest, SubmitAfterStopIsDropped) {
   pool.Stop();
   EXPECT_EQ(ran.load(), 1);
   EXPECT_EQ(pool.threads(), 0);
+}
+
+TEST(ThreadPoolTest, AThrowingClosureNeitherKillsTheProcessNorItsThread) {
+  std::atomic<int> after{0};
+  {
+    ThreadPool pool(1);
+    pool.Submit([] { throw std::length_error("field value too large"); });
+    pool.Submit([] { throw 7; });
+    pool.Submit([&after] { ++after; });
+    // The only thread survived both throws and ran the closure queued behind them.
+    ASSERT_TRUE(Eventually([&] { return after.load() == 1; }));
+    EXPECT_EQ(pool.threads(), 1);
+  }
+  EXPECT_EQ(after.load(), 1);
 }
 
 }  // namespace

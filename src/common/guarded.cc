@@ -1,0 +1,26 @@
+#include "common/guarded.h"
+
+#include "absl/status/status.h"
+#include "common/log.h"
+
+namespace kubelet {
+
+namespace internal {
+
+void LogEscapedException(std::string_view what, const char* message) noexcept {
+  // Logging allocates; when the exception was bad_alloc that may throw again, and a throw from
+  // here would terminate, so it is dropped.
+  try {
+    KLOG_ERROR(absl::InternalError(message != nullptr ? message : "unknown exception"),
+               "Unhandled exception caught", "boundary", what);
+  } catch (...) {
+  }
+}
+
+}  // namespace internal
+
+std::thread GuardedThread(std::string name, std::function<void()> fn) {
+  return std::thread([name = std::move(name), fn = std::move(fn)] { RunGuarded(name, fn); });
+}
+
+}  // namespace kubelet
