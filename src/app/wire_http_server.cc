@@ -82,6 +82,9 @@ server::HttpServerOptions BaseOptions(std::string name, std::string address, int
   o.address = address.empty() ? "0.0.0.0" : std::move(address);
   o.port = port;
   // Upstream's http.Server: ReadTimeout/WriteTimeout 4m, IdleTimeout 90s, MaxHeaderBytes 1 MiB.
+  // Beyond upstream, the request header must arrive within 30 s, so a client that trickles or
+  // never finishes one is dropped long before the 4 minutes.
+  o.header_timeout = absl::Seconds(30);
   o.read_timeout = absl::Minutes(4);
   o.write_timeout = absl::Minutes(4);
   o.idle_timeout = absl::Seconds(90);

@@ -4,6 +4,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
@@ -11,6 +12,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <chrono>
+#include <list>
 #include <optional>
 #include <thread>
 
@@ -86,9 +88,11 @@ std::string ReasonPhrase(int status) {
   return std::string(r.data(), r.size());
 }
 
-// Status line and headers of a response written by hand (streaming responses).
+// Status line and headers of a response, written by hand (Beast's fields throw on values over
+// 64 KiB, and a Location header can echo a client's long target). CR and LF in a value become
+// spaces, as Go's header writer does. Without `content_length` the body is chunked.
 std::string BuildHead(int status, const std::vector<std::pair<std::string, std::string>>& headers,
-                      std::optional<size_t> content_length) {
+                      std::optional<size_t> content_length, bool keep_alive = false) {
   std::string out = absl::StrCat("HTTP/1.1 ", status, " ", ReasonPhrase(status), "\r\n");
   bool has_type = false;
   for (const auto& [n, v] : headers) {
@@ -98,7 +102,12 @@ std::string BuildHead(int status, const std::vector<std::pair<std::string, std::
       continue;
     }
     if (lower == "content-type") has_type = true;
-    absl::StrAppend(&out, n, ": ", v, "\r\n");
+    size_t at = out.size();
+    absl::StrAppend(&out, n, ": ", v);
+    for (size_t i = at; i < out.size(); ++i) {
+      if (out[i] == '\r' || out[i] == '\n') out[i] = ' ';
+    }
+    out.append("\r\n");
   }
   if (!has_type) absl::StrAppend(&out, "Content-Type: text/plain; charset=utf-8\r\n");
   if (content_length) {
@@ -106,7 +115,34 @@ std::string BuildHead(int status, const std::vector<std::pair<std::string, std::
   } else {
     absl::StrAppend(&out, "Transfer-Encoding: chunked\r\n");
   }
-  absl::StrAppend(&out, "Connection: close\r\n\r\n");
+  absl::StrAppend(&out, keep_alive ? "\r\n" : "Connection: close\r\n\r\n");
+  return out;
+}
+
+// html.EscapeString, for the body of a redirect.
+std::string HtmlEscape(std::string_view in) {
+  std::string out;
+  for (char c : in) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      case '"':
+        out += "&#34;";
+        break;
+      default:
+        out.push_back(c);
+    }
+  }
   return out;
 }
 
@@ -151,6 +187,17 @@ void ReadPeerCertificate(SSL* ssl, bool ca_configured, PeerCertificate* peer) {
   }
   X509_free(cert);
 }
+
+// What the accept loop needs from a connection to shed load (I/O thread only).
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  // True while the connection waits for a request (TLS handshake, header, keep-alive idle):
+  // nothing has been accepted from it that a drop would lose.
+  virtual bool Evictable() const = 0;
+  // Closes the connection; its pending operations complete with an error.
+  virtual void Evict() = 0;
+};
 
 // The I/O side of a streaming response.
 class StreamSink {
@@ -259,7 +306,100 @@ struct Route {
   std::string pattern;
   HttpHandler handler;
   std::vector<std::string> methods;
+  size_t max_body_bytes = 0;
 };
+
+// A request parser that stores what it reads in our own types instead of Beast's basic_fields,
+// which throws std::length_error for a field name or value over 64 KiB (Boost 1.74) and whose
+// string body reserves whatever Content-Length the client claims. Headers are bounded by the
+// parser's header limit as a whole, so a single value may be as long as that limit (as Go's
+// net/http allows); the body grows only as bytes arrive and never past `body_limit_`.
+class RequestParser : public http::basic_parser<true> {
+ public:
+  std::string method;
+  std::string target;
+  int version = 11;
+  std::multimap<std::string, std::string> headers;  // names lower-cased
+  std::string body;
+
+  // The most body bytes accepted; checked as they arrive (and against Content-Length by the
+  // caller before reading).
+  void SetBodyLimit(size_t n) {
+    body_limit_ = n;
+    body_limit(n);
+  }
+
+ private:
+  void on_request_impl(http::verb, beast::string_view method_str, beast::string_view target_str,
+                       int v, beast::error_code&) override {
+    method.assign(method_str.data(), method_str.size());
+    target.assign(target_str.data(), target_str.size());
+    version = v;
+  }
+  void on_response_impl(int, beast::string_view, int, beast::error_code& ec) override {
+    ec = http::error::bad_version;  // never called for requests
+  }
+  void on_field_impl(http::field, beast::string_view name, beast::string_view value,
+                     beast::error_code&) override {
+    std::string lower(name.data(), name.size());
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    headers.emplace(std::move(lower), std::string(value.data(), value.size()));
+  }
+  void on_header_impl(beast::error_code&) override {}
+  void on_body_init_impl(const boost::optional<std::uint64_t>& length,
+                         beast::error_code& ec) override {
+    if (length && *length > body_limit_) ec = http::error::body_limit;
+  }
+  size_t on_body_impl(beast::string_view data, beast::error_code& ec) override {
+    return Append(data, ec);
+  }
+  void on_chunk_header_impl(std::uint64_t size, beast::string_view,
+                            beast::error_code& ec) override {
+    if (size > body_limit_ - std::min(body_limit_, body.size())) ec = http::error::body_limit;
+  }
+  size_t on_chunk_body_impl(std::uint64_t, beast::string_view data,
+                            beast::error_code& ec) override {
+    return Append(data, ec);
+  }
+  void on_finish_impl(beast::error_code&) override {}
+
+  size_t Append(beast::string_view data, beast::error_code& ec) {
+    if (body.size() + data.size() > body_limit_) {
+      ec = http::error::body_limit;
+      return 0;
+    }
+    body.append(data.data(), data.size());
+    return data.size();
+  }
+
+  size_t body_limit_ = 0;
+};
+
+// Go's path.Clean as http.ServeMux applies it (cleanPath): a rooted path without "." or ".."
+// elements and repeated slashes; a trailing slash is kept.
+std::string CleanPath(const std::string& p) {
+  if (p.empty()) return "/";
+  std::vector<std::string_view> out;
+  std::string_view rest(p);
+  while (!rest.empty()) {
+    size_t slash = rest.find('/');
+    std::string_view elem = rest.substr(0, slash);
+    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+    if (elem.empty() || elem == ".") continue;
+    if (elem == "..") {
+      if (!out.empty()) out.pop_back();
+      continue;
+    }
+    out.push_back(elem);
+  }
+  std::string clean = "/";
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (i > 0) clean.push_back('/');
+    clean.append(out[i]);
+  }
+  if (p.back() == '/' && clean != "/") clean.push_back('/');
+  return clean;
+}
 
 }  // namespace
 
@@ -297,15 +437,20 @@ struct HttpServer::Impl {
   explicit Impl(HttpServerOptions o) : options(std::move(o)) {}
   ~Impl() {
     // Pending handlers own the sessions, whose destructors use this object: destroy them first.
+    accept_retry.reset();
     acceptor.reset();
     ioc.reset();
     ssl_ctx.reset();
   }
 
   HttpServerOptions options;
-  std::vector<Route> routes;
+  std::vector<Route> routes;  // fixed before Start()
   HttpFilter filter;
   std::atomic<int> connections{0};
+  // Live connections, oldest first (I/O thread only; a connection removes itself when it dies).
+  std::list<Connection*> sessions;
+  size_t max_route_body = 0;  // the largest body any route accepts
+  std::optional<asio::steady_timer> accept_retry;
   std::atomic<int> bound_port{0};
   std::atomic<bool> running{false};
   std::shared_ptr<StreamTracker> streams = std::make_shared<StreamTracker>();
@@ -338,18 +483,33 @@ namespace {
 // Owned by shared_ptr because its lifetime is that of the outstanding asio operations; the last
 // completion handler to finish releases it.
 template <class Stream>
-class Session : public StreamSink, public std::enable_shared_from_this<Session<Stream>> {
+class Session : public StreamSink,
+                public Connection,
+                public std::enable_shared_from_this<Session<Stream>> {
  public:
   static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
 
   Session(tcp::socket socket, HttpServer::Impl* impl)
       : stream_(MakeStream(std::move(socket), impl)), impl_(impl) {
     impl_->connections.fetch_add(1);
+    self_in_list_ = impl_->sessions.insert(impl_->sessions.end(), this);
     beast::error_code ec;
     auto ep = Tcp().socket().remote_endpoint(ec);
     if (!ec) remote_ = absl::StrCat(ep.address().to_string(), ":", ep.port());
   }
-  ~Session() override { impl_->connections.fetch_sub(1); }
+  ~Session() override {
+    if (!evicted_) impl_->sessions.erase(self_in_list_);
+    impl_->connections.fetch_sub(1);
+  }
+
+  bool Evictable() const override { return !serving_ && !evicted_; }
+  void Evict() override {
+    evicted_ = true;
+    impl_->sessions.erase(self_in_list_);
+    KLOG_V(4, "Dropping an idle connection to admit a new one", "server", impl_->options.name,
+           "remote", remote_);
+    Close();
+  }
 
   void Start() {
     if constexpr (kTls) {
@@ -423,90 +583,157 @@ class Session : public StreamSink, public std::enable_shared_from_this<Session<S
 
   void Read() {
     parser_.emplace();
-    parser_->header_limit(static_cast<uint32_t>(impl_->options.max_header_bytes));
-    parser_->body_limit(impl_->options.max_body_bytes);
+    // Go's net/http reads up to MaxHeaderBytes + 4096 before answering 431.
+    parser_->header_limit(static_cast<uint32_t>(impl_->options.max_header_bytes + 4096));
+    parser_->SetBodyLimit(impl_->max_route_body);
     Tcp().expires_after(
-        ToChrono(first_ ? impl_->options.read_timeout : impl_->options.idle_timeout));
+        ToChrono(first_ ? impl_->options.header_timeout : impl_->options.idle_timeout));
     first_ = false;
-    http::async_read(
+    serving_ = false;
+    request_ = HttpRequest();
+    route_ = nullptr;
+    http::async_read_header(
         stream_, buffer_, *parser_,
-        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
   }
 
-  void OnRead(beast::error_code ec) {
-    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
-        ec == asio::error::operation_aborted || ec == asio::error::connection_reset ||
-        ec == asio::error::eof || ec == ssl::error::stream_truncated) {
-      Close();
-      return;
-    }
+  // A transport-level end of the connection, where nothing can or should be answered.
+  static bool ConnectionGone(const beast::error_code& ec) {
+    return ec == http::error::end_of_stream || ec == http::error::partial_message ||
+           ec == beast::error::timeout || ec == asio::error::operation_aborted ||
+           ec == asio::error::connection_reset || ec == asio::error::eof ||
+           ec == ssl::error::stream_truncated || ec.category() == asio::error::get_ssl_category() ||
+           ec.category() == asio::error::get_system_category();
+  }
+
+  // Answers a request that could not be read and closes the connection, as Go's net/http does
+  // ("431 Request Header Fields Too Large", "400 Bad Request", no newline).
+  void RejectRequest(int status, std::string text) {
     HttpResponse out;
-    bool keep_alive = false;
+    out.Error(status, std::move(text));
+    out.body.pop_back();
+    Respond(std::move(out), /*keep_alive=*/false);
+  }
+
+  void OnHeader(beast::error_code ec) {
     if (ec) {
-      // A malformed or oversized request: answer and drop the connection.
+      if (ConnectionGone(ec)) return Close();
       if (ec == http::error::header_limit) {
-        out.Error(431, "431 Request Header Fields Too Large");
-      } else if (ec == http::error::body_limit) {
-        out.Error(413, "413 Request Entity Too Large");
-      } else if (ec.category() == asio::error::get_ssl_category() ||
-                 ec.category() == asio::error::get_system_category()) {
-        Close();
-        return;
-      } else {
-        out.Error(400, "400 Bad Request");
+        return RejectRequest(431, "431 Request Header Fields Too Large");
       }
-    } else {
-      const auto& msg = parser_->get();
-      HttpRequest req;
-      req.method = std::string(msg.method_string());
-      req.target = std::string(msg.target());
-      req.remote_address = remote_;
-      req.tls = kTls;
-      req.peer = peer_;
-      for (const auto& field : msg) {
-        std::string name(field.name_string());
-        for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        req.headers.emplace(std::move(name), std::string(field.value()));
+      if (ec == http::error::body_limit) {
+        return RejectRequest(413, "413 Request Entity Too Large");
       }
-      req.body = msg.body();
-      keep_alive = msg.keep_alive();
-      if (!ParseTarget(req.target, &req)) {
-        out.Error(400, "400 Bad Request");
-        keep_alive = false;
-      } else if (const Route* r = impl_->Match(req.path)) {
-        if (!impl_->filter || impl_->filter(&req, &out)) {
-          bool allowed = r->methods.empty();
-          for (const std::string& m : r->methods) allowed = allowed || m == req.method;
-          if (allowed) {
-            r->handler(req, &out);
-          } else {
-            out = HttpResponse();
-            out.Error(405, "405: Method Not Allowed");
-            out.body.pop_back();  // go-restful writes it without a newline
-          }
-        }
-      } else {
-        out.Error(404, "404 page not found");
-      }
+      return RejectRequest(400, "400 Bad Request");
     }
+    serving_ = true;
+    request_ = HttpRequest();
+    HttpRequest& req = request_;
+    req.method = std::move(parser_->method);
+    req.target = std::move(parser_->target);
+    req.headers = std::move(parser_->headers);
+    req.remote_address = remote_;
+    req.tls = kTls;
+    req.peer = peer_;
+    if (!ParseTarget(req.target, &req)) return RejectRequest(400, "400 Bad Request");
+    // A request whose body is not read cannot be followed by another on this connection.
+    const bool body_pending = !parser_->is_done();
+    const bool keep_alive = parser_->keep_alive() && !body_pending;
+
+    HttpResponse out;
+    if (std::string clean = CleanPath(req.path); clean != req.path && req.method != "CONNECT") {
+      // http.ServeMux redirects a non-canonical path ("/a/../b", "//x") to its clean form.
+      size_t q = req.target.find('?');
+      std::string location = clean + (q == std::string::npos ? "" : req.target.substr(q));
+      out.status = 301;
+      out.SetHeader("Location", location);
+      out.SetHeader("Content-Type", "text/html; charset=utf-8");
+      out.body = "<a href=\"" + HtmlEscape(location) + "\">Moved Permanently</a>.\n\n";
+      return Respond(std::move(out), keep_alive);
+    }
+    route_ = impl_->Match(req.path);
+    if (route_ == nullptr) {
+      out.Error(404, "404 page not found");
+      return Respond(std::move(out), keep_alive);
+    }
+    // Authentication and authorization run on the header alone: an unauthenticated client
+    // never gets its body read or buffered.
+    if (impl_->filter && !Guarded(
+                             "filter", [&] { return impl_->filter(&req, &out); }, &out)) {
+      return Respond(std::move(out), keep_alive);
+    }
+    bool allowed = route_->methods.empty();
+    for (const std::string& m : route_->methods) allowed = allowed || m == req.method;
+    if (!allowed) {
+      out = HttpResponse();
+      out.Error(405, "405: Method Not Allowed");
+      out.body.pop_back();  // go-restful writes it without a newline
+      return Respond(std::move(out), keep_alive);
+    }
+    if (!body_pending) return Dispatch(parser_->keep_alive());
+    if (auto length = parser_->content_length(); length && *length > route_->max_body_bytes) {
+      return RejectRequest(413, "413 Request Entity Too Large");
+    }
+    parser_->SetBodyLimit(route_->max_body_bytes);
+    Tcp().expires_after(ToChrono(impl_->options.read_timeout));
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                       if (ec == http::error::body_limit) {
+                         return self->RejectRequest(413, "413 Request Entity Too Large");
+                       }
+                       if (ec) {
+                         if (ConnectionGone(ec)) return self->Close();
+                         return self->RejectRequest(400, "400 Bad Request");
+                       }
+                       self->Dispatch(self->parser_->keep_alive());
+                     });
+  }
+
+  // Runs `fn`; an exception becomes a logged 500 in `out`, and the result is false then.
+  template <class Fn>
+  bool Guarded(const char* what, Fn&& fn, HttpResponse* out) {
+    try {
+      return fn();
+    } catch (const std::exception& e) {
+      KLOG_ERROR(absl::InternalError(e.what()), "HTTP handler failed", "server",
+                 impl_->options.name, "stage", what, "path", request_.path);
+    } catch (...) {
+      KLOG_ERROR(absl::InternalError("unknown exception"), "HTTP handler failed", "server",
+                 impl_->options.name, "stage", what, "path", request_.path);
+    }
+    *out = HttpResponse();
+    out->Error(500, "Internal Server Error");
+    return false;
+  }
+
+  void Dispatch(bool keep_alive) {
+    request_.body = std::move(parser_->body);
+    HttpResponse out;
+    Guarded(
+        "handler",
+        [&] {
+          route_->handler(request_, &out);
+          return true;
+        },
+        &out);
+    request_.body.clear();
+    Respond(std::move(out), keep_alive);
+  }
+
+  void Respond(HttpResponse out, bool keep_alive) {
     if (out.stream) {
       StartStream(std::move(out));
       return;
     }
-    auto res = std::make_shared<http::response<http::string_body>>();
-    res->version(11);
-    res->result(static_cast<unsigned>(out.status));
-    for (auto& [n, v] : out.headers) res->set(n, v);
-    if (res->find(http::field::content_type) == res->end()) {
-      res->set(http::field::content_type, "text/plain; charset=utf-8");
-    }
-    res->body() = std::move(out.body);
-    res->keep_alive(keep_alive);
-    res->prepare_payload();
+    const bool head_only = request_.method == "HEAD";
+    auto buf = std::make_shared<std::string>(
+        BuildHead(out.status, out.headers, out.body.size(), keep_alive));
+    if (!head_only) buf->append(out.body);
+    serving_ = true;
     Tcp().expires_after(ToChrono(impl_->options.write_timeout));
-    http::async_write(
-        stream_, *res,
-        [self = this->shared_from_this(), res, keep_alive](beast::error_code ec, size_t) {
+    asio::async_write(
+        stream_, asio::buffer(*buf),
+        [self = this->shared_from_this(), buf, keep_alive](beast::error_code ec, size_t) {
           if (ec || !keep_alive) {
             self->Close();
           } else {
@@ -543,14 +770,40 @@ class Session : public StreamSink, public std::enable_shared_from_this<Session<S
     state->executor = stream_.get_executor();
     state->sink = std::static_pointer_cast<StreamSink>(this->shared_from_this());
     stream_state_ = state;
+    try {
+      std::thread([state, tracker, fn = std::move(out.stream), name = impl_->options.name,
+                   path = request_.path] {
+        StreamWriter writer(state);
+        try {
+          fn(writer);
+        } catch (const std::exception& e) {
+          KLOG_ERROR(absl::InternalError(e.what()), "HTTP streaming handler failed", "server", name,
+                     "path", path);
+          writer.Fail(500, "Internal Server Error");
+        } catch (...) {
+          KLOG_ERROR(absl::InternalError("unknown exception"), "HTTP streaming handler failed",
+                     "server", name, "path", path);
+          writer.Fail(500, "Internal Server Error");
+        }
+        writer.Finish();
+        absl::MutexLock l(&tracker->mu);
+        --tracker->active;
+      }).detach();
+    } catch (const std::system_error& e) {
+      // No thread could be made (resource limits): answer 503 instead of dying.
+      KLOG_ERROR(absl::ResourceExhaustedError(e.what()), "Cannot start a streaming worker",
+                 "server", impl_->options.name);
+      {
+        absl::MutexLock l(&tracker->mu);
+        --tracker->active;
+      }
+      stream_state_.reset();
+      HttpResponse busy;
+      busy.Error(503, "too many streaming requests");
+      Respond(std::move(busy), /*keep_alive=*/false);
+      return;
+    }
     WatchForHangUp();
-    std::thread([state, tracker, fn = std::move(out.stream)] {
-      StreamWriter writer(state);
-      fn(writer);
-      writer.Finish();
-      absl::MutexLock l(&tracker->mu);
-      --tracker->active;
-    }).detach();
   }
 
   // While streaming the client sends nothing; a completed read means it has gone.
@@ -588,10 +841,15 @@ class Session : public StreamSink, public std::enable_shared_from_this<Session<S
 
   Stream stream_;
   beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<RequestParser> parser_;
   HttpServer::Impl* impl_;
+  std::list<Connection*>::iterator self_in_list_;
   std::string remote_;
   PeerCertificate peer_;
+  HttpRequest request_;           // the request being served
+  const Route* route_ = nullptr;  // its route
+  bool serving_ = false;          // a request was read and is being answered
+  bool evicted_ = false;
   bool first_ = true;
   bool writing_ = false;
   std::shared_ptr<StreamState> stream_state_;
@@ -648,16 +906,38 @@ absl::Status HttpServer::Impl::SetUpTls() {
 void HttpServer::Impl::Accept() {
   acceptor->async_accept([this](beast::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
-    if (!ec) {
-      if (connections.load() >= options.max_connections) {
-        beast::error_code ignored;
-        socket.close(ignored);  // over the cap: shed load rather than queue it
-      } else if (ssl_ctx) {
-        std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(std::move(socket), this)
-            ->Start();
-      } else {
-        std::make_shared<Session<beast::tcp_stream>>(std::move(socket), this)->Start();
+    if (ec) {
+      // Out of descriptors or memory: back off briefly instead of spinning (as Go's Serve does).
+      KLOG_V(2, "Accept failed; retrying", "server", options.name, "err", ec.message());
+      accept_retry.emplace(*ioc, std::chrono::milliseconds(50));
+      accept_retry->async_wait([this](beast::error_code wait_ec) {
+        if (!wait_ec && acceptor->is_open()) Accept();
+      });
+      return;
+    }
+    if (sessions.size() >= static_cast<size_t>(options.max_connections)) {
+      // At the cap, the oldest connection still waiting for a request makes room, so clients
+      // that open connections and never finish a request cannot lock out /healthz or anyone.
+      Connection* victim = nullptr;
+      for (Connection* c : sessions) {
+        if (c->Evictable()) {
+          victim = c;
+          break;
+        }
       }
+      if (victim == nullptr) {
+        beast::error_code ignored;
+        socket.close(ignored);  // every connection is busy serving: shed the new one
+        Accept();
+        return;
+      }
+      victim->Evict();
+    }
+    if (ssl_ctx) {
+      std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(std::move(socket), this)
+          ->Start();
+    } else {
+      std::make_shared<Session<beast::tcp_stream>>(std::move(socket), this)->Start();
     }
     Accept();
   });
@@ -668,9 +948,11 @@ HttpServer::HttpServer(HttpServerOptions options)
 
 HttpServer::~HttpServer() { Stop(); }
 
-void HttpServer::Handle(std::string pattern, HttpHandler handler,
-                        std::vector<std::string> methods) {
-  impl_->routes.push_back({std::move(pattern), std::move(handler), std::move(methods)});
+void HttpServer::Handle(std::string pattern, HttpHandler handler, std::vector<std::string> methods,
+                        std::optional<size_t> max_body_bytes) {
+  size_t limit = max_body_bytes.value_or(impl_->options.max_body_bytes);
+  impl_->max_route_body = std::max(impl_->max_route_body, limit);
+  impl_->routes.push_back({std::move(pattern), std::move(handler), std::move(methods), limit});
 }
 
 void HttpServer::SetFilter(HttpFilter filter) { impl_->filter = std::move(filter); }
@@ -700,7 +982,22 @@ absl::Status HttpServer::Start() {
   impl_->acceptor.emplace(std::move(acc));
   impl_->Accept();
   impl_->running = true;
-  impl_->thread = std::thread([this] { impl_->ioc->run(); });
+  impl_->thread = std::thread([this] {
+    // A handler that throws unwinds out of run(); the loop logs it and serves on. run() returns
+    // normally only once Stop() stopped the context.
+    for (;;) {
+      try {
+        impl_->ioc->run();
+        return;
+      } catch (const std::exception& e) {
+        KLOG_ERROR(absl::InternalError(e.what()), "HTTP server I/O handler failed; continuing",
+                   "server", impl_->options.name);
+      } catch (...) {
+        KLOG_ERROR(absl::InternalError("unknown exception"),
+                   "HTTP server I/O handler failed; continuing", "server", impl_->options.name);
+      }
+    }
+  });
   return absl::OkStatus();
 }
 

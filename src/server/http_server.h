@@ -6,10 +6,18 @@
 //   material when `tls` is set (an error names the file), then serves on one internal I/O thread
 //   until Stop() or destruction. Handlers and the filter run on that thread and must not block;
 //   slow work belongs in a streaming response (below), which runs on a worker thread.
-// - Every connection has a TLS handshake deadline, a read deadline, a per-write deadline, the
-//   header size is bounded, bodies are bounded, and the number of concurrent connections and of
-//   streaming responses is capped: a slow or malformed client cannot stall others or exhaust
-//   memory. A malformed request gets 400 and the connection is closed.
+// - Hostile clients cost little and cannot stop the server, as Go's net/http behaves for the
+//   upstream kubelet: a header block over `max_header_bytes` (+4 KiB, as Go) -> 431 and close;
+//   a malformed request -> 400 and close; a body over the route's limit (Content-Length checked
+//   before reading, chunked bodies as they arrive) -> 413 and close. The body is read only after
+//   routing and the filter (authentication/authorization) passed, and grows only as bytes
+//   arrive. A request header must arrive within `header_timeout` (`idle_timeout` on a kept-alive
+//   connection), its body within `read_timeout`; every write has `write_timeout`; TLS
+//   handshakes `handshake_timeout`. At `max_connections`, a new connection makes room by
+//   closing the oldest one still waiting for a request, so slow or idle clients can never lock
+//   out others (e.g. /healthz). Non-canonical paths ("/a/../b", "//x") get Go ServeMux's 301 to
+//   the cleaned path. No exception escapes: a throwing handler or filter answers 500, a
+//   throwing streaming producer ends its response, and the I/O loop survives anything else.
 // - TLS: the client certificate is requested (never required) when `client_ca_file` is set, and
 //   verified against that bundle after the handshake; the outcome is in HttpRequest::peer.
 // - Routes: exact paths, or subtree prefixes ending in "/" (the longest match wins), as Go's
@@ -119,12 +127,13 @@ struct HttpServerOptions {
   std::string address = "127.0.0.1";
   int port = 0;  // 0 picks a free port; see HttpServer::port()
   int max_connections = 1000;
-  absl::Duration read_timeout = absl::Seconds(30);
+  absl::Duration header_timeout = absl::Seconds(30);  // first request's header
+  absl::Duration read_timeout = absl::Seconds(30);    // a request's body
   absl::Duration idle_timeout = absl::Seconds(90);
   absl::Duration write_timeout = absl::Seconds(60);  // per write
   absl::Duration handshake_timeout = absl::Seconds(10);
   size_t max_header_bytes = 1 << 20;
-  size_t max_body_bytes = 1 << 20;
+  size_t max_body_bytes = 64 << 10;  // default per route; see Handle()
   int max_streams = 128;
   size_t stream_buffer_bytes = 1 << 20;
   absl::Duration stream_stop_timeout = absl::Seconds(5);
@@ -138,8 +147,10 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // `methods` empty: any method.
-  void Handle(std::string pattern, HttpHandler handler, std::vector<std::string> methods = {});
+  // `methods` empty: any method. `max_body_bytes`: the largest request body the route accepts
+  // (default HttpServerOptions::max_body_bytes).
+  void Handle(std::string pattern, HttpHandler handler, std::vector<std::string> methods = {},
+              std::optional<size_t> max_body_bytes = std::nullopt);
   void SetFilter(HttpFilter filter);
   absl::Status Start();
   void Stop();

@@ -1,55 +1,18 @@
 #include "server/http_server.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 
 #include "gtest/gtest.h"
 #include "server/configz.h"
 #include "server/healthz.h"
+#include "server/raw_http_test_util.h"
 
 namespace kubelet::server {
 namespace {
 
-// Sends raw bytes to 127.0.0.1:port and returns everything the server writes until it closes.
-std::string RawExchange(int port, const std::string& request) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    return "connect failed";
-  }
-  size_t off = 0;
-  while (off < request.size()) {
-    ssize_t n = ::send(fd, request.data() + off, request.size() - off, MSG_NOSIGNAL);
-    if (n <= 0) break;
-    off += static_cast<size_t>(n);
-  }
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return out;
-}
-
-std::string Get(int port, const std::string& target) {
-  return RawExchange(port, "GET " + target + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-}
-
-std::string Body(const std::string& response) {
-  size_t p = response.find("\r\n\r\n");
-  return p == std::string::npos ? "" : response.substr(p + 4);
-}
+using testing::Body;
+using testing::Get;
+using testing::RawExchange;
 
 class HealthzTest : public ::testing::Test {
  protected:
