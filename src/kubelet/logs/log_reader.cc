@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -25,11 +26,19 @@ namespace {
 
 constexpr size_t kReadChunk = 64 * 1024;
 constexpr int64_t kTailBlock = 1024;
+// How much of a bad line an error record quotes: a log line may be megabytes of anything.
+constexpr size_t kQuotedLineBytes = 256;
 
 std::string ErrnoText(int err) { return std::strerror(err); }
 
 // Go's %q.
 std::string Q(std::string_view s) { return log::Quote(s); }
+
+// The start of `line` for a log record, marked when cut.
+std::string Excerpt(std::string_view line) {
+  if (line.size() <= kQuotedLineBytes) return std::string(line);
+  return absl::StrCat(AV(line.substr(0, kQuotedLineBytes)), "...(", line.size(), " bytes)");
+}
 
 // Reads `n` decimal digits at `s[*pos]`.
 bool Digits(std::string_view s, size_t* pos, size_t n, int* out) {
@@ -285,6 +294,8 @@ absl::Status ReadLogs(const std::string& path, const std::string& container_id,
   Writer writer(options, sink);
   std::string buf;  // unparsed bytes read from the file
   size_t consumed = 0;
+  size_t scanned = 0;     // buf[consumed, scanned) holds no newline
+  bool skipping = false;  // dropping the rest of a line over kMaxLogLineBytes
   bool at_eof = false;
   bool is_new_line = true;
   bool found = true;  // the container still runs (following only)
@@ -299,7 +310,7 @@ absl::Status ReadLogs(const std::string& path, const std::string& container_id,
     absl::Status st = ParseCriLogLine(line, &msg);
     if (!st.ok()) {
       KLOG_ERROR(st, "Failed when parsing line in log file", "path", real_path, "line",
-                 std::string(line));
+                 Excerpt(line));
       return;
     }
     switch (writer.Write(msg, is_new_line)) {
@@ -324,15 +335,35 @@ absl::Status ReadLogs(const std::string& path, const std::string& container_id,
       return absl::OkStatus();
     }
     // A complete line already buffered?
-    size_t nl = buf.find('\n', consumed);
+    size_t nl = buf.find('\n', std::max(consumed, scanned));
     if (nl != std::string::npos) {
-      handle(std::string_view(buf).substr(consumed, nl + 1 - consumed));
+      if (skipping) {
+        skipping = false;
+        is_new_line = true;
+      } else {
+        handle(std::string_view(buf).substr(consumed, nl + 1 - consumed));
+      }
       consumed = nl + 1;
+      scanned = consumed;
       continue;
     }
     if (consumed > 0) {
       buf.erase(0, consumed);
       consumed = 0;
+    }
+    scanned = buf.size();
+    // A line that does not end within the limit is not a CRI record (runtimes split long output
+    // into partial records of 16 KiB by default): it is dropped up to its newline rather than
+    // buffered without bound.
+    if (buf.size() >= kMaxLogLineBytes) {
+      if (!skipping) {
+        KLOG_ERROR(absl::OutOfRangeError(
+                       absl::StrCat("log line longer than ", kMaxLogLineBytes, " bytes")),
+                   "Skipping line in log file", "path", real_path, "line", Excerpt(buf));
+      }
+      skipping = true;
+      buf.clear();
+      scanned = 0;
     }
     if (!at_eof) {
       size_t old = buf.size();
@@ -352,11 +383,11 @@ absl::Status ReadLogs(const std::string& path, const std::string& container_id,
     // End of the file, possibly with an unterminated line in `buf`.
     at_eof = false;
     if (!options.follow) {
-      if (!buf.empty()) {
-        KLOG_INFO("Incomplete line in log file", "path", real_path, "line", buf);
+      if (!buf.empty() && !skipping) {
+        KLOG_INFO("Incomplete line in log file", "path", real_path, "line", Excerpt(buf));
         handle(buf);
-        buf.clear();
       }
+      buf.clear();
       KLOG_V(2, "Finished parsing log file", "path", real_path);
       return absl::OkStatus();
     }
@@ -371,10 +402,10 @@ absl::Status ReadLogs(const std::string& path, const std::string& container_id,
       }
       int nfd = ::open(real_path.c_str(), O_RDONLY | O_CLOEXEC);
       if (nfd >= 0) {
-        if (!buf.empty()) {
-          handle(buf);
-          buf.clear();
-        }
+        if (!buf.empty() && !skipping) handle(buf);
+        buf.clear();
+        scanned = 0;
+        skipping = false;
         file.Reset(nfd);
         rotation_drained = false;
         continue;

@@ -16,6 +16,7 @@
 #ifndef KUBELET_KUBELET_LOGS_LOG_READER_H_
 #define KUBELET_KUBELET_LOGS_LOG_READER_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -72,11 +73,17 @@ struct FollowOptions {
   absl::Duration force_check_period = absl::Seconds(1);
 };
 
+// The longest line ReadLogs buffers. CRI runtimes split long output into partial records (16 KiB
+// by default), so a longer line is corrupt or hostile.
+inline constexpr size_t kMaxLogLineBytes = 1 << 20;
+
 // Streams the log file at `path` of container `container_id` into `sink`. Returns OK when the
 // file is read (not following), the limits are reached, the sink returned false, the followed
 // container stopped and its file is drained, or stop_fd fired. With `follow`, a file renamed
 // away and recreated (rotation) is drained and then the new file at `path` is read from its
-// start.
+// start. A line that is not a CRI record (no timestamp, bad stream, no tag, binary noise) is
+// logged and skipped, as upstream does; so is a line longer than kMaxLogLineBytes, which is
+// never buffered whole.
 absl::Status ReadLogs(const std::string& path, const std::string& container_id,
                       const ReadOptions& options, const FollowOptions& follow, const LogSink& sink);
 

@@ -221,6 +221,30 @@ TEST_F(ReadLogsTest, BadLinesSkippedIncompleteLastLineKept) {
   EXPECT_EQ(*Read(path_, {}), "good\nno newline");
 }
 
+TEST_F(ReadLogsTest, TruncatedAndBinaryLinesAreSkipped) {
+  constexpr char kBad[] =
+      "2016-10-06T00:17:09Z\n"               // no stream
+      "2016-10-0\n"                          // cut timestamp
+      "2016-10-06T00:17:09Z stdfoo F bad\n"  // unknown stream
+      "2016-10-06T00:17:09Z stdout\n"        // no tag
+      "2016-10-06T00:17:09Z stdout F\n"      // tag without content
+      "\xff\xfe\x00\x01 \x80 \x7f \n"        // binary noise
+      "2016-10-06T00:17:09Z stdout F good\n";
+  WriteFile(path_, std::string(kBad, sizeof(kBad) - 1));
+  EXPECT_EQ(*Read(path_, {}), "good\n");
+}
+
+TEST_F(ReadLogsTest, OverlongLinesAreSkippedWithoutBufferingThemWhole) {
+  const std::string huge(3 * kMaxLogLineBytes + 17, 'x');
+  WriteFile(path_, "2016-10-06T00:17:09Z stdout F before\n" + huge + "\n" +
+                       "2016-10-06T00:17:10Z stdout F " + huge + "\n" +
+                       "2016-10-06T00:17:11Z stdout F after\n" + huge);  // and no newline at EOF
+  EXPECT_EQ(*Read(path_, {}), "before\nafter\n");
+  ReadOptions o;
+  o.tail = 2;
+  EXPECT_EQ(*Read(path_, o), "after\n");
+}
+
 TEST_F(ReadLogsTest, MissingFile) {
   auto r = Read(dir_.path() + "/nope.log", {});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
