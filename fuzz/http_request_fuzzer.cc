@@ -4,6 +4,7 @@
 // behind the authentication filter, then the write side is shut and the answer read to the end.
 // Parsing, routing, path cleaning, query decoding, the auth filter and the handlers all run on
 // the server's own threads, so a crash, sanitizer report or hang anywhere in them fails the run.
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -81,9 +82,23 @@ HttpServer* Server() {
 
 }  // namespace
 
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  ::signal(SIGPIPE, SIG_IGN);  // as the kubelet does
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  int fd = kubelet::server::testing::Connect(Server()->port());
-  if (fd < 0) std::abort();  // the server stopped accepting: that is a failure
+  int fd = -1;
+  // Hundreds of connections a second can briefly exhaust loopback ports; a server that stops
+  // accepting for good is a failure.
+  for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
+    fd = kubelet::server::testing::Connect(Server()->port());
+    if (fd < 0) ::usleep(50000);
+  }
+  if (fd < 0) std::abort();
+  // Close with a reset so neither side keeps the connection in TIME_WAIT.
+  linger lg{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
   kubelet::server::testing::SendAll(fd, std::string(reinterpret_cast<const char*>(data), size));
   ::shutdown(fd, SHUT_WR);
   // The server must finish every exchange on its own once the input ended.

@@ -6,6 +6,8 @@ set -euo pipefail
 PACKAGES=(
   # toolchain
   build-essential cmake ninja-build pkg-config git clang-format
+  # libFuzzer targets: clang with its sanitizer and fuzzer runtimes
+  clang libclang-rt-14-dev
   # libraries
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   nlohmann-json3-dev libyaml-cpp-dev libssl-dev libsystemd-dev libboost-dev libboost-system-dev

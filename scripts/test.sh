@@ -1,13 +1,30 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine and runs every test: unit tests, then the end-to-end tests
-# against a private containerd that the CTest fixture starts and tears down.
-# Usage: scripts/test.sh [extra ctest args]   (BUILD_DIR overrides the build directory)
+# against a private containerd that the CTest fixture starts and tears down, then a short
+# session of every libFuzzer target (a second build with clang, ASan and UBSan).
+# Usage: scripts/test.sh [extra ctest args]   (BUILD_DIR overrides the build directory;
+# FUZZ=0 skips the fuzz build and its runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 BUILD_DIR=${BUILD_DIR:-build}
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+FUZZ_BUILD_DIR=${FUZZ_BUILD_DIR:-$BUILD_DIR-fuzz}
+LAUNCHER=()
+if command -v ccache >/dev/null; then
+  LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${LAUNCHER[@]}"
 cmake --build "$BUILD_DIR" -j"$(nproc)"
-cd "$BUILD_DIR"
-ctest --output-on-failure -j"$(nproc)" "$@"
+
+status=0
+(cd "$BUILD_DIR" && ctest --output-on-failure -j"$(nproc)" "$@") || status=$?
+
+if [ "${FUZZ:-1}" != 0 ]; then
+  cmake -S . -B "$FUZZ_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DKUBELET_FUZZ=ON \
+    -DKUBELET_BUILD_TESTS=OFF -DKUBELET_BUILD_BENCH=OFF "${LAUNCHER[@]}"
+  cmake --build "$FUZZ_BUILD_DIR" --target fuzzers -j"$(nproc)"
+  (cd "$FUZZ_BUILD_DIR" && ctest --output-on-failure -L fuzz) || status=$?
+fi
+exit "$status"

@@ -169,8 +169,11 @@ absl::StatusOr<std::unique_ptr<Service>> ConnectWithRetry(const std::string& wha
 }
 
 // Blocks SIGTERM/SIGINT for every thread (call before any thread starts) and returns a
-// signalfd that reports them.
+// signalfd that reports them. SIGPIPE is ignored, as the Go runtime ignores it for everything
+// but stdout/stderr: a peer that hangs up on a socket or pipe (an HTTP client, a probe, a
+// runtime stream) must cost an EPIPE, never the process.
 int BlockShutdownSignals() {
+  ::signal(SIGPIPE, SIG_IGN);
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
