@@ -17,6 +17,13 @@ void LogEscapedException(std::string_view what, const char* message) noexcept {
   }
 }
 
+void AssignNoThrow(std::string* out, const char* message) noexcept {
+  try {
+    *out = message != nullptr ? message : "unknown exception";
+  } catch (...) {
+  }
+}
+
 }  // namespace internal
 
 std::thread GuardedThread(std::string name, std::function<void()> fn) {

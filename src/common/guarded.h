@@ -25,19 +25,24 @@ namespace internal {
 // Logs an exception that reached the boundary `what`; `message` is its what(), or null when it
 // was not a std::exception. Never throws.
 void LogEscapedException(std::string_view what, const char* message) noexcept;
+// *out = message (or "unknown exception" for null), left unchanged when that cannot allocate.
+void AssignNoThrow(std::string* out, const char* message) noexcept;
 }  // namespace internal
 
 // Runs fn(). Returns true when it returned, false when it threw: the exception (of any type) was
-// caught and logged with `what` as context. Never throws.
+// caught and logged with `what` as context, and its message stored in `*error` when `error` is
+// not null (for a caller that turns it into an error value). Never throws.
 template <typename Fn>
-bool RunGuarded(std::string_view what, Fn&& fn) noexcept {
+bool RunGuarded(std::string_view what, Fn&& fn, std::string* error = nullptr) noexcept {
   try {
     std::forward<Fn>(fn)();
     return true;
   } catch (const std::exception& e) {
     internal::LogEscapedException(what, e.what());
+    if (error != nullptr) internal::AssignNoThrow(error, e.what());
   } catch (...) {
     internal::LogEscapedException(what, nullptr);
+    if (error != nullptr) internal::AssignNoThrow(error, nullptr);
   }
   return false;
 }

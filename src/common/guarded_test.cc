@@ -46,6 +46,19 @@ TEST_F(GuardedTest, StdExceptionIsLoggedWithTheBoundary) {
   EXPECT_NE(lines[0].find("boundary=\"probe worker\""), std::string::npos) << lines[0];
 }
 
+TEST_F(GuardedTest, TheMessageIsHandedBackForAnErrorValue) {
+  std::string error = "unchanged";
+  EXPECT_TRUE(RunGuarded(
+      "fine", [] {}, &error));
+  EXPECT_EQ(error, "unchanged");
+  EXPECT_FALSE(RunGuarded(
+      "bad", [] { throw std::out_of_range("basic_string::substr"); }, &error));
+  EXPECT_EQ(error, "basic_string::substr");
+  EXPECT_FALSE(RunGuarded(
+      "odd", [] { throw 1.5; }, &error));
+  EXPECT_EQ(error, "unknown exception");
+}
+
 TEST_F(GuardedTest, NonStdExceptionIsCaughtToo) {
   EXPECT_FALSE(RunGuarded("odd", [] { throw 42; }));
   std::vector<std::string> lines = Lines();

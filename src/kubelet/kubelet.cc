@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/static_pod.h"
+#include "common/guarded.h"
 #include "common/log.h"
 #include "kubelet/podsource/file_source.h"
 #include "kubelet/podsource/http_source.h"
@@ -135,25 +136,25 @@ absl::Status Kubelet::Start() {
     http_source_ =
         std::make_unique<podsource::HttpSource>(ho, *pod_config_, const_cast<Clock&>(clock_));
   }
-  runtime_thread_ = std::thread([this] {
+  runtime_thread_ = GuardedThread("runtime health loop", [this] {
     do {
-      UpdateRuntimeUp();
+      RunGuarded("runtime health check", [this] { UpdateRuntimeUp(); });
     } while (!stop_.WaitForNotificationWithTimeout(options_.runtime_status_period));
   });
   pleg_->Start();
-  housekeeping_thread_ = std::thread([this] {
+  housekeeping_thread_ = GuardedThread("housekeeping loop", [this] {
     for (;;) {
       struct pollfd fds[2] = {{stop_fd_, POLLIN, 0}, {housekeeping_fd_, POLLIN, 0}};
       if (::poll(fds, 2, -1) < 0 && errno == EINTR) continue;
       if (fds[0].revents & POLLIN) return;
       if (fds[1].revents & POLLIN) {
         Consume(housekeeping_fd_);
-        Housekeeping();
+        RunGuarded("housekeeping", [this] { Housekeeping(); });
         housekeeping_running_ = false;
       }
     }
   });
-  sync_thread_ = std::thread([this] { SyncLoop(); });
+  sync_thread_ = GuardedThread("sync loop", [this] { SyncLoop(); });
   if (file_source_) {
     if (absl::Status st = file_source_->Start(); !st.ok()) return st;
   }
@@ -207,25 +208,33 @@ void Kubelet::SyncLoop() {
       KLOG_ERROR(absl::InternalError(std::strerror(errno)), "Sync loop poll failed");
     }
     if (fds[0].revents & POLLIN) return;
+    // Each update, event and request is its own boundary: one that throws is logged and the
+    // loop goes on with the others.
     if (fds[1].revents & POLLIN) {
-      for (const podsource::PodUpdate& u : pod_config_->Drain()) HandleUpdate(u);
+      for (const podsource::PodUpdate& u : pod_config_->Drain()) {
+        RunGuarded("SyncLoop pod update", [&] { HandleUpdate(u); });
+      }
     }
     if (fds[2].revents & POLLIN) {
-      for (const pleg::PodLifecycleEvent& e : pleg_->Events().Drain()) HandlePLEGEvent(e);
+      for (const pleg::PodLifecycleEvent& e : pleg_->Events().Drain()) {
+        RunGuarded("SyncLoop PLEG event", [&] { HandlePLEGEvent(e); });
+      }
     }
     if (fds[3].revents & POLLIN) {
       std::set<std::string> uids;
       for (std::string& uid : sync_requests_.Drain()) uids.insert(std::move(uid));
       for (const std::string& uid : uids) {
-        auto pod = pod_manager_.GetPodByUID(uid);
-        if (!pod) continue;
-        KLOG_V(4, "SyncLoop (probe result): sync requested", "pod", api::PodKey(*pod));
-        pod_workers_->UpdatePod({SyncPodType::kSync, *pod, std::nullopt, std::nullopt});
+        RunGuarded("SyncLoop probe result", [&] {
+          auto pod = pod_manager_.GetPodByUID(uid);
+          if (!pod) return;
+          KLOG_V(4, "SyncLoop (probe result): sync requested", "pod", api::PodKey(*pod));
+          pod_workers_->UpdatePod({SyncPodType::kSync, *pod, std::nullopt, std::nullopt});
+        });
       }
     }
     now = clock_.Now();
     if (now >= next_sync) {
-      pod_workers_->SyncDue();
+      RunGuarded("SyncLoop sync tick", [&] { pod_workers_->SyncDue(); });
       next_sync = now + options_.sync_tick;
     }
     if (now >= next_housekeeping) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+#include "common/guarded.h"
 #include "common/log.h"
 
 namespace kubelet {
@@ -173,33 +175,45 @@ void PodWorkers::Run(const std::string& uid) {
     container::PodStatus status = cache_.GetNewerThan(uid, last_sync, options_.cache_wait).status;
     absl::Status err;
     bool advance = false;
-    switch (phase) {
-      case Phase::kSyncing: {
-        // A kill that came while this step waited for the status cache: go straight on to it.
-        if (!pod || cancel->IsCancelled()) break;
-        ScopedCancellation scope(cancel);
-        auto terminal = syncer_.SyncPod(update.type, *pod, status);
-        if (!terminal.ok()) {
-          err = terminal.status();
-        } else {
-          advance = *terminal;
-        }
-        break;
-      }
-      case Phase::kTerminating:
-        if (pod) {
-          err = syncer_.SyncTerminatingPod(*pod, status, grace);
-        } else if (running) {
-          err = syncer_.SyncTerminatingRuntimePod(*running);
-        }
-        advance = err.ok();
-        break;
-      case Phase::kTerminated:
-        if (pod) err = syncer_.SyncTerminatedPod(*pod, status);
-        advance = err.ok();
-        break;
-      case Phase::kFinished:
-        break;
+    // A step that throws fails like one that returned an error: the worker's bookkeeping below
+    // still runs, so the pod is retried instead of being left marked as working forever.
+    std::string thrown;
+    const bool returned = RunGuarded(
+        "pod worker",
+        [&] {
+          switch (phase) {
+            case Phase::kSyncing: {
+              // A kill that came while this step waited for the status cache: go straight on to it.
+              if (!pod || cancel->IsCancelled()) break;
+              ScopedCancellation scope(cancel);
+              auto terminal = syncer_.SyncPod(update.type, *pod, status);
+              if (!terminal.ok()) {
+                err = terminal.status();
+              } else {
+                advance = *terminal;
+              }
+              break;
+            }
+            case Phase::kTerminating:
+              if (pod) {
+                err = syncer_.SyncTerminatingPod(*pod, status, grace);
+              } else if (running) {
+                err = syncer_.SyncTerminatingRuntimePod(*running);
+              }
+              advance = err.ok();
+              break;
+            case Phase::kTerminated:
+              if (pod) err = syncer_.SyncTerminatedPod(*pod, status);
+              advance = err.ok();
+              break;
+            case Phase::kFinished:
+              break;
+          }
+        },
+        &thrown);
+    if (!returned) {
+      err = absl::InternalError(absl::StrCat("pod sync step threw: ", thrown));
+      advance = false;
     }
     if (!err.ok() && cancel && cancel->IsCancelled()) {
       KLOG_V(2, "Sync exited with context cancellation error", "pod", PodRef(pod, running),

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/guarded.h"
 #include "cri/proto/api.grpc.pb.h"
 #include "cri/remote/grpc_util.h"
 
@@ -284,7 +285,9 @@ class RemoteRuntimeService final : public RuntimeService {
         stub_->GetContainerEvents(&context, v1::GetEventsRequest());
     v1::ContainerEventResponse event;
     while (reader->Read(&event)) {
-      on_event(event);
+      // The callback runs on this stream's thread; a throw must not leave the cancel hook
+      // pointing at a dead context.
+      RunGuarded("container event callback", [&] { on_event(event); });
       event.Clear();
     }
     const grpc::Status status = reader->Finish();

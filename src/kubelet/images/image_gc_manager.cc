@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/guarded.h"
 #include "common/log.h"
 
 namespace kubelet::images {
@@ -82,7 +83,7 @@ void ImageGCManager::Start() {
   if (options_.policy.high_threshold_percent == 100) {
     KLOG_V(2, "ImageGCHighThresholdPercent is set 100, Disable image GC");
   }
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = GuardedThread("image GC loop", [this] { Loop(); });
 }
 
 void ImageGCManager::Stop() {
@@ -95,27 +96,31 @@ void ImageGCManager::Stop() {
 
 void ImageGCManager::Loop() {
   for (;;) {
-    if (auto in_use = DetectImages(); !in_use.ok()) {
-      KLOG_WARNING("Failed to monitor images", "err", in_use.status());
-    }
-    if (options_.policy.high_threshold_percent != 100) {
-      if (absl::Status s = GarbageCollect(); !s.ok()) {
-        if (prev_gc_failed_) {
-          KLOG_ERROR(s, "Image garbage collection failed multiple times in a row");
-        } else {
-          KLOG_ERROR(s,
-                     "Image garbage collection failed once. Stats initialization may not have "
-                     "completed yet");
-        }
-        prev_gc_failed_ = true;
-      } else {
-        KLOG_V(prev_gc_failed_ ? 1 : 4, "Image garbage collection succeeded");
-        prev_gc_failed_ = false;
-      }
-    }
+    RunGuarded("image GC round", [this] { RunOnce(); });
     absl::MutexLock lock(&mu_);
     auto stopped = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_; };
     if (mu_.AwaitWithTimeout(absl::Condition(&stopped), options_.period)) return;
+  }
+}
+
+void ImageGCManager::RunOnce() {
+  if (auto in_use = DetectImages(); !in_use.ok()) {
+    KLOG_WARNING("Failed to monitor images", "err", in_use.status());
+  }
+  if (options_.policy.high_threshold_percent != 100) {
+    if (absl::Status s = GarbageCollect(); !s.ok()) {
+      if (prev_gc_failed_) {
+        KLOG_ERROR(s, "Image garbage collection failed multiple times in a row");
+      } else {
+        KLOG_ERROR(s,
+                   "Image garbage collection failed once. Stats initialization may not have "
+                   "completed yet");
+      }
+      prev_gc_failed_ = true;
+    } else {
+      KLOG_V(prev_gc_failed_ ? 1 : 4, "Image garbage collection succeeded");
+      prev_gc_failed_ = false;
+    }
   }
 }
 

@@ -99,6 +99,8 @@ class ImageGCManager {
   absl::StatusOr<std::vector<std::string>> DetectImagesAt(absl::Time now);
   absl::Status FreeSpaceAt(uint64_t bytes_to_free, absl::Time now, uint64_t& freed);
   void Loop();
+  // One round of the loop: detect images, then collect by thresholds.
+  void RunOnce();
 
   const ImageGCOptions options_;
 

@@ -22,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/guarded.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "kubelet/kuberuntime/dns.h"
@@ -585,8 +586,18 @@ std::vector<SyncResult> KubeGenericRuntimeManager::KillContainersWithSyncResult(
   auto kill_one = [&](size_t i) {
     const container::Container& c = running.containers[i];
     results[i] = internal::NewSyncResult(SyncResult::Action::kKillContainer, c.name);
-    absl::Status s =
-        KillContainer(pod, c.id, c.name, "", kReasonUnknown, grace_override, ordering.get());
+    absl::Status s;
+    // Each kill runs on a thread of its own: a throw fails this kill, not the process.
+    std::string thrown;
+    if (!RunGuarded(
+            "kill container",
+            [&] {
+              s = KillContainer(pod, c.id, c.name, "", kReasonUnknown, grace_override,
+                                ordering.get());
+            },
+            &thrown)) {
+      s = absl::InternalError(absl::StrCat("killing the container threw: ", thrown));
+    }
     if (!s.ok()) {
       internal::Fail(results[i], kErrKillContainer, std::string(s.message()));
       KLOG_ERROR(s, "Kill container failed", "pod",

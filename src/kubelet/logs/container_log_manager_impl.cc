@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "api/quantity.h"
+#include "common/guarded.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "kubelet/logs/log_reader.h"
@@ -181,7 +182,7 @@ void ContainerLogManagerImpl::Start() {
     KLOG_INFO("Container log rotation is disabled", "containerLogMaxSize", options_.max_size);
     return;
   }
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = GuardedThread("log rotation loop", [this] { Loop(); });
 }
 
 void ContainerLogManagerImpl::Stop() {
@@ -207,8 +208,10 @@ void ContainerLogManagerImpl::Loop() {
       mu_.AwaitWithTimeout(absl::Condition(&stopped_), options_.monitor_interval);
       if (stopped_) return;
     }
-    absl::Status st = RotateLogs();
-    if (!st.ok()) KLOG_ERROR(st, "Failed to rotate container logs");
+    RunGuarded("log rotation round", [this] {
+      absl::Status st = RotateLogs();
+      if (!st.ok()) KLOG_ERROR(st, "Failed to rotate container logs");
+    });
   }
 }
 

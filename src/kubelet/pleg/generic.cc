@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/guarded.h"
 #include "common/log.h"
 #include "metrics/metrics.h"
 
@@ -103,9 +104,9 @@ GenericPLEG::~GenericPLEG() {
 
 void GenericPLEG::Start() {
   if (thread_.joinable()) return;
-  thread_ = std::thread([this] {
+  thread_ = GuardedThread("PLEG loop", [this] {
     for (;;) {
-      Relist();
+      RunGuarded("PLEG relist", [this] { Relist(); });
       struct pollfd fds[2] = {{stop_fd_, POLLIN, 0}, {poke_fd_, POLLIN, 0}};
       int n = ::poll(fds, 2, static_cast<int>(absl::ToInt64Milliseconds(options_.relist_period)));
       if (n > 0 && (fds[0].revents & POLLIN)) return;

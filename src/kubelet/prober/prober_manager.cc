@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/guarded.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "kubelet/prober/grpc_probe.h"
@@ -121,7 +122,8 @@ ProberManager::ProberManager(cri::RuntimeService& runtime, Clock& clock, Options
       pool_(std::max(1, options_.probe_threads), options_.max_probe_threads, absl::Seconds(30)),
       start_(clock.Now()),
       rng_(std::random_device{}()) {
-  if (options_.start_scheduler) scheduler_ = std::thread([this] { SchedulerLoop(); });
+  if (options_.start_scheduler)
+    scheduler_ = GuardedThread("prober scheduler", [this] { SchedulerLoop(); });
 }
 
 ProberManager::~ProberManager() { Stop(); }
@@ -373,9 +375,22 @@ void ProberManager::RunWorker(const std::shared_ptr<Worker>& w) {
 
   const absl::Time start = clock_.Now();
   lifecycle::ProbeOutcome outcome;
-  for (int attempt = 0; attempt < kMaxProbeRetries; ++attempt) {
-    outcome = Execute(*w, pod, container, id, pod_ip);
-    if (outcome.result != lifecycle::ProbeResult::kUnknown) break;
+  // A probe that throws errors like one that could not run; the bookkeeping below still clears
+  // the worker's in-flight mark, so the next period probes again.
+  std::string thrown;
+  const bool returned = RunGuarded(
+      "probe",
+      [&] {
+        for (int attempt = 0; attempt < kMaxProbeRetries; ++attempt) {
+          outcome = Execute(*w, pod, container, id, pod_ip);
+          if (outcome.result != lifecycle::ProbeResult::kUnknown) break;
+        }
+      },
+      &thrown);
+  if (!returned) {
+    outcome = lifecycle::ProbeOutcome{};
+    outcome.result = lifecycle::ProbeResult::kUnknown;
+    outcome.error = absl::InternalError(absl::StrCat("probe threw: ", thrown));
   }
   const double seconds = absl::ToDoubleSeconds(clock_.Now() - start);
   const char* type_name = ProbeTypeName(w->type);
