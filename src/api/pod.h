@@ -25,82 +25,17 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "api/meta.h"
 #include "api/quantity.h"
 
 namespace kubelet::api {
 
 using ResourceList = std::map<std::string, Quantity>;
-using StringMap = std::map<std::string, std::string>;
 
-// Opaque JSON value (compact text, e.g. R"({"nodeAffinity":{...}})"). Empty string = absent.
-struct RawJson {
-  std::string json;
-  bool empty() const { return json.empty(); }
-  bool operator==(const RawJson&) const = default;
-};
-
-// metav1.Time: an instant with second precision on the wire ("2006-01-02T15:04:05Z", UTC).
-// The zero value (set == false) is Go's zero time, which encodes as JSON null.
-struct Time {
-  bool set = false;
-  int64_t seconds = 0;  // Unix seconds.
-  int32_t nanos = 0;    // Kept in memory; the wire form truncates to seconds like metav1.Time.
-
-  static Time FromUnix(int64_t seconds, int32_t nanos = 0) { return Time{true, seconds, nanos}; }
-  bool IsZero() const { return !set; }
-  // "2006-01-02T15:04:05Z" (UTC, seconds precision), "" for the zero value.
-  std::string RFC3339() const;
-  // Accepts what Go's time.Parse(time.RFC3339, s) accepts (fractional seconds, numeric offsets).
-  static absl::StatusOr<Time> ParseRFC3339(std::string_view s);
-  bool operator==(const Time&) const = default;
-};
-
-// intstr.IntOrString.
-struct IntOrString {
-  enum class Type { kInt, kString };
-  Type type = Type::kInt;
-  int32_t int_val = 0;
-  std::string str_val;
-
-  static IntOrString FromInt(int32_t v) { return IntOrString{Type::kInt, v, ""}; }
-  static IntOrString FromString(std::string s) {
-    return IntOrString{Type::kString, 0, std::move(s)};
-  }
-  bool is_string() const { return type == Type::kString; }
-  std::string ToString() const;  // "8080" or "http"
-  bool operator==(const IntOrString&) const = default;
-};
+// RawJson, Time, IntOrString, OwnerReference and ObjectMeta live in api/meta.h.
 
 // ---------------------------------------------------------------------------------------------
 // Metadata.
-
-struct OwnerReference {
-  std::string api_version;  // apiVersion
-  std::string kind;
-  std::string name;
-  std::string uid;
-  std::optional<bool> controller;
-  std::optional<bool> block_owner_deletion;
-  bool operator==(const OwnerReference&) const = default;
-};
-
-struct ObjectMeta {
-  std::string name;
-  std::string generate_name;
-  std::string namespace_;  // "namespace"
-  std::string self_link;
-  std::string uid;
-  std::string resource_version;
-  int64_t generation = 0;
-  Time creation_timestamp;
-  std::optional<Time> deletion_timestamp;
-  std::optional<int64_t> deletion_grace_period_seconds;
-  StringMap labels;
-  StringMap annotations;
-  std::vector<OwnerReference> owner_references;
-  std::vector<std::string> finalizers;
-  bool operator==(const ObjectMeta&) const = default;
-};
 
 struct LocalObjectReference {
   std::string name;
