@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/cancellation.h"
+#include "common/guarded.h"
 #include "common/log.h"
 #include "common/strings.h"
 
@@ -162,22 +163,28 @@ asio::awaitable<bool> Dial(beast::tcp_stream& stream, const std::string& host, i
   co_return true;
 }
 
-// Returns false when the thread's cancellation (a pod's sync being cancelled) stopped it first.
+// Runs the coroutine `make()` returns to its end. Returns Cancelled when the thread's
+// cancellation (a pod's sync being cancelled) stopped it first, and Internal with the message
+// when it threw: Asio and Beast report some bad input by exception (Beast's std::length_error
+// for a header field over 64 KiB), and a hostile container must fail its probe, not the kubelet.
 template <typename Fn>
-bool RunCoroutine(Fn make) {
+absl::Status RunCoroutine(Fn make) {
   asio::io_context ioc;
   OnCancel on_cancel([&ioc] { ioc.stop(); });
-  if (on_cancel.cancelled()) return false;
+  if (on_cancel.cancelled()) return absl::CancelledError();
   std::exception_ptr failure;
-  asio::co_spawn(ioc, make(), [&failure](std::exception_ptr e) { failure = e; });
-  try {
-    ioc.run();
-    if (on_cancel.cancelled()) return false;
-    if (failure) std::rethrow_exception(failure);
-  } catch (const std::exception& e) {
-    KLOG_ERROR(absl::InternalError(e.what()), "Probe I/O failed unexpectedly");
-  }
-  return true;
+  std::string thrown;
+  const bool returned = RunGuarded(
+      "probe I/O",
+      [&] {
+        asio::co_spawn(ioc, make(), [&failure](std::exception_ptr e) { failure = e; });
+        ioc.run();
+        if (failure && !on_cancel.cancelled()) std::rethrow_exception(failure);
+      },
+      &thrown);
+  if (on_cancel.cancelled()) return absl::CancelledError();
+  if (!returned) return absl::InternalError(thrown);
+  return absl::OkStatus();
 }
 
 // --- HTTP -------------------------------------------------------------------------------------
@@ -442,10 +449,14 @@ absl::StatusOr<HttpGetResult> HttpGet(const HttpGetRequest& request, absl::Durat
                                       bool* tls_got_http) {
   absl::StatusOr<HttpGetResult> out = absl::InternalError("HTTP request did not complete");
   if (tls_got_http != nullptr) *tls_got_http = false;
-  if (!RunCoroutine([&] { return GetWithRedirects(request, timeout, &out, tls_got_http); })) {
-    return absl::CancelledError(absl::StrCat(
-        "Get ", log::Quote(FormatURL(request.scheme, request.host, request.port, request.path)),
-        ": context canceled"));
+  const absl::Status run =
+      RunCoroutine([&] { return GetWithRedirects(request, timeout, &out, tls_got_http); });
+  if (!run.ok()) {
+    const std::string url = FormatURL(request.scheme, request.host, request.port, request.path);
+    if (absl::IsCancelled(run)) {
+      return absl::CancelledError(absl::StrCat("Get ", log::Quote(url), ": context canceled"));
+    }
+    return absl::UnavailableError(absl::StrCat("Get ", log::Quote(url), ": ", run.message()));
   }
   return out;
 }
@@ -480,7 +491,11 @@ ProbeOutcome TcpProbe(const std::string& host, int port, absl::Duration timeout)
   ProbeOutcome out;
   std::string err = "dial tcp: connection did not complete";
   bool ok = false;
-  RunCoroutine([&] { return TcpConnect(host, port, timeout, &err, &ok); });
+  const absl::Status run = RunCoroutine([&] { return TcpConnect(host, port, timeout, &err, &ok); });
+  if (!run.ok() && !absl::IsCancelled(run)) {
+    ok = false;
+    err = absl::StrCat("dial tcp ", JoinHostPort(host, port), ": ", run.message());
+  }
   if (ok) {
     out.result = ProbeResult::kSuccess;
   } else {

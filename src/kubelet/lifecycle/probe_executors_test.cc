@@ -157,6 +157,32 @@ TEST(HttpProbeTest, ServerErrorFails) {
   EXPECT_EQ(out.output, "HTTP probe failed with statuscode: 500");
 }
 
+// Beast keeps a header field in 16 bits and throws std::length_error for a longer one; a
+// response's header is bounded by the parser before it gets there.
+constexpr size_t kOverBeastFieldLimit = 70 * 1024;
+
+TEST(HttpProbeTest, HugeResponseHeaderFailsTheProbe) {
+  TestServer server([](const std::string&) {
+    return Response(200, "ok", "X-Hostile: " + std::string(kOverBeastFieldLimit, 'a') + "\r\n");
+  });
+  ProbeOutcome out = HttpProbe(Req(server.port(), "/"), absl::Seconds(5));
+  EXPECT_EQ(out.result, ProbeResult::kFailure);
+  EXPECT_TRUE(absl::StrContains(out.output, "header limit exceeded")) << out.output;
+}
+
+TEST(HttpProbeTest, HugeRequestHeaderFailsTheProbeInsteadOfThrowing) {
+  TestServer server([](const std::string&) { return Response(200, "ok"); });
+  HttpGetRequest req = Req(server.port(), "/");
+  req.headers.push_back({"X-Big", std::string(kOverBeastFieldLimit, 'b')});
+  ProbeOutcome out = HttpProbe(req, absl::Seconds(5));
+  EXPECT_EQ(out.result, ProbeResult::kFailure);
+  EXPECT_TRUE(absl::StrContains(out.output, "field value too large")) << out.output;
+  req.headers = {{"Host", std::string(kOverBeastFieldLimit, 'h')}};
+  out = HttpProbe(req, absl::Seconds(5));
+  EXPECT_EQ(out.result, ProbeResult::kFailure);
+  EXPECT_TRUE(absl::StartsWith(out.output, "Get ")) << out.output;
+}
+
 TEST(HttpProbeTest, FollowsRedirectToSameHost) {
   TestServer server([](const std::string& head) {
     if (absl::StartsWith(head, "GET /old ")) return Response(302, "", "Location: /new\r\n");

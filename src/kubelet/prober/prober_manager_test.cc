@@ -5,7 +5,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -166,6 +168,36 @@ TEST_F(ProberManagerTest, WarningCountsAsSuccessAndErrorsAreDiscarded) {
   prober_.Set(ProbeType::kReadiness, ProbeResult::kWarning);
   Tick();
   EXPECT_EQ(manager_->Ready("containerd://c1"), true);
+}
+
+TEST(ProberManagerThrowTest, AProbeThatThrowsErrorsAndIsRunAgainNextPeriod) {
+  cri::FakeRuntime runtime;
+  FakeClock clock;
+  std::atomic<int> calls{0};
+  ProberManager::Options opts;
+  opts.start_scheduler = false;
+  opts.probe = [&calls](ProbeType, const api::Pod&, const api::Container&, const api::Probe&,
+                        const container::ContainerID&, const std::string&) {
+    // What Beast throws for a header field over 64 KiB.
+    if (++calls == 1) throw std::length_error("field value too large");
+    ProbeOutcome out;
+    out.result = ProbeResult::kSuccess;
+    return out;
+  };
+  ProberManager manager(runtime, clock, opts);
+  api::Container c;
+  c.name = "main";
+  c.readiness_probe = ExecProbeSpec(1);
+  api::Pod pod = MakePod("u1", c);
+  manager.AfterSync(pod, RunningStatus(pod, "c1", clock.Now()));
+  manager.RunDueProbes();
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(manager.Ready("containerd://c1"), false);
+  // Not left in flight: the next period probes again.
+  clock.Advance(absl::Seconds(10));
+  manager.RunDueProbes();
+  EXPECT_EQ(calls.load(), 2);
+  EXPECT_EQ(manager.Ready("containerd://c1"), true);
 }
 
 TEST_F(ProberManagerTest, FailuresAndWarningsAreRecordedAsEvents) {
