@@ -1,0 +1,373 @@
+#include "apiclient/reflector.h"
+
+#include <algorithm>
+#include <random>
+#include <utility>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "common/strings.h"
+
+namespace kubelet::apiclient {
+namespace {
+
+std::string ObjectResourceVersion(const nlohmann::json& object) {
+  if (!object.is_object()) return "";
+  auto md = object.find("metadata");
+  if (md == object.end() || !md->is_object()) return "";
+  auto rv = md->find("resourceVersion");
+  return rv != md->end() && rv->is_string() ? rv->get<std::string>() : "";
+}
+
+bool Retryable(int code) { return code == 429 || code >= 500; }
+
+}  // namespace
+
+Reflector::Reflector(RestClient& client, ResourceEventHandler& handler, ReflectorOptions options,
+                     Clock& clock)
+    : client_(client), handler_(handler), options_(std::move(options)), clock_(clock) {}
+
+Reflector::~Reflector() { Stop(); }
+
+void Reflector::Start() {
+  if (thread_.joinable()) return;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void Reflector::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  cancel_->Cancel();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool Reflector::Stopping() const {
+  absl::MutexLock lock(&mu_);
+  return stopping_;
+}
+
+bool Reflector::HasSynced() const {
+  absl::MutexLock lock(&mu_);
+  return synced_;
+}
+
+std::string Reflector::LastSyncResourceVersion() const {
+  absl::MutexLock lock(&mu_);
+  return rv_;
+}
+
+void Reflector::SetResourceVersion(const std::string& rv) {
+  if (rv.empty()) return;
+  absl::MutexLock lock(&mu_);
+  rv_ = rv;
+}
+
+std::string Reflector::Query(
+    std::initializer_list<std::pair<std::string, std::string>> extra) const {
+  std::string q;
+  auto add = [&q](const std::string& k, const std::string& v) {
+    absl::StrAppend(&q, q.empty() ? "?" : "&", AV(k), "=", AV(EscapeQuery(v)));
+  };
+  if (!options_.label_selector.empty()) add("labelSelector", options_.label_selector);
+  if (!options_.field_selector.empty()) add("fieldSelector", options_.field_selector);
+  for (const auto& [k, v] : extra) add(k, v);
+  return q;
+}
+
+bool Reflector::Backoff() {
+  absl::Time now = clock_.Now();
+  if (backoff_ == absl::ZeroDuration() || now - last_backoff_ > options_.backoff_reset) {
+    backoff_ = options_.backoff_initial;
+  } else {
+    backoff_ = std::min(backoff_ * 2, options_.backoff_max);
+  }
+  last_backoff_ = now;
+  absl::BitGen gen;
+  absl::Duration sleep = backoff_ + backoff_ * (options_.jitter * absl::Uniform(gen, 0.0, 1.0));
+  absl::MutexLock lock(&mu_);
+  const absl::Time deadline = absl::Now() + sleep;
+  // Stop() sets stopping_ under mu_, which re-evaluates the condition: no polling.
+  mu_.AwaitWithDeadline(absl::Condition(&stopping_), deadline);
+  return !stopping_;
+}
+
+absl::Status Reflector::List(const std::string& resource_version, bool* expired) {
+  *expired = false;
+  std::vector<nlohmann::json> items;
+  std::string cont;
+  std::string list_rv;
+  do {
+    Request req;
+    std::string query;
+    if (cont.empty()) {
+      query = options_.page_size > 0 ? Query({{"limit", std::to_string(options_.page_size)},
+                                              {"resourceVersion", resource_version}})
+                                     : Query({{"resourceVersion", resource_version}});
+    } else {
+      query = Query({{"limit", std::to_string(options_.page_size)}, {"continue", cont}});
+    }
+    req.path = options_.path + query;
+    absl::StatusOr<Response> resp = client_.Do(req);
+    if (!resp.ok()) return resp.status();
+    if (!resp->ok()) {
+      ApiError e = DecodeApiError(*resp);
+      *expired = IsResourceExpired(e);
+      return ResponseStatus(*resp);
+    }
+    nlohmann::json list = nlohmann::json::parse(resp->body, nullptr, /*allow_exceptions=*/false);
+    if (!list.is_object() ||
+        (list.contains("items") && !list["items"].is_array() && !list["items"].is_null())) {
+      return absl::DataLossError(absl::StrCat("list of ", AV(options_.path), " is not a list"));
+    }
+    if (auto it = list.find("items"); it != list.end() && it->is_array()) {
+      for (nlohmann::json& item : *it) items.push_back(std::move(item));
+    }
+    cont.clear();
+    if (auto md = list.find("metadata"); md != list.end() && md->is_object()) {
+      if (auto c = md->find("continue"); c != md->end() && c->is_string()) {
+        cont = c->get<std::string>();
+      }
+      if (auto rv = md->find("resourceVersion"); rv != md->end() && rv->is_string()) {
+        list_rv = rv->get<std::string>();
+      }
+    }
+  } while (!cont.empty() && options_.page_size > 0);
+  SetResourceVersion(list_rv);
+  handler_.Replace(std::move(items), list_rv);
+  {
+    absl::MutexLock lock(&mu_);
+    synced_ = true;
+  }
+  return absl::OkStatus();
+}
+
+Reflector::WatchEnd Reflector::WatchOnce() {
+  absl::BitGen gen;
+  const int64_t min_s = std::max<int64_t>(1, absl::ToInt64Seconds(options_.min_watch_timeout));
+  const int64_t timeout_s = absl::Uniform<int64_t>(gen, min_s, 2 * min_s);
+  Request req;
+  req.path = options_.path + Query({{"allowWatchBookmarks", "true"},
+                                    {"resourceVersion", LastSyncResourceVersion()},
+                                    {"timeoutSeconds", std::to_string(timeout_s)},
+                                    {"watch", "true"}});
+  // A guard against a server that never ends the stream.
+  req.timeout = absl::Seconds(timeout_s) + absl::Seconds(30);
+
+  WatchEnd end = WatchEnd::kClosed;
+  int events = 0;
+  const absl::Time start = absl::Now();
+  absl::StatusOr<Response> resp = client_.Watch(req, [&](WatchEvent ev) {
+    ++events;
+    if (ev.type == "ADDED" || ev.type == "MODIFIED" || ev.type == "DELETED") {
+      std::string rv = ObjectResourceVersion(ev.object);
+      if (ev.type == "ADDED") {
+        handler_.Add(ev.object);
+      } else if (ev.type == "MODIFIED") {
+        handler_.Update(ev.object);
+      } else {
+        handler_.Delete(ev.object);
+      }
+      SetResourceVersion(rv);
+      return true;
+    }
+    if (ev.type == "BOOKMARK") {
+      std::string rv = ObjectResourceVersion(ev.object);
+      SetResourceVersion(rv);
+      if (!rv.empty()) handler_.Bookmark(rv);
+      return true;
+    }
+    if (ev.type == "ERROR") {
+      ApiError e = DecodeApiError(ev.object);
+      if (IsResourceExpired(e)) {
+        KLOG_V(4, "Watch closed: resource version too old", "reflector", options_.name, "message",
+               e.message);
+        end = WatchEnd::kExpired;
+      } else {
+        KLOG_V(2, "Watch ended with an error", "reflector", options_.name, "code", e.code, "reason",
+               e.reason, "message", e.message);
+        end = WatchEnd::kRelist;
+      }
+      return false;
+    }
+    KLOG_V(2, "Unexpected watch event type", "reflector", options_.name, "type", ev.type);
+    end = WatchEnd::kRelist;
+    return false;
+  });
+  if (Stopping()) return WatchEnd::kStopped;
+  if (!resp.ok()) {
+    if (resp.status().code() == absl::StatusCode::kCancelled) return WatchEnd::kStopped;
+    KLOG_V(2, "Watch failed", "reflector", options_.name, "err", resp.status());
+    return resp.status().code() == absl::StatusCode::kUnavailable ? WatchEnd::kRetryWatch
+                                                                  : WatchEnd::kRelist;
+  }
+  if (resp->code != 200) {
+    ApiError e = DecodeApiError(*resp);
+    if (IsResourceExpired(e)) {
+      KLOG_V(4, "Watch refused: resource version too old", "reflector", options_.name);
+      return WatchEnd::kExpired;
+    }
+    KLOG_V(2, "Watch refused", "reflector", options_.name, "code", resp->code, "reason", e.reason,
+           "message", e.message);
+    return Retryable(resp->code) ? WatchEnd::kRetryWatch : WatchEnd::kRelist;
+  }
+  if (end == WatchEnd::kClosed && events == 0 && absl::Now() - start < absl::Seconds(1)) {
+    KLOG_V(2, "Very short watch", "reflector", options_.name);
+    return WatchEnd::kRetryWatch;
+  }
+  if (end == WatchEnd::kClosed) {
+    KLOG_V(4, "Watch closed, watching again", "reflector", options_.name, "events", events);
+  }
+  return end;
+}
+
+void Reflector::Run() {
+  ScopedCancellation scope(cancel_);
+  bool need_list = true;
+  bool rv_unavailable = false;
+  while (!Stopping()) {
+    if (need_list) {
+      // First list from the watch cache ("0"); after an expiry a consistent read (""); other
+      // relists from the last version seen, as client-go does.
+      std::string rv = rv_unavailable ? "" : LastSyncResourceVersion();
+      if (rv.empty() && !rv_unavailable) rv = "0";
+      bool expired = false;
+      absl::Status s = List(rv, &expired);
+      if (!s.ok()) {
+        if (Stopping() || s.code() == absl::StatusCode::kCancelled) break;
+        if (expired) rv_unavailable = true;
+        KLOG_V(2, "Failed to list", "reflector", options_.name, "err", s);
+        if (!Backoff()) break;
+        continue;
+      }
+      rv_unavailable = false;
+      need_list = false;
+    }
+    switch (WatchOnce()) {
+      case WatchEnd::kStopped:
+        return;
+      case WatchEnd::kClosed:
+        break;
+      case WatchEnd::kExpired:
+        rv_unavailable = true;
+        need_list = true;
+        break;
+      case WatchEnd::kRetryWatch:
+        if (!Backoff()) return;
+        break;
+      case WatchEnd::kRelist:
+        need_list = true;
+        if (!Backoff()) return;
+        break;
+    }
+  }
+}
+
+// Store.
+
+Store::Store(std::function<void()> on_change) : on_change_(std::move(on_change)) {}
+
+std::string Store::KeyOf(const nlohmann::json& object) {
+  if (!object.is_object()) return "";
+  auto md = object.find("metadata");
+  if (md == object.end() || !md->is_object()) return "";
+  std::string name = md->value("name", "");
+  if (name.empty()) return "";
+  std::string ns = md->value("namespace", "");
+  return ns.empty() ? name : absl::StrCat(AV(ns), "/", AV(name));
+}
+
+std::optional<nlohmann::json> Store::Get(const std::string& key) const {
+  absl::MutexLock lock(&mu_);
+  auto it = items_.find(key);
+  if (it == items_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<nlohmann::json> Store::List() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<nlohmann::json> out;
+  out.reserve(items_.size());
+  for (const auto& [k, v] : items_) out.push_back(v);
+  return out;
+}
+
+std::vector<std::string> Store::Keys() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> out;
+  for (const auto& [k, v] : items_) out.push_back(k);
+  return out;
+}
+
+size_t Store::size() const {
+  absl::MutexLock lock(&mu_);
+  return items_.size();
+}
+
+std::string Store::ResourceVersion() const {
+  absl::MutexLock lock(&mu_);
+  return rv_;
+}
+
+bool Store::HasSynced() const {
+  absl::MutexLock lock(&mu_);
+  return synced_;
+}
+
+bool Store::WaitFor(const std::function<bool(const Items&, const std::string&)>& pred,
+                    absl::Duration timeout) const {
+  absl::MutexLock lock(&mu_);
+  auto cond = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return pred(items_, rv_); };
+  return mu_.AwaitWithTimeout(absl::Condition(&cond), timeout);
+}
+
+void Store::Replace(std::vector<nlohmann::json> objects, const std::string& resource_version) {
+  {
+    absl::MutexLock lock(&mu_);
+    items_.clear();
+    for (nlohmann::json& o : objects) {
+      std::string key = KeyOf(o);
+      if (!key.empty()) items_[key] = std::move(o);
+    }
+    if (!resource_version.empty()) rv_ = resource_version;
+    synced_ = true;
+  }
+  if (on_change_) on_change_();
+}
+
+void Store::Put(const nlohmann::json& object) {
+  std::string key = KeyOf(object);
+  {
+    absl::MutexLock lock(&mu_);
+    if (!key.empty()) items_[key] = object;
+    std::string rv = ObjectResourceVersion(object);
+    if (!rv.empty()) rv_ = rv;
+  }
+  if (on_change_) on_change_();
+}
+
+void Store::Add(const nlohmann::json& object) { Put(object); }
+void Store::Update(const nlohmann::json& object) { Put(object); }
+
+void Store::Delete(const nlohmann::json& object) {
+  std::string key = KeyOf(object);
+  {
+    absl::MutexLock lock(&mu_);
+    items_.erase(key);
+    std::string rv = ObjectResourceVersion(object);
+    if (!rv.empty()) rv_ = rv;
+  }
+  if (on_change_) on_change_();
+}
+
+void Store::Bookmark(const std::string& resource_version) {
+  {
+    absl::MutexLock lock(&mu_);
+    rv_ = resource_version;
+  }
+  if (on_change_) on_change_();
+}
+
+}  // namespace kubelet::apiclient
