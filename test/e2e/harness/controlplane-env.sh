@@ -240,19 +240,32 @@ make_pki() {
     -days 365 -sha256 -set_serial "$(random_serial)" \
     -addext 'basicConstraints=critical,CA:TRUE' -addext 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature' \
     -out "$pki/ca.crt" 2>/dev/null || die "openssl could not make the CA"
-  sign apiserver /CN=kube-apiserver "$(server_ext "DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:$SERVICE_IP")"
-  sign admin "/O=system:masters/CN=kubernetes-admin" "$(client_ext)"
-  sign controller-manager /CN=system:kube-controller-manager "$(client_ext)"
-  sign scheduler /CN=system:kube-scheduler "$(client_ext)"
+  # The leaf certs side by side: each is a few openssl processes, and on a busy machine
+  # process start-up dominates.
+  local pids=() pid
+  sign apiserver /CN=kube-apiserver "$(server_ext "DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:$SERVICE_IP")" &
+  pids+=($!)
+  sign admin "/O=system:masters/CN=kubernetes-admin" "$(client_ext)" &
+  pids+=($!)
+  sign controller-manager /CN=system:kube-controller-manager "$(client_ext)" &
+  pids+=($!)
+  sign scheduler /CN=system:kube-scheduler "$(client_ext)" &
+  pids+=($!)
   # As kubeadm's apiserver-kubelet-client: system:masters, so a kubelet's webhook
   # authorization (SubjectAccessReview) admits the apiserver's logs/exec requests.
-  sign apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" "$(client_ext)"
+  sign apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" "$(client_ext)" &
+  pids+=($!)
   # Serving certs of the controller manager and scheduler (otherwise each makes a
   # self-signed one): their /healthz is then checked against the CA like the apiserver's.
-  sign controller-manager-serving /CN=kube-controller-manager "$(server_ext "DNS:localhost,IP:127.0.0.1")"
-  sign scheduler-serving /CN=kube-scheduler "$(server_ext "DNS:localhost,IP:127.0.0.1")"
+  sign controller-manager-serving /CN=kube-controller-manager "$(server_ext "DNS:localhost,IP:127.0.0.1")" &
+  pids+=($!)
+  sign scheduler-serving /CN=kube-scheduler "$(server_ext "DNS:localhost,IP:127.0.0.1")" &
+  pids+=($!)
   new_key "$pki/sa.key"
   openssl pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
+  for pid in "${pids[@]}"; do
+    wait "$pid" || die "making the PKI failed"
+  done
 }
 
 # write_kubeconfig PATH CERT KEY USER: a kubeconfig for the apiserver with a client cert.
