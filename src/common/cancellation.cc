@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "common/guarded.h"
+
 namespace kubelet {
 namespace {
 thread_local Cancellation* current = nullptr;
@@ -10,7 +12,9 @@ thread_local Cancellation* current = nullptr;
 void Cancellation::Cancel() {
   absl::MutexLock lock(&mu_);
   if (cancelled_.exchange(true, std::memory_order_acq_rel)) return;
-  for (auto& [id, fn] : callbacks_) fn();
+  // Callbacks run on the cancelling thread: one that throws must neither escape into it nor
+  // keep the others from running.
+  for (auto& [id, fn] : callbacks_) RunGuarded("cancellation callback", fn);
   callbacks_.clear();
 }
 

@@ -10,8 +10,8 @@
 //
 // Thread-safety: Cancellation is thread-safe. Callbacks run on the thread that calls Cancel(),
 // under the Cancellation's lock (so that OnCancel's destructor can wait for them): they must be
-// quick and must not touch the Cancellation. ScopedCancellation and OnCancel are used on one
-// thread.
+// quick and must not touch the Cancellation. One that throws is logged and the others still run.
+// ScopedCancellation and OnCancel are used on one thread.
 #ifndef KUBELET_COMMON_CANCELLATION_H_
 #define KUBELET_COMMON_CANCELLATION_H_
 

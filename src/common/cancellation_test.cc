@@ -1,5 +1,6 @@
 #include "common/cancellation.h"
 
+#include <stdexcept>
 #include <thread>
 
 #include "gtest/gtest.h"
@@ -27,6 +28,17 @@ TEST(CancellationTest, CallbacksRunOnceWhileRegistered) {
   OnCancel after([&] { ++late; });
   EXPECT_TRUE(after.cancelled());
   EXPECT_EQ(late, 0);
+}
+
+TEST(CancellationTest, AThrowingCallbackDoesNotStopTheOthers) {
+  auto c = std::make_shared<Cancellation>();
+  ScopedCancellation scope(c);
+  int ran = 0;
+  OnCancel first([] { throw std::runtime_error("hook failed"); });
+  OnCancel second([&] { ++ran; });
+  c->Cancel();
+  EXPECT_EQ(ran, 1);
+  EXPECT_TRUE(second.cancelled());
 }
 
 TEST(CancellationTest, ScopesNestAndStayOnTheirThread) {

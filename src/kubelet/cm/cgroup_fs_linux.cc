@@ -79,10 +79,15 @@ absl::Status OsCgroupFs::WriteFile(const std::string& path, const std::string& v
 
 std::vector<std::string> OsCgroupFs::ListDirs(const std::string& path) const {
   std::vector<std::string> out;
+  // error_code forms throughout: a cgroup removed while it is listed is not an error worth an
+  // exception (a range-for would advance with the throwing operator++).
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
+  for (auto it = std::filesystem::directory_iterator(path, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
     std::error_code ec2;
-    if (e.is_directory(ec2) && !e.is_symlink(ec2)) out.push_back(e.path().filename().string());
+    if (it->is_directory(ec2) && !it->is_symlink(ec2)) {
+      out.push_back(it->path().filename().string());
+    }
   }
   std::sort(out.begin(), out.end());
   return out;

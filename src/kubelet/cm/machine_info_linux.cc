@@ -95,7 +95,10 @@ absl::StatusOr<MachineInfo> ReadMachineInfo(const std::string& root) {
   }
 
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(root + "/sys/kernel/mm/hugepages", ec)) {
+  // Advanced with increment(ec): the range-for's operator++ throws on a read error.
+  for (auto it = std::filesystem::directory_iterator(root + "/sys/kernel/mm/hugepages", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const std::filesystem::directory_entry& e = *it;
     // hugepages-2048kB
     std::string name = e.path().filename().string();
     absl::string_view v(name);
