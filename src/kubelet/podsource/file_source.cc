@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/static_pod.h"
+#include "common/guarded.h"
 #include "common/log.h"
 #include "common/strings.h"
 
@@ -103,7 +104,8 @@ absl::Status FileSource::Start() {
   }
   started_ = true;
   KLOG_V(1, "Watching path", "path", path_);
-  thread_ = std::thread([this] { Run(); });
+  // Each step of the loop is guarded too (Guarded below); this only covers the rest.
+  thread_ = GuardedThread(absl::StrCat("file source ", path_), [this] { Run(); });
   return absl::OkStatus();
 }
 
@@ -127,7 +129,7 @@ void FileSource::Run() {
   const auto watch_retry =
       std::max(ToChrono(options_.watch_retry), SteadyClock::duration(std::chrono::milliseconds(1)));
 
-  Scan(/*authoritative=*/true);  // read the path immediately to speed up start-up
+  Guarded("scan", [&] { Scan(/*authoritative=*/true); });  // at once, to speed up start-up
   auto next_resync = SteadyClock::now() + period;
   auto next_watch_retry = SteadyClock::now() + watch_retry;
   bool pending = false;
@@ -156,7 +158,7 @@ void FileSource::Run() {
 
     if (rc > 0 && nfds == 2 && (fds[1].revents & POLLIN)) {
       bool relevant = false;
-      HandleInotify(&relevant);
+      Guarded("inotify", [&] { HandleInotify(&relevant); });
       if (relevant) {
         const auto t = SteadyClock::now();
         if (!pending) first_event = t;
@@ -177,17 +179,25 @@ void FileSource::Run() {
       next_watch_retry = t + watch_retry;
       // Only rescan when a watch could be added now: the path (or its parent) appeared.
       const bool was_incomplete_path = path_wd_ < 0;
-      EnsureWatches();
+      Guarded("watch", [&] { EnsureWatches(); });
       if (was_incomplete_path && path_wd_ >= 0) scan = true;
     }
     if (scan) {
       pending = false;
-      Scan(authoritative);
+      Guarded("scan", [&] { Scan(authoritative); });
     }
   }
 
   if (inotify_fd_ >= 0) ::close(inotify_fd_);
   inotify_fd_ = parent_wd_ = path_wd_ = -1;
+}
+
+template <class F>
+void FileSource::Guarded(std::string_view step, F&& f) {
+  // The thread's boundary: a manifest must never end it. Anything thrown (out of memory, a
+  // library throwing on hostile content) is logged naming the step and the path, and the loop
+  // goes on; the next periodic re-read retries.
+  RunGuarded(absl::StrCat("file source ", AV(step), " of ", path_), std::forward<F>(f));
 }
 
 void FileSource::DropWatch(int* wd) {
@@ -437,6 +447,16 @@ absl::StatusOr<api::Pod> FileSource::ExtractFromFile(const std::string& file) {
     ::close(fd);
     return absl::FailedPreconditionError(
         absl::StrCat(AV(file), ": not a regular file, please check config file"));
+  }
+  // The same 10 MiB bound as a URL body (upstream's maxConfigLength): a manifest is a few KiB,
+  // and the bound keeps a huge or growing file from costing more memory than that. A file
+  // already larger is not read at all.
+  if (st.st_size > static_cast<off_t>(api::kMaxConfigLength)) {
+    ::close(fd);
+    CacheEntry& entry = cache_[file];
+    entry.content.reset();
+    entry.result = absl::ResourceExhaustedError("the read limit is reached");
+    return entry.result.status();
   }
   std::string content;
   absl::Status read_status;

@@ -10,7 +10,11 @@
 //       "Could not process manifest file" err="invalid pod: [...]" path="/etc/.../bad.yaml"
 //     and left out; as upstream, a file that was valid and breaks keeps its last good pod until
 //     the next periodic re-read (a truncate-then-write must not restart the pod). The other pods
-//     are unaffected. Subdirectories and special files are skipped with a log.
+//     are unaffected. Subdirectories and special files (FIFOs, sockets, devices) are skipped
+//     with a log and never opened for reading; a symlink loop is a stat error naming the file.
+//     A manifest over 10 MiB (api::kMaxConfigLength, the URL source's body bound) is rejected
+//     with "the read limit is reached" without being read; binary garbage and documents nested
+//     deeper than the codec's limit are decode errors.
 //   * A regular file: the one pod it holds. If it fails to decode, the error is logged
 //     ("Unable to read config path") and the previous snapshot stays in force.
 //   * Missing: an empty snapshot is delivered (so the source counts as seen) and the path is
@@ -27,7 +31,8 @@
 // only decodes files whose content changed, and delivers a snapshot only when the pod set differs
 // from the last delivery (PodConfig would drop an identical one anyway).
 //
-// Threading: Start() spawns one thread that does all the work; Stop() (or destruction) wakes it
+// Threading: Start() spawns one thread that does all the work; it catches every exception at
+// each step (logged with the path) and keeps running; Stop() (or destruction) wakes it
 // through an eventfd and joins it promptly, also when it is blocked on a full PodConfig queue.
 // Ownership: PodConfig and Clock are borrowed and must outlive the FileSource.
 #ifndef KUBELET_KUBELET_PODSOURCE_FILE_SOURCE_H_
@@ -38,6 +43,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -85,6 +91,9 @@ class FileSource {
   };
 
   void Run();
+  // Runs one step of the worker loop, logging (never propagating) any exception.
+  template <class F>
+  void Guarded(std::string_view step, F&& f);
   // `authoritative` (start-up and periodic re-reads): a manifest that fails to decode is left
   // out. Event-driven rescans keep the last good pod of such a file instead.
   void Scan(bool authoritative);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "api/static_pod.h"
 #include "gtest/gtest.h"
@@ -298,6 +299,103 @@ TEST_F(FileSourceTest, StopIsPromptEvenWhenTheQueueIsFull) {
   const absl::Time start = absl::Now();
   source.Stop();
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+// Hostile manifests: each is rejected with a log naming the file, the thread keeps scanning and
+// the good pod keeps running.
+TEST_F(FileSourceTest, HostileFilesAreRejectedAndOthersKeepRunning) {
+  LogCapture logs;
+  const fs::path dir = root_ / "manifests";
+  fs::create_directory(dir);
+  WriteFile(dir / "good.yaml", PodYaml("good"));
+  // Over the 10 MiB bound: not read at all.
+  WriteFile(dir / "huge.yaml", PodYaml("huge") + "\n#" + std::string(11 << 20, 'x') + "\n");
+  std::string garbage;
+  for (int i = 0; i < 4096; ++i) garbage += static_cast<char>((i * 7919) & 0xff);
+  WriteFile(dir / "garbage.bin", garbage);
+  WriteFile(dir / "nested.json", std::string(200000, '[') + std::string(200000, ']'));
+  WriteFile(dir / "nested-flow.yaml", "kind: Pod\nmetadata: " + std::string(100000, '[') + "\n");
+  std::string block = "kind: Pod\nmetadata:\n";
+  for (int i = 0; i < 3000; ++i) absl::StrAppend(&block, std::string(i + 1, ' '), "k:\n");
+  WriteFile(dir / "nested-block.yaml", block);
+  std::string seqs = "kind: Pod\nspec: ";
+  for (int i = 0; i < 20000; ++i) seqs += "- ";
+  WriteFile(dir / "nested-seq.yaml", seqs + "x\n");
+  WriteFile(dir / "aliases.yaml",
+            "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+            "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c]\n"
+            "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e]\n"
+            "kind: Pod\n");
+  ASSERT_EQ(::mkfifo((dir / "fifo.yaml").c_str(), 0644), 0);
+  fs::create_directory(dir / "subdir.yaml");
+  fs::create_symlink(dir / "loop-b.yaml", dir / "loop-a.yaml");
+  fs::create_symlink(dir / "loop-a.yaml", dir / "loop-b.yaml");
+
+  auto& source = StartSource(dir, absl::Milliseconds(20));
+  ASSERT_TRUE(WaitNames({"default/good-node1"}));
+  const uint64_t scans = source.scans();
+  ASSERT_TRUE(WaitFor([&] { return source.scans() >= scans + 3; }));  // still scanning
+  EXPECT_EQ(MergedNames(config_), Names{"default/good-node1"});
+
+  auto path = [&](const char* name) { return "path=\"" + (dir / name).string() + "\""; };
+  EXPECT_EQ(logs.Count({"Could not process manifest file", "the read limit is reached",
+                        path("huge.yaml")}),
+            1)
+      << logs.Dump();
+  for (const char* name : {"garbage.bin", "nested.json", "nested-flow.yaml", "nested-block.yaml",
+                           "nested-seq.yaml", "aliases.yaml"}) {
+    EXPECT_EQ(logs.Count({"Could not process manifest file", path(name)}), 1) << name << "\n"
+                                                                              << logs.Dump();
+  }
+  EXPECT_EQ(
+      logs.Count({"Could not process manifest file", "exceeded max depth", path("nested.json")}), 1)
+      << logs.Dump();
+  EXPECT_EQ(logs.Count({"Manifest path is not a directory or file", path("fifo.yaml"),
+                        "mode=\"prw-r--r--\""}),
+            1)
+      << logs.Dump();
+  EXPECT_EQ(logs.Count({"Provided manifest path is a directory", path("subdir.yaml")}), 1)
+      << logs.Dump();
+  EXPECT_EQ(logs.Count({"Could not get metadata", "too many levels of symbolic links",
+                        path("loop-a.yaml")}),
+            1)
+      << logs.Dump();
+
+  // Fixing a file brings its pod in; the thread never stopped.
+  AtomicWrite(dir / "garbage.bin", PodYaml("fixed"));
+  ASSERT_TRUE(WaitNames({"default/fixed-node1", "default/good-node1"}));
+  const absl::Time start = absl::Now();
+  source_.reset();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST_F(FileSourceTest, FifoAsThePathDoesNotBlock) {
+  LogCapture logs;
+  const fs::path fifo = root_ / "pod.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  auto& source = StartSource(fifo, absl::Milliseconds(10));
+  ASSERT_TRUE(WaitFor([&] { return source.scans() >= 3; }));
+  EXPECT_EQ(logs.Count({"Unable to read config path", "path is not a directory or file",
+                        "path=\"" + fifo.string() + "\""}),
+            1)
+      << logs.Dump();
+  const absl::Time start = absl::Now();
+  source_.reset();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST_F(FileSourceTest, HugeSingleFileKeepsThePreviousPod) {
+  LogCapture logs;
+  const fs::path file = root_ / "pod.yaml";
+  WriteFile(file, PodYaml("web"));
+  StartSource(file, absl::Milliseconds(10));
+  ASSERT_TRUE(WaitNames({"default/web-node1"}));
+  AtomicWrite(file, PodYaml("web") + "\n#" + std::string((10 << 20) + 1, 'x') + "\n");
+  ASSERT_TRUE(WaitFor([&] {
+    return logs.Count({"Unable to read config path", "the read limit is reached",
+                       "path=\"" + file.string() + "\""}) == 1;
+  })) << logs.Dump();
+  EXPECT_EQ(MergedNames(config_), Names{"default/web-node1"});
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/log.h"
@@ -126,6 +127,18 @@ std::string Base64(std::string_view in) {
   return out;
 }
 
+// Length of the RFC 3986 scheme that `url` starts with (ALPHA *( ALPHA / DIGIT / "+" / "-" /
+// "." ) followed by ':'), or 0 when it has none.
+size_t SchemeLength(std::string_view url) {
+  for (size_t i = 0; i < url.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(url[i]);
+    if (absl::ascii_isalpha(c)) continue;
+    if (i > 0 && (absl::ascii_isdigit(c) || c == '+' || c == '-' || c == '.')) continue;
+    return (c == ':' && i > 0) ? i : 0;
+  }
+  return 0;
+}
+
 // `parse "<url>": <reason>` as net/url reports it.
 absl::Status ParseError(std::string_view url, std::string_view reason) {
   return absl::InvalidArgumentError(absl::StrCat("parse ", log::Quote(url), ": ", AV(reason)));
@@ -139,17 +152,19 @@ absl::StatusOr<ParsedUrl> ParseUrl(std::string_view url) {
   ParsedUrl u;
   std::string_view rest = url;
   if (size_t hash = rest.find('#'); hash != std::string_view::npos) rest = rest.substr(0, hash);
-  const size_t sep = rest.find("://");
-  if (sep == std::string_view::npos) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Get ", log::Quote(url), ": unsupported protocol scheme \"\""));
-  }
-  u.scheme = absl::AsciiStrToLower(AV(rest.substr(0, sep)));
+  const size_t scheme_len = SchemeLength(rest);
+  u.scheme = absl::AsciiStrToLower(AV(rest.substr(0, scheme_len)));
   if (u.scheme != "http" && u.scheme != "https") {
     return absl::InvalidArgumentError(absl::StrCat(
         "Get ", log::Quote(url), ": unsupported protocol scheme ", log::Quote(u.scheme)));
   }
-  rest = rest.substr(sep + 3);
+  rest = rest.substr(scheme_len + 1);
+  if (rest.substr(0, 2) != "//") {
+    // "http:foo": an opaque URL without a host.
+    return absl::InvalidArgumentError(
+        absl::StrCat("Get ", log::Quote(url), ": http: no Host in request URL"));
+  }
+  rest = rest.substr(2);
   const size_t auth_end = rest.find_first_of("/?");
   std::string_view authority = rest.substr(0, auth_end);
   std::string_view path_query =
@@ -204,7 +219,9 @@ absl::StatusOr<ParsedUrl> ParseUrl(std::string_view url) {
 
 // Resolves a Location header against the URL it came from.
 std::string ResolveReference(const ParsedUrl& base, std::string_view loc) {
-  if (loc.find("://") != std::string_view::npos) return std::string(loc);
+  // An absolute reference keeps its own scheme, whatever it is ("file:", "mailto:", ...): the
+  // request to it then fails as unsupported, as Go's client does.
+  if (SchemeLength(loc) > 0) return std::string(loc);
   if (loc.substr(0, 2) == "//") return absl::StrCat(base.scheme, ":", AV(loc));
   const std::string prefix = absl::StrCat(base.scheme, "://", base.authority);
   if (!loc.empty() && loc[0] == '/') return absl::StrCat(prefix, AV(loc));
@@ -238,6 +255,14 @@ bool IsIpLiteral(const std::string& host) {
   in_addr a4;
   return ::inet_pton(AF_INET, host.c_str(), &a4) == 1 ||
          ::inet_pton(AF_INET6, host.c_str(), &a6) == 1;
+}
+
+// OpenSSL's reasons for bytes that are not a TLS record (a plain HTTP server, garbage).
+bool IsNotTlsRecord(const boost::system::error_code& ec) {
+  if (ec.category() != net::error::get_ssl_category()) return false;
+  const int reason = ERR_GET_REASON(static_cast<unsigned long>(ec.value()));
+  return reason == SSL_R_WRONG_VERSION_NUMBER || reason == SSL_R_PACKET_LENGTH_TOO_LONG ||
+         reason == SSL_R_UNKNOWN_PROTOCOL || reason == SSL_R_RECORD_LENGTH_MISMATCH;
 }
 
 bool SameHostForCredentials(const ParsedUrl& initial, const ParsedUrl& dest) {
@@ -314,6 +339,259 @@ struct HopResponse {
   std::string reason;
   std::string body;
   std::string location;
+};
+
+// Header names or values longer than this fail the exchange. Beast's own field container
+// cannot hold a field over ~64 KiB (it throws std::length_error), and no manifest server needs
+// one; the parser below keeps its own copy of the few fields it needs and never uses it.
+constexpr size_t kMaxHeaderFieldBytes = 64 << 10;
+// The whole response header (status line included), as a bound on memory per exchange.
+constexpr size_t kMaxHeaderBytes = 1 << 20;
+// The read buffer never grows past this; the parser consumes body bytes as they arrive, so
+// only an oversized header (already rejected at kMaxHeaderBytes) could need more.
+constexpr size_t kMaxBufferBytes = kMaxHeaderBytes + (64 << 10);
+// Longest start line quoted back in a "malformed HTTP response" error.
+constexpr size_t kMaxQuotedLine = 256;
+
+// An HTTP/1.x response parser that keeps only what the client uses: status, reason, the first
+// Location, and the body, appended as it arrives (never reserved from a claimed
+// Content-Length). Limits are reported through error flags so the caller can word the error;
+// no callback throws except std::bad_alloc, which Get() turns into an error.
+class ResponseParser : public http::basic_parser<false> {
+ public:
+  explicit ResponseParser(size_t max_body) : max_body_(max_body) {
+    header_limit(static_cast<std::uint32_t>(kMaxHeaderBytes));
+    body_limit(max_body);
+  }
+
+  int code() const { return code_; }
+  const std::string& reason() const { return reason_; }
+  const std::string& location() const { return location_; }
+  std::string& body() { return body_; }
+  bool field_too_large() const { return field_too_large_; }
+  bool body_too_large() const { return body_too_large_; }
+
+ private:
+  void on_request_impl(http::verb, beast::string_view, beast::string_view, int,
+                       beast::error_code& ec) override {
+    ec = http::error::bad_method;  // never called for a response parser
+  }
+  void on_response_impl(int code, beast::string_view reason, int, beast::error_code&) override {
+    code_ = code;
+    reason_.assign(reason.data(), reason.size());
+  }
+  void on_field_impl(http::field name, beast::string_view name_string, beast::string_view value,
+                     beast::error_code& ec) override {
+    if (name_string.size() > kMaxHeaderFieldBytes || value.size() > kMaxHeaderFieldBytes) {
+      field_too_large_ = true;
+      ec = http::error::header_limit;
+      return;
+    }
+    // Trailer fields (after a chunked body) come through here too; like Go's Header.Get, only
+    // the header's Location counts.
+    if (name == http::field::location && !has_location_ && !is_header_done()) {
+      has_location_ = true;
+      location_ = std::string(TrimOws(std::string_view(value.data(), value.size())));
+    }
+  }
+  void on_header_impl(beast::error_code&) override {}
+  void on_body_init_impl(const boost::optional<std::uint64_t>& content_length,
+                         beast::error_code& ec) override {
+    // A claimed length only bounds the exchange; nothing is reserved from it.
+    if (content_length && *content_length > max_body_) {
+      body_too_large_ = true;
+      ec = http::error::body_limit;
+    }
+  }
+  size_t on_body_impl(beast::string_view data, beast::error_code& ec) override {
+    return Append(data, ec);
+  }
+  void on_chunk_header_impl(std::uint64_t, beast::string_view, beast::error_code&) override {}
+  size_t on_chunk_body_impl(std::uint64_t, beast::string_view data,
+                            beast::error_code& ec) override {
+    return Append(data, ec);
+  }
+  void on_finish_impl(beast::error_code&) override {}
+
+  size_t Append(beast::string_view data, beast::error_code& ec) {
+    if (data.size() > max_body_ - body_.size()) {
+      body_too_large_ = true;
+      ec = http::error::body_limit;
+      return 0;
+    }
+    body_.append(data.data(), data.size());
+    return data.size();
+  }
+
+  static std::string_view TrimOws(std::string_view v) {
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+    return v;
+  }
+
+  const size_t max_body_;
+  int code_ = 0;
+  std::string reason_;
+  std::string location_;
+  bool has_location_ = false;
+  std::string body_;
+  bool field_too_large_ = false;
+  bool body_too_large_ = false;
+};
+
+// The first line of what the server sent, for "malformed HTTP response" errors.
+std::string FirstLine(const beast::flat_buffer& buffer) {
+  const auto data = buffer.data();
+  std::string_view bytes(static_cast<const char*>(data.data()), data.size());
+  bytes = bytes.substr(0, bytes.find('\n'));
+  if (!bytes.empty() && bytes.back() == '\r') bytes.remove_suffix(1);
+  if (bytes.size() > kMaxQuotedLine) bytes = bytes.substr(0, kMaxQuotedLine);
+  return std::string(bytes);
+}
+
+// Words a failed read the way Go's client reports it. Errors in the header carry the
+// `Get "<url>": ` prefix (they come out of Client.Do); errors while reading the body do not
+// (upstream reads the body after Do returned).
+absl::Status ReadError(beast::error_code ec, const ResponseParser& parser,
+                       const beast::flat_buffer& buffer, const std::string& prefix) {
+  const bool in_body = parser.is_header_done();
+  const std::string broken = "net/http: HTTP/1.x transport connection broken: ";
+  if (parser.body_too_large() || ec == http::error::body_limit) {
+    return absl::ResourceExhaustedError("the read limit is reached");
+  }
+  if (parser.field_too_large()) {
+    return absl::ResourceExhaustedError(absl::StrCat(prefix,
+                                                     "net/http: server response header field "
+                                                     "exceeded ",
+                                                     kMaxHeaderFieldBytes, " bytes; aborted"));
+  }
+  if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        prefix, "net/http: server response headers exceeded ", kMaxHeaderBytes, " bytes; aborted"));
+  }
+  if (ec == http::error::end_of_stream) return absl::UnavailableError(prefix + "EOF");
+  if (ec == http::error::partial_message) {
+    return absl::UnavailableError(in_body ? "unexpected EOF" : prefix + "unexpected EOF");
+  }
+  if (ec == http::error::bad_chunk || ec == http::error::bad_chunk_extension) {
+    return absl::UnavailableError(in_body ? std::string("malformed chunked encoding")
+                                          : prefix + "malformed chunked encoding");
+  }
+  if (ec == http::error::bad_content_length) {
+    return absl::UnavailableError(absl::StrCat(prefix, broken, "bad Content-Length"));
+  }
+  if (ec == http::error::bad_transfer_encoding) {
+    return absl::UnavailableError(absl::StrCat(prefix, broken, "unsupported transfer encoding"));
+  }
+  if (ec == http::error::bad_field || ec == http::error::bad_value ||
+      ec == http::error::bad_obs_fold) {
+    return absl::UnavailableError(absl::StrCat(prefix, broken, "malformed MIME header line"));
+  }
+  if (!in_body && (ec == http::error::bad_version || ec == http::error::bad_status ||
+                   ec == http::error::bad_reason || ec == http::error::bad_line_ending)) {
+    return absl::UnavailableError(
+        absl::StrCat(prefix, broken, "malformed HTTP response ", log::Quote(FirstLine(buffer))));
+  }
+  return absl::UnavailableError(in_body ? LowerFirst(ec.message())
+                                        : absl::StrCat(prefix, LowerFirst(ec.message())));
+}
+
+// Turns the outcome of a read into a hop result.
+absl::StatusOr<HopResponse> FinishRead(beast::error_code ec, ResponseParser& parser,
+                                       const beast::flat_buffer& buffer,
+                                       const std::string& prefix) {
+  if (ec) return ReadError(ec, parser, buffer, prefix);
+  HopResponse out;
+  out.code = parser.code();
+  out.reason = parser.reason();
+  out.location = parser.location();
+  out.body = std::move(parser.body());
+  return out;
+}
+
+// Go's client skips up to this many 1xx responses (101 aside) before the final one.
+constexpr int kMaxInformationalResponses = 5;
+
+// The state of reading one exchange's response; outlives the reads.
+struct ResponseRead {
+  ResponseRead(size_t max_body, std::string prefix)
+      : max_body(max_body), prefix(std::move(prefix)), buffer(kMaxBufferBytes) {}
+  const size_t max_body;
+  const std::string prefix;  // `Get "<url>": `
+  beast::flat_buffer buffer;
+  std::optional<ResponseParser> parser;  // the response being read
+  int informational = 0;
+  bool header_done() const { return parser.has_value() && parser->is_header_done(); }
+};
+
+// Reads the final response from `stream` and calls done(StatusOr<HopResponse>). Shared by real
+// connections and ParseHttpResponseBytes(), so both run the same parser, limits and reads.
+template <class Stream, class Done>
+void AsyncReadResponse(Stream& stream, ResponseRead& r, Done done) {
+  r.parser.emplace(r.max_body);
+  http::async_read(
+      stream, r.buffer, *r.parser,
+      [&stream, &r, done = std::move(done)](beast::error_code ec, size_t) mutable {
+        ResponseParser& parser = *r.parser;
+        // A TLS peer closing without close_notify ends a body delimited by the connection's end.
+        if (ec == ssl::error::stream_truncated && parser.is_header_done() && parser.need_eof()) {
+          beast::error_code eof_ec;
+          parser.put_eof(eof_ec);
+          ec = eof_ec;
+        }
+        const int code = parser.code();
+        if (!ec && code >= 100 && code < 200 && code != 101) {
+          if (++r.informational > kMaxInformationalResponses) {
+            done(absl::StatusOr<HopResponse>(absl::UnavailableError(
+                r.prefix + "net/http: too many 1xx informational responses")));
+            return;
+          }
+          AsyncReadResponse(stream, r, std::move(done));
+          return;
+        }
+        done(FinishRead(ec, parser, r.buffer, r.prefix));
+      });
+}
+
+HttpFetchResponse ToFetchResponse(HopResponse hop) {
+  HttpFetchResponse out;
+  out.status_code = hop.code;
+  out.status =
+      hop.reason.empty() ? absl::StrCat(hop.code) : absl::StrCat(hop.code, " ", hop.reason);
+  out.location = std::move(hop.location);
+  out.body = std::move(hop.body);
+  return out;
+}
+
+// An in-memory AsyncReadStream: hands out `data` in reads of at most `chunk` bytes, then EOF.
+class MemoryReadStream {
+ public:
+  using executor_type = net::io_context::executor_type;
+
+  MemoryReadStream(net::io_context& ioc, std::string_view data, size_t chunk)
+      : ioc_(ioc), data_(data), chunk_(std::max<size_t>(chunk, 1)) {}
+
+  executor_type get_executor() { return ioc_.get_executor(); }
+
+  template <class MutableBufferSequence, class ReadHandler>
+  void async_read_some(const MutableBufferSequence& buffers, ReadHandler&& handler) {
+    beast::error_code ec;
+    size_t n = 0;
+    if (pos_ >= data_.size()) {
+      ec = net::error::eof;
+    } else {
+      const size_t take = std::min(chunk_, data_.size() - pos_);
+      n = net::buffer_copy(buffers, net::buffer(data_.data() + pos_, take));
+      pos_ += n;
+    }
+    net::post(ioc_, beast::bind_front_handler(std::forward<ReadHandler>(handler), ec, n));
+  }
+
+ private:
+  net::io_context& ioc_;
+  std::string_view data_;
+  size_t chunk_;
+  size_t pos_ = 0;
 };
 
 }  // namespace
@@ -439,52 +717,18 @@ absl::StatusOr<HopResponse> HttpFetcher::Impl::Hop(
   req.set(http::field::host, u.authority);
   for (const auto& [name, value] : headers) req.insert(name, value);
 
-  beast::flat_buffer buffer;
-  http::response_parser<http::string_body> parser;
-  parser.header_limit(1 << 20);
-  parser.body_limit(max_body);
-
-  std::optional<absl::Status> outcome;  // set once the exchange finished or failed
+  ResponseRead response(max_body, prefix);
+  std::optional<absl::StatusOr<HopResponse>> outcome;  // set once the exchange finished or failed
   const std::string dial_target = JoinHostPort(endpoints.front().address().to_string(), u.port);
 
-  auto on_read = [&](beast::error_code ec, size_t) {
-    if (ec == ssl::error::stream_truncated && parser.is_header_done() && parser.need_eof()) {
-      beast::error_code eof_ec;
-      parser.put_eof(eof_ec);
-      ec = eof_ec;
-    }
-    if (ec == http::error::body_limit) {
-      outcome = absl::ResourceExhaustedError("the read limit is reached");
-    } else if (ec == http::error::header_limit) {
-      outcome = absl::ResourceExhaustedError(absl::StrCat(
-          prefix, "net/http: server response headers exceeded ", 1 << 20, " bytes; aborted"));
-    } else if (ec) {
-      outcome = absl::UnavailableError(parser.is_header_done()
-                                           ? LowerFirst(ec.message())
-                                           : absl::StrCat(prefix, LowerFirst(ec.message())));
-    } else if (parser.get().body().size() > max_body) {
-      outcome = absl::ResourceExhaustedError("the read limit is reached");
-    } else {
-      outcome = absl::OkStatus();
-    }
-  };
+  auto on_read = [&](absl::StatusOr<HopResponse> result) { outcome = std::move(result); };
   auto exchange = [&](auto& stream) {
     http::async_write(stream, req, [&](beast::error_code ec, size_t) {
       if (ec) {
         outcome = absl::UnavailableError(absl::StrCat(prefix, LowerFirst(ec.message())));
         return;
       }
-      // The header first: Beast 1.74 does not enforce body_limit against a Content-Length
-      // that arrives in the same read as the header, so check it here.
-      http::async_read_header(stream, buffer, parser, [&](beast::error_code ec, size_t n) {
-        const auto length = parser.content_length();
-        if (!ec && length.has_value() && *length > max_body) ec = http::error::body_limit;
-        if (ec || parser.is_done()) {
-          on_read(ec, n);
-          return;
-        }
-        http::async_read(stream, buffer, parser, on_read);
-      });
+      AsyncReadResponse(stream, response, on_read);
     });
   };
   lowest.async_connect(endpoints, [&](beast::error_code ec, const tcp::endpoint&) {
@@ -508,11 +752,17 @@ absl::StatusOr<HopResponse> HttpFetcher::Impl::Hop(
     secure->async_handshake(ssl::stream_base::client, [&, ssl_handle](beast::error_code ec) {
       if (ec) {
         const long verify = SSL_get_verify_result(ssl_handle);
-        std::string reason =
-            verify != X509_V_OK
-                ? absl::StrCat("tls: failed to verify certificate: x509: ",
-                               X509_verify_cert_error_string(verify))
-                : absl::StrCat("tls: handshake failure: ", LowerFirst(ec.message()));
+        std::string reason;
+        if (verify != X509_V_OK) {
+          reason = absl::StrCat("tls: failed to verify certificate: x509: ",
+                                X509_verify_cert_error_string(verify));
+        } else if (ec == net::error::eof || ec == ssl::error::stream_truncated) {
+          reason = "EOF";  // the peer closed during the handshake
+        } else if (IsNotTlsRecord(ec)) {
+          reason = "tls: first record does not look like a TLS handshake";
+        } else {
+          reason = absl::StrCat("tls: handshake failure: ", LowerFirst(ec.message()));
+        }
         outcome = absl::UnavailableError(absl::StrCat(prefix, reason));
         return;
       }
@@ -525,21 +775,15 @@ absl::StatusOr<HopResponse> HttpFetcher::Impl::Hop(
     try {
       ioc.run_for(deadline - now);
     } catch (const std::exception& e) {
+      // No handler is expected to throw (bad_alloc aside); never let one escape.
       outcome = absl::InternalError(absl::StrCat(prefix, e.what()));
     }
   }
   if (!outcome.has_value()) {
     if (Cancelled()) return cancelled_error();
-    return timeout_error(parser.is_header_done());
+    return timeout_error(response.header_done());
   }
-  if (!outcome->ok()) return *outcome;
-  auto& res = parser.get();
-  HopResponse out;
-  out.code = static_cast<int>(res.result_int());
-  out.reason = std::string(res.reason());
-  out.location = std::string(res[http::field::location]);
-  out.body = std::move(res.body());
-  return out;
+  return *std::move(outcome);
 }
 
 absl::StatusOr<HttpFetchResponse> HttpFetcher::Get(const std::string& url, const HttpHeader& header,
@@ -590,12 +834,7 @@ absl::StatusOr<HttpFetchResponse> HttpFetcher::Get(const std::string& url, const
       const int code = hop->code;
       const bool redirect = code == 301 || code == 302 || code == 303 || code == 307 || code == 308;
       if (!redirect || hop->location.empty()) {
-        HttpFetchResponse out;
-        out.status_code = code;
-        out.status =
-            hop->reason.empty() ? absl::StrCat(code) : absl::StrCat(code, " ", hop->reason);
-        out.body = std::move(hop->body);
-        return out;
+        return ToFetchResponse(*std::move(hop));
       }
       // Go's defaultCheckRedirect: at most 10 requests; the error names the Location.
       if (redirects + 1 >= options.max_redirects) {
@@ -605,6 +844,11 @@ absl::StatusOr<HttpFetchResponse> HttpFetcher::Get(const std::string& url, const
       }
       const std::string next_url = ResolveReference(current, hop->location);
       auto next = ParseUrl(next_url);
+      if (!next.ok() && absl::StartsWith(next.status().message(), "Get ")) {
+        // A URL that parses but cannot be fetched (another scheme, no host): the error of the
+        // request to it, as Go's client reports it.
+        return next.status();
+      }
       if (!next.ok()) {
         return absl::InvalidArgumentError(
             absl::StrCat("Get ", log::Quote(current_url), ": failed to parse Location header ",
@@ -617,6 +861,26 @@ absl::StatusOr<HttpFetchResponse> HttpFetcher::Get(const std::string& url, const
     }
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("Get ", log::Quote(url), ": ", e.what()));
+  }
+}
+
+absl::StatusOr<HttpFetchResponse> ParseHttpResponseBytes(std::string_view url, std::string_view raw,
+                                                         size_t read_size,
+                                                         const HttpFetchOptions& options) {
+  const std::string prefix = absl::StrCat("Get ", log::Quote(url), ": ");
+  try {
+    net::io_context ioc(1);
+    MemoryReadStream stream(ioc, raw, read_size);
+    ResponseRead response(options.max_body_bytes, prefix);
+    std::optional<absl::StatusOr<HopResponse>> outcome;
+    AsyncReadResponse(stream, response,
+                      [&](absl::StatusOr<HopResponse> result) { outcome = std::move(result); });
+    ioc.run();
+    if (!outcome.has_value()) return absl::InternalError(prefix + "response read did not finish");
+    if (!outcome->ok()) return outcome->status();
+    return ToFetchResponse(**std::move(outcome));
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat(prefix, e.what()));
   }
 }
 

@@ -9,7 +9,17 @@
 //   * Header names are canonicalized as Go's Header.Add does ("x-token" -> "X-Token"); a "Host"
 //     entry is ignored; User-Agent defaults to Go's "Go-http-client/1.1".
 //   * One overall deadline for the whole exchange (redirects included); the body is bounded
-//     (exceeding it fails with "the read limit is reached").
+//     (exceeding it fails with "the read limit is reached"; a Content-Length over the bound fails
+//     at once, and no memory is reserved from a claimed length).
+//   * Hostile responses fail the fetch with an error, never an exception or a crash: a header
+//     block over 1 MiB ("net/http: server response headers exceeded 1048576 bytes; aborted"), a
+//     header name or value over 64 KiB ("net/http: server response header field exceeded 65536
+//     bytes; aborted"; Go has no such limit, Beast's field storage has), a status line that is
+//     not HTTP ("net/http: HTTP/1.x transport connection broken: malformed HTTP response
+//     \"<line>\""), bad chunked framing ("malformed chunked encoding"), a connection closed
+//     early ("EOF" before any byte, "unexpected EOF" after some), TLS garbage ("tls: first
+//     record does not look like a TLS handshake"). A redirect to another scheme fails as a
+//     request to that URL does (`Get "file:///x": unsupported protocol scheme "file"`).
 //   * Errors read like Go's: `Get "<url>": dial tcp 127.0.0.1:1: connect: connection refused`,
 //     `Get "<url>": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`.
 // Proxy environment variables (HTTP_PROXY, ...) are not honoured.
@@ -23,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -40,7 +51,8 @@ struct HttpFetchOptions {
 
 struct HttpFetchResponse {
   int status_code = 0;
-  std::string status;  // Go's resp.Status, e.g. "500 Internal Server Error"
+  std::string status;    // Go's resp.Status, e.g. "500 Internal Server Error"
+  std::string location;  // the first Location header, "" if none
   std::string body;
 };
 
@@ -60,6 +72,14 @@ class HttpFetcher {
  private:
   std::unique_ptr<Impl> impl_;
 };
+
+// Runs the client's response handling (parser, limits, error wording) over `raw`, the bytes a
+// server sent on a plain http:// connection before closing it, handed over in reads of at most
+// `read_size` bytes. Returns what Get() would for one exchange with `url` (redirects are not
+// followed; the timeout does not apply). Never throws. For tests and fuzzing.
+absl::StatusOr<HttpFetchResponse> ParseHttpResponseBytes(std::string_view url, std::string_view raw,
+                                                         size_t read_size,
+                                                         const HttpFetchOptions& options);
 
 }  // namespace kubelet::podsource
 

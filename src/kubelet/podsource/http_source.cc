@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/static_pod.h"
+#include "common/guarded.h"
 #include "common/log.h"
 #include "common/strings.h"
 
@@ -24,7 +25,8 @@ absl::Status HttpSource::Start() {
   }
   started_ = true;
   KLOG_V(1, "Watching URL", "URL", options_.url);
-  thread_ = std::thread([this] { Run(); });
+  // Each poll is guarded too (Run below); this only covers the rest.
+  thread_ = GuardedThread("URL source", [this] { Run(); });
   return absl::OkStatus();
 }
 
@@ -39,7 +41,9 @@ void HttpSource::Stop() {
 
 void HttpSource::Run() {
   while (!stopping_.load()) {
-    Poll();
+    // The thread's boundary: nothing a server sends may end it, so an exception that escaped a
+    // poll (out of memory, a library throwing on hostile input) is logged and polling goes on.
+    RunGuarded(absl::StrCat("URL source poll of ", options_.url), [this] { Poll(); });
     if (stop_.WaitForNotificationWithTimeout(options_.check_frequency)) break;
   }
 }

@@ -20,9 +20,10 @@
 // See http_fetch.h for the HTTP client's behaviour (https, redirects, timeouts).
 //
 // Threading: Start() spawns one polling thread (first poll at once, then `check_frequency` after
-// each poll ends, like wait.Until). Stop() interrupts an in-flight request, a wait on a full
-// PodConfig queue or the sleep, and joins promptly.
-// Ownership: PodConfig and Clock are borrowed and must outlive the HttpSource.
+// each poll ends, like wait.Until). The thread catches any exception at its boundary (logged
+// with the URL) and keeps polling: no response can end it. Stop() interrupts an in-flight request,
+// a wait on a full PodConfig queue or the sleep, and joins promptly. Ownership: PodConfig and Clock
+// are borrowed and must outlive the HttpSource.
 #ifndef KUBELET_KUBELET_PODSOURCE_HTTP_SOURCE_H_
 #define KUBELET_KUBELET_PODSOURCE_HTTP_SOURCE_H_
 
