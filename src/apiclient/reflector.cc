@@ -103,9 +103,15 @@ absl::Status Reflector::List(const std::string& resource_version, bool* expired)
     Request req;
     std::string query;
     if (cont.empty()) {
-      query = options_.page_size > 0 ? Query({{"limit", std::to_string(options_.page_size)},
-                                              {"resourceVersion", resource_version}})
-                                     : Query({{"resourceVersion", resource_version}});
+      // An empty resourceVersion (a consistent read) is left out of the query, as client-go.
+      if (resource_version.empty()) {
+        query = options_.page_size > 0 ? Query({{"limit", std::to_string(options_.page_size)}})
+                                       : Query({});
+      } else {
+        query = options_.page_size > 0 ? Query({{"limit", std::to_string(options_.page_size)},
+                                                {"resourceVersion", resource_version}})
+                                       : Query({{"resourceVersion", resource_version}});
+      }
     } else {
       query = Query({{"limit", std::to_string(options_.page_size)}, {"continue", cont}});
     }

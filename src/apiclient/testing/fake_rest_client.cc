@@ -413,7 +413,6 @@ absl::StatusOr<Response> FakeRestClient::Do(const Request& request) {
       updated["status"] = body.contains("status") ? body["status"] : Json();
     } else {
       updated = body;
-      if (old.contains("status") && !body.contains("status")) updated["status"] = old["status"];
     }
   } else if (method == "PATCH") {
     const std::string& ct = request.content_type;
@@ -444,6 +443,14 @@ absl::StatusOr<Response> FakeRestClient::Do(const Request& request) {
     }
   } else {
     return StatusResponse(405, "MethodNotAllowed", "method not allowed");
+  }
+  // As for resources with a status subresource: writes to the main resource keep the status.
+  if (t->subresource.empty()) {
+    if (old.contains("status")) {
+      updated["status"] = old["status"];
+    } else {
+      updated.erase("status");
+    }
   }
   // Identity stays with the stored object.
   updated["metadata"]["name"] = t->name;
@@ -518,6 +525,10 @@ absl::StatusOr<Response> FakeRestClient::Watch(const Request& request,
     absl::MutexLock lock(&mu_);
     cancelled = true;
   });
+  if (on_cancel.cancelled()) {  // cancelled before the callback was registered
+    absl::MutexLock lock(&mu_);
+    cancelled = true;
+  }
   bool stop = false;
   bool send_bookmark = false;
   while (true) {

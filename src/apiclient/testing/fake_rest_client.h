@@ -11,7 +11,8 @@
 //   with =, ==, != on dotted paths such as spec.nodeName; limit/continue paging; the list's
 //   metadata.resourceVersion is the current one), POST (201; 409 AlreadyExists; generateName;
 //   a uid is assigned), PUT (404; 409 Conflict when metadata.resourceVersion is set and stale;
-//   the "status" subresource replaces only .status), PATCH (merge patch; strategic merge patch
+//   the "status" subresource replaces only .status, the main resource keeps the stored
+//   .status, as for resources with a status subresource), PATCH (merge patch; strategic merge patch
 //   is approximated by a merge patch; JSON patch; 415 otherwise; the "status" subresource keeps
 //   only the patch's status changes), DELETE (the deleted object; 404; 409 on a stale
 //   preconditions.resourceVersion).
