@@ -336,6 +336,16 @@ absl::StatusOr<T> FromJson(const Json& j) {
   return out;
 }
 
+// Same, from an unordered nlohmann::json (e.g. an object a reflector stores); copies the tree.
+template <typename T>
+absl::StatusOr<T> FromJson(const nlohmann::json& j) {
+  try {
+    return FromJson<T>(Json(j));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(e.what());
+  }
+}
+
 // Text-level codec: compact JSON as the API server would write it / reads it.
 template <typename T>
 std::string Encode(const T& v) {

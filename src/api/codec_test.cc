@@ -314,6 +314,13 @@ TEST(CodecTest, JsonLevelVariants) {
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->i32, 12);
   EXPECT_FALSE(FromJson<Sample>(Json::array()).ok());
+
+  const nlohmann::json unordered = {{"i32", 5}, {"inner", {{"name", "x"}}}, {"zz", 1}};
+  absl::StatusOr<Sample> u = FromJson<Sample>(unordered);
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ(u->i32, 5);
+  EXPECT_EQ(u->inner.name, "x");
+  EXPECT_EQ(u->unknown.json, R"({"zz":1})");
 }
 
 // ---------------------------------------------------------------------------------------------
