@@ -79,6 +79,10 @@ TEST_F(ControlPlaneE2ETest, NodeIdentityIsBoundByNodeAuthorizerAndNodeRestrictio
   const std::string node = absl::StrCat("cp-e2e-node-", ::getpid());
   absl::StatusOr<std::string> kubeconfig = cp_->NodeKubeconfig(node);
   ASSERT_TRUE(kubeconfig.ok()) << kubeconfig.status();
+  // node-cert maps the name to loopback, where the apiserver looks for the node's kubelet.
+  absl::StatusOr<CommandResult> hosts = RunCommand({"getent", "hosts", node});
+  ASSERT_TRUE(hosts.ok()) << hosts.status();
+  EXPECT_EQ(hosts->out.rfind("127.0.0.1 ", 0), 0u) << hosts->out << hosts->err;
 
   // Its own Lease in kube-node-lease: what a kubelet's heartbeat does; allowed.
   const std::string lease =

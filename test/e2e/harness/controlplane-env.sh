@@ -8,8 +8,9 @@
 #   controlplane-env.sh down DIR          stop it; DIR keeps only logs/ (safe after a failed up)
 #   controlplane-env.sh node-cert DIR NAME
 #                                         mint a node identity (O=system:nodes,
-#                                         CN=system:node:NAME) plus a serving cert for NAME;
-#                                         prints the path of the node's kubeconfig
+#                                         CN=system:node:NAME) plus a serving cert for NAME,
+#                                         map NAME to 127.0.0.1 in /etc/hosts; prints the
+#                                         path of the node's kubeconfig
 #
 # Binaries, as envtest finds them: kube-apiserver, kube-controller-manager, kube-scheduler and
 # kubectl in $KUBEBUILDER_ASSETS (KUBELET_CP_CONFIGURED_ASSETS is the fallback CMake passes
@@ -34,10 +35,14 @@
 #   ETCD_PID, APISERVER_PID, CONTROLLER_MANAGER_PID, SCHEDULER_PID
 #   DIR, LOG_DIR, ASSETS, SCRIPT (this file, for node-cert), UP_SECONDS
 #
-# Reaching a kubelet under test: the apiserver uses --kubelet-preferred-address-types=
-# InternalIP,Hostname, so a kubelet started with --node-ip=127.0.0.1 (InternalIP 127.0.0.1) is
-# reached on loopback at its Node's daemonEndpoints.kubeletEndpoint.Port. Every listener here
-# binds 127.0.0.1 and every port is picked free at random (below the ephemeral range), so
+# Reaching a kubelet under test: the upstream v1.28.7 kubelet refuses a loopback --node-ip
+# ("nodeIP can't be loopback address": it then reports no address at all) and, without one,
+# reports the host's default-route address as InternalIP. So the apiserver prefers the Hostname
+# address (--kubelet-preferred-address-types=Hostname,InternalIP; KUBELET_CP_ADDRESS_TYPES
+# overrides), which is the node name, and `node-cert` adds `127.0.0.1 NAME` to /etc/hosts
+# (tagged with DIR; `down` removes it): the apiserver reaches the kubelet on loopback at its
+# Node's daemonEndpoints.kubeletEndpoint.Port. Every listener here binds 127.0.0.1 and every
+# port is picked free at random (below the ephemeral range), so
 # concurrent runs never collide.
 #
 # Extra flags for one component: KUBELET_CP_APISERVER_ARGS, KUBELET_CP_CONTROLLER_MANAGER_ARGS,
@@ -415,7 +420,7 @@ start_apiserver() {
       --allow-privileged=true \
       --kubelet-client-certificate="$DIR/pki/apiserver-kubelet-client.crt" \
       --kubelet-client-key="$DIR/pki/apiserver-kubelet-client.key" \
-      --kubelet-preferred-address-types=InternalIP,Hostname \
+      --kubelet-preferred-address-types="${KUBELET_CP_ADDRESS_TYPES:-Hostname,InternalIP}" \
       "${kubelet_ca_args[@]}" --profiling=false "${EXTRA[@]}"
     rc=0
     await kube-apiserver "$LAUNCHED_PID" "$LOG_DIR/kube-apiserver.log" 90 apiserver_ready || rc=$?
@@ -491,6 +496,49 @@ kubectl_admin() { "$ASSETS/kubectl" --kubeconfig "$DIR/admin.kubeconfig" --reque
 cluster_usable() {
   kubectl_admin get --raw /api/v1/namespaces/default/serviceaccounts/default &&
     kubectl_admin get --raw /api/v1/namespaces/kube-node-lease
+}
+
+# ---------------------------------------------------------------------------
+# /etc/hosts: node names resolve to 127.0.0.1 for the apiserver (a Go resolver reads the file).
+# Lines carry a tag naming DIR; edits hold a lock (concurrent node-cert calls and runs) and
+# rewrite the file in place (in a container it is often a bind mount that cannot be replaced).
+# ---------------------------------------------------------------------------
+
+readonly HOSTS_FILE=${KUBELET_CP_HOSTS_FILE:-/etc/hosts}
+readonly HOSTS_LOCK=/run/lock/kubelet-e2e-controlplane-hosts.lock
+
+hosts_tag() { echo "# kubelet-e2e-controlplane $DIR"; }
+
+# hosts_add NAME: `127.0.0.1 NAME <tag>` unless NAME already has a line of this run.
+hosts_add() {
+  local name=$1 tag
+  tag=$(hosts_tag)
+  [[ -w "$HOSTS_FILE" ]] || {
+    log "warning: $HOSTS_FILE is not writable; the apiserver cannot resolve node $name"
+    return 0
+  }
+  mkdir -p "${HOSTS_LOCK%/*}"
+  (
+    flock -w 30 9 || die "cannot lock $HOSTS_LOCK"
+    grep -qxF "127.0.0.1 $name $tag" "$HOSTS_FILE" || printf '127.0.0.1 %s %s\n' "$name" "$tag" >>"$HOSTS_FILE"
+  ) 9>"$HOSTS_LOCK"
+}
+
+# hosts_remove: drops every line of this run.
+hosts_remove() {
+  local tag tmp
+  tag=$(hosts_tag)
+  [[ -f "$HOSTS_FILE" ]] && grep -qF -- "$tag" "$HOSTS_FILE" || return 0
+  mkdir -p "${HOSTS_LOCK%/*}"
+  (
+    flock -w 30 9 || die "cannot lock $HOSTS_LOCK"
+    tmp=$(mktemp)
+    awk -v t="$tag" '!(length($0) >= length(t) && substr($0, length($0) - length(t) + 1) == t)' \
+      "$HOSTS_FILE" >"$tmp"
+    cat "$tmp" >"$HOSTS_FILE"
+    rm -f "$tmp"
+  ) 9>"$HOSTS_LOCK"
+  log "removed this run's node names from $HOSTS_FILE"
 }
 
 # ---------------------------------------------------------------------------
@@ -650,6 +698,7 @@ cmd_down() {
   stop_pid "${S_APISERVER_PID:-}" kube-apiserver
   stop_pid "${S_ETCD_PID:-}" etcd
   sweep
+  hosts_remove
   # Runtime state goes; logs stay for a post-mortem (the next `up` clears them).
   local e
   for e in "$DIR"/* "$DIR"/.[!.]*; do
@@ -691,6 +740,7 @@ cmd_node_cert() {
   write_kubeconfig "$node_dir/kubeconfig.tmp" "$node_dir/client.crt" "$node_dir/client.key" \
     "system:node:$name"
   mv -f "$node_dir/kubeconfig.tmp" "$node_dir/kubeconfig"
+  hosts_add "$name"
   echo "$node_dir/kubeconfig"
 }
 
