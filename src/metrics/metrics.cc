@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "absl/strings/numbers.h"
 #include "absl/synchronization/mutex.h"
 #include "prometheus/text_serializer.h"
 
@@ -51,15 +52,14 @@ std::vector<prometheus::MetricFamily> ProcessFamilies() {
   if (std::getline(stat, line)) {
     // Fields after the parenthesised command name; field 3 (state) is index 0 here.
     const auto close = line.rfind(')');
-    std::istringstream in(close == std::string::npos ? std::string() : line.substr(close + 2));
+    std::istringstream in(close == std::string::npos ? std::string() : line.substr(close + 1));
     std::vector<std::string> f;
     for (std::string tok; in >> tok;) f.push_back(tok);
-    if (f.size() > 21) {
-      const double utime = std::stod(f[11]);
-      const double stime = std::stod(f[12]);
-      const double start_ticks = std::stod(f[19]);
-      const double vsize = std::stod(f[20]);
-      const double rss = std::stod(f[21]);
+    // Parsed without exceptions: a scrape must not throw on a field it cannot read.
+    double utime = 0, stime = 0, start_ticks = 0, vsize = 0, rss = 0;
+    if (f.size() > 21 && absl::SimpleAtod(f[11], &utime) && absl::SimpleAtod(f[12], &stime) &&
+        absl::SimpleAtod(f[19], &start_ticks) && absl::SimpleAtod(f[20], &vsize) &&
+        absl::SimpleAtod(f[21], &rss)) {
       out.push_back(GaugeFamily("process_cpu_seconds_total",
                                 "Total user and system CPU time spent in seconds.",
                                 (utime + stime) / ticks, prometheus::MetricType::Counter));
@@ -71,7 +71,7 @@ std::vector<prometheus::MetricFamily> ProcessFamilies() {
       std::ifstream pstat("/proc/stat");
       for (std::string l; std::getline(pstat, l);) {
         if (l.rfind("btime ", 0) == 0) {
-          boot = std::stod(l.substr(6));
+          if (!absl::SimpleAtod(absl::string_view(l).substr(6), &boot)) boot = 0;
           break;
         }
       }

@@ -142,7 +142,10 @@ std::string SummaryToJson(const Summary& summary) {
   json doc = json::object();
   doc["node"] = std::move(node);
   doc["pods"] = std::move(pods);
-  return doc.dump();
+  // Names come from the runtime and /proc (interfaces, container labels) and may hold any bytes:
+  // invalid UTF-8 is replaced with U+FFFD, as Go's encoding/json does, instead of the default
+  // strict dump throwing.
+  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace kubelet::stats

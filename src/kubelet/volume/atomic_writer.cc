@@ -54,7 +54,8 @@ absl::StatusOr<Payload> ReadVersion(const std::string& dir) {
     ssize_t n;
     while ((n = ::read(fd, buf, sizeof(buf))) > 0) f.data.append(buf, static_cast<size_t>(n));
     ::close(fd);
-    out.emplace(fs::relative(it->path(), dir).string(), std::move(f));
+    // Lexical: the throwing fs::relative would also resolve symlinks, and the path is below dir.
+    out.emplace(it->path().lexically_relative(dir).string(), std::move(f));
   }
   return out;
 }

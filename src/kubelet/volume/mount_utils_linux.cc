@@ -40,7 +40,10 @@ std::string Unescape(const std::string& s) {
 }
 
 std::string Normalize(const std::string& path) {
-  std::filesystem::path p = std::filesystem::absolute(path).lexically_normal();
+  std::error_code ec;  // absolute() throws when the working directory is gone
+  std::filesystem::path p = std::filesystem::absolute(path, ec);
+  if (ec) p = path;
+  p = p.lexically_normal();
   std::string s = p.string();
   while (s.size() > 1 && s.back() == '/') s.pop_back();
   return s;
