@@ -24,6 +24,7 @@
 #include "app/wiring.h"
 #include "common/clock.h"
 #include "common/flock.h"
+#include "common/guarded.h"
 #include "common/log.h"
 #include "config/kubelet_configuration.h"
 #include "cri/remote/remote_runtime.h"
@@ -305,7 +306,9 @@ std::vector<std::string> UnimplementedFields(const std::vector<std::string>& fil
   return out;
 }
 
-int Run(KubeletServer& s) {
+namespace {
+
+int RunUnguarded(KubeletServer& s) {
   int signal_fd = BlockShutdownSignals();
   const config::KubeletConfiguration& cfg = s.config;
   auto fail = [](const absl::Status& st) {
@@ -536,6 +539,21 @@ int Run(KubeletServer& s) {
   kubelet.Stop();
   KLOG_INFO("Kubelet stopped");
   return 0;
+}
+
+}  // namespace
+
+int Run(KubeletServer& s) {
+  // The main thread's boundary: an exception that gets this far ends the kubelet with an error
+  // logged like any other failure, after unwinding stopped what was started.
+  int rc = 1;
+  std::string thrown;
+  if (!RunGuarded(
+          "kubelet main", [&] { rc = RunUnguarded(s); }, &thrown)) {
+    KLOG_ERROR(absl::InternalError(thrown), "command failed");
+    return 1;
+  }
+  return rc;
 }
 
 }  // namespace kubelet::app

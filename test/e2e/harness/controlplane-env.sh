@@ -361,28 +361,37 @@ split_args() {
 
 etcd_healthy() { curl -fsS --max-time 2 "http://127.0.0.1:$ETCD_PORT/health" | grep -q '"health":"true"'; }
 
-start_etcd() {
-  local try rc
+# launch_etcd: etcd on fresh free ports (not waited for: the PKI is made meanwhile).
+launch_etcd() {
   split_args KUBELET_CP_ETCD_ARGS
+  free_port ETCD_PORT
+  free_port ETCD_PEER_PORT
+  rm -rf "$DIR/etcd"
+  mkdir -p "$DIR/etcd"
+  chmod 700 "$DIR/etcd"
+  log "starting etcd on 127.0.0.1:$ETCD_PORT (peer $ETCD_PEER_PORT; log: $LOG_DIR/etcd.log)"
+  # Peer URLs too: etcd's default peer listener is *:2380, shared by every run.
+  launch ETCD "$LOG_DIR/etcd.log" "$ETCD_BIN" --name e2e --data-dir "$DIR/etcd/data" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "e2e=http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster-state new --initial-cluster-token "e2e-$$" \
+    --logger zap --log-level warn "${EXTRA[@]}"
+  ETCD_LAUNCHED=$LAUNCHED_PID
+}
+
+# await_etcd: waits for the launched etcd; a lost port race relaunches it on other ports.
+await_etcd() {
+  local try rc
   for ((try = 0; try < 5; try++)); do
-    free_port ETCD_PORT
-    free_port ETCD_PEER_PORT
-    rm -rf "$DIR/etcd"
-    mkdir -p "$DIR/etcd"
-    chmod 700 "$DIR/etcd"
-    log "starting etcd on 127.0.0.1:$ETCD_PORT (peer $ETCD_PEER_PORT; log: $LOG_DIR/etcd.log)"
-    # Peer URLs too: etcd's default peer listener is *:2380, shared by every run.
-    launch ETCD "$LOG_DIR/etcd.log" "$ETCD_BIN" --name e2e --data-dir "$DIR/etcd/data" \
-      --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
-      --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
-      --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
-      --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
-      --initial-cluster "e2e=http://127.0.0.1:$ETCD_PEER_PORT" \
-      --initial-cluster-state new --initial-cluster-token "e2e-$$" \
-      --logger zap --log-level warn "${EXTRA[@]}"
     rc=0
-    await etcd "$LAUNCHED_PID" "$LOG_DIR/etcd.log" 30 etcd_healthy || rc=$?
-    ((rc == 75)) && continue
+    await etcd "$ETCD_LAUNCHED" "$LOG_DIR/etcd.log" 30 etcd_healthy || rc=$?
+    if ((rc == 75)); then
+      launch_etcd
+      continue
+    fi
     state_set ETCD_PORT "$ETCD_PORT"
     state_set ETCD_PEER_PORT "$ETCD_PEER_PORT"
     return 0
@@ -602,6 +611,8 @@ cmd_up() {
   mkdir -p "$LOG_DIR"
   log "assets: $ASSETS, etcd: $ETCD_BIN"
 
+  # etcd needs no certificates: it starts while the PKI is made.
+  launch_etcd
   make_pki
   if [[ "$KUBELET_CA" == cluster ]]; then
     KUBELET_CA=$DIR/pki/ca.crt
@@ -609,8 +620,7 @@ cmd_up() {
     KUBELET_CA=$(realpath -- "$KUBELET_CA") || die "--kubelet-ca: no such file"
   fi
   log "PKI made in $DIR/pki ($(since "$t0")s)"
-
-  start_etcd
+  await_etcd
   t_etcd=$(now)
   log "etcd is up (pid $S_ETCD_PID) after $(since "$t0")s"
   start_apiserver
