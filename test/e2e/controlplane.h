@@ -44,7 +44,8 @@ struct CommandResult {
 
 // Runs argv[0] (looked up in PATH) with argv, `stdin_data` on its stdin, collecting stdout and
 // stderr. DeadlineExceeded (the process is killed) when it runs longer than `timeout`;
-// Internal when it cannot be started. A non-zero exit is a result, not an error.
+// Internal when it cannot be started. A non-zero exit is a result, not an error. Sets SIGPIPE to
+// SIG_IGN in the calling process (a child that exits without reading its stdin must not kill it).
 absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                          std::string_view stdin_data = {},
                                          absl::Duration timeout = absl::Seconds(60));
