@@ -213,10 +213,7 @@ std::string SerializeJson(const Json& j) {
 }
 
 absl::StatusOr<Json> ParseJson(std::string_view text) {
-  if (TooDeep(text)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("JSON nested deeper than ", codec::kMaxDepth, " levels"));
-  }
+  if (TooDeep(text)) return codec::DepthError();
   try {
     return Json::parse(text.begin(), text.end());
   } catch (const std::exception& e) {
@@ -225,6 +222,10 @@ absl::StatusOr<Json> ParseJson(std::string_view text) {
 }
 
 namespace codec {
+
+absl::Status DepthError() {
+  return absl::InvalidArgumentError(absl::StrCat("JSON nested deeper than ", kMaxDepth, " levels"));
+}
 
 std::string Path::String() const {
   std::vector<const Path*> chain;

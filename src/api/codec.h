@@ -309,6 +309,19 @@ absl::Status DecodeStruct(const Json& j, const Path& p, T* out) {
   return absl::OkStatus();
 }
 
+// Whether `j` nests objects/arrays deeper than kMaxDepth (recursion stops at the limit).
+template <typename J>
+bool ExceedsDepth(const J& j, int depth = 0) {
+  if (!j.is_structured()) return false;
+  if (depth >= kMaxDepth) return true;
+  for (const auto& e : j) {
+    if (ExceedsDepth(e, depth + 1)) return true;
+  }
+  return false;
+}
+
+absl::Status DepthError();
+
 }  // namespace codec
 
 // Compact Go-style JSON text of `j` (see the escaping rules above). Never throws.
@@ -323,10 +336,11 @@ Json ToJson(const T& v) {
   return codec::EncodeStruct(v);
 }
 
-// `j` must be nested no deeper than codec::kMaxDepth (true of anything ParseJson returned).
+// Trees nested deeper than codec::kMaxDepth are rejected.
 template <typename T>
 absl::StatusOr<T> FromJson(const Json& j) {
   T out{};
+  if (codec::ExceedsDepth(j)) return codec::DepthError();
   try {
     absl::Status st = codec::DecodeStruct(j, codec::Path{}, &out);
     if (!st.ok()) return st;
@@ -339,6 +353,7 @@ absl::StatusOr<T> FromJson(const Json& j) {
 // Same, from an unordered nlohmann::json (e.g. an object a reflector stores); copies the tree.
 template <typename T>
 absl::StatusOr<T> FromJson(const nlohmann::json& j) {
+  if (codec::ExceedsDepth(j)) return codec::DepthError();
   try {
     return FromJson<T>(Json(j));
   } catch (const std::exception& e) {

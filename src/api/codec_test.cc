@@ -242,6 +242,16 @@ TEST(CodecTest, DepthIsBounded) {
   EXPECT_EQ(Encode(*s2).size(), Encode(Sample{}).size() + ok.size() - 1);
 }
 
+TEST(CodecTest, DepthIsBoundedForTrees) {
+  Json deep = Json::array();
+  for (int i = 0; i < codec::kMaxDepth + 5; ++i) deep = Json::array({std::move(deep)});
+  Json doc = {{"extra", deep}};
+  absl::StatusOr<Sample> s = FromJson<Sample>(doc);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr("nested deeper"));
+  EXPECT_FALSE(FromJson<Sample>(nlohmann::json(doc)).ok());
+}
+
 TEST(CodecTest, GarbageNeverThrows) {
   const std::string inputs[] = {
       "",
