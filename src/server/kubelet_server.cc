@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "api/pod_codec.h"
 #include "common/log.h"
@@ -180,8 +181,11 @@ void InstallDebuggingHandlers(HttpServer& server, std::shared_ptr<HostInterface>
   server.Handle(
       "/containerLogs/",
       [host](const HttpRequest& req, HttpResponse* res) {
-        std::vector<std::string> parts =
-            absl::StrSplit(AV(req.path.substr(sizeof("/containerLogs/") - 1)), '/');
+        absl::string_view rest = AV(req.path);
+        if (!absl::ConsumePrefix(&rest, "/containerLogs/")) {
+          return RestfulError(res, 404, "404: Page Not Found");
+        }
+        std::vector<std::string> parts = absl::StrSplit(rest, '/');
         if (parts.size() != 3) {
           RestfulError(res, 404, "404: Page Not Found");
           return;
