@@ -10,6 +10,15 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 BUILD_DIR=${BUILD_DIR:-build}
 FUZZ_BUILD_DIR=${FUZZ_BUILD_DIR:-$BUILD_DIR-fuzz}
+# Upstream v1.28.7 control plane for the API-server-mode e2e tests (CTest fixture
+# "controlplane", envtest's KUBEBUILDER_ASSETS convention). When the binaries are at hand the
+# fixture must start: KUBELET_CP_REQUIRED=1 turns its SKIPPED into a failure.
+if [ -d ../shared/k8s ]; then
+  mkdir -p "$BUILD_DIR/k8s-bin"
+  KUBEBUILDER_ASSETS=$(cd "$(../shared/k8s/unpack.sh "$BUILD_DIR/k8s-bin")" && pwd)
+  export KUBEBUILDER_ASSETS
+  export KUBELET_CP_REQUIRED=1
+fi
 LAUNCHER=()
 if command -v ccache >/dev/null; then
   LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
