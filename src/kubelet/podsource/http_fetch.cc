@@ -21,6 +21,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -713,9 +714,19 @@ absl::StatusOr<HopResponse> HttpFetcher::Impl::Hop(
   }
   beast::tcp_stream& lowest = secure ? secure->next_layer() : *plain;
 
-  http::request<http::empty_body> req{http::verb::get, u.target, 11};
-  req.set(http::field::host, u.authority);
-  for (const auto& [name, value] : headers) req.insert(name, value);
+  http::request<http::empty_body> req;
+  // Beast's field storage throws for a field over ~64 KiB; a Host or Referer that long can only
+  // come from a server's Location, and fails this request instead.
+  try {
+    req.method(http::verb::get);
+    req.target(u.target);
+    req.version(11);
+    req.set(http::field::host, u.authority);
+    for (const auto& [name, value] : headers) req.insert(name, value);
+  } catch (const std::length_error&) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        prefix, "net/http: request header field exceeded ", kMaxHeaderFieldBytes, " bytes"));
+  }
 
   ResponseRead response(max_body, prefix);
   std::optional<absl::StatusOr<HopResponse>> outcome;  // set once the exchange finished or failed

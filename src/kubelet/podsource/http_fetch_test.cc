@@ -399,6 +399,24 @@ TEST(HttpFetchHostileTest, RedirectsToOtherSchemesAndLoops) {
   }
 }
 
+TEST(HttpFetchHostileTest, RedirectToAHugeUrlFailsTheNextRequest) {
+  // The second request would carry the long URL as its Referer, too long for Beast's fields.
+  const std::string long_path = "/long" + std::string(65520, 'a');
+  HostileServer server([&](int fd, const std::atomic<bool>& stopping) {
+    static std::atomic<int> n{0};
+    const std::string location = n.fetch_add(1) == 0 ? long_path : "/short";
+    SendAll(
+        fd,
+        absl::StrCat("HTTP/1.1 302 Found\r\nLocation: ", location, "\r\nContent-Length: 0\r\n\r\n"),
+        stopping);
+  });
+  auto resp = Fetch(server.Url());
+  ASSERT_FALSE(resp.ok());
+  EXPECT_EQ(resp.status().message(),
+            absl::StrCat("Get \"", server.Url("/short"),
+                         "\": net/http: request header field exceeded 65536 bytes"));
+}
+
 TEST(HttpFetchHostileTest, ParseHttpResponseBytesMatchesTheSocketPath) {
   HttpFetchOptions options;
   const std::string url = "http://127.0.0.1/pods";
