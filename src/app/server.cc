@@ -20,6 +20,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "api/quantity.h"
+#include "apiclient/kubeconfig.h"
+#include "apiclient/rest_client.h"
 #include "app/version.h"
 #include "app/wiring.h"
 #include "common/clock.h"
@@ -356,14 +358,29 @@ int RunUnguarded(KubeletServer& s) {
     return fail(st);
   }
 
-  // Standalone vs API mode.
+  // Standalone vs API mode: with --kubeconfig, one API client shared by every component that
+  // talks to the API server. Building it never contacts the server (it may not exist yet: a
+  // control plane run as static pods of this very kubelet), so start-up goes on regardless.
+  std::shared_ptr<apiclient::RestClient> api_client;
   if (!s.flags.kube_config.empty()) {
-    return fail(absl::UnimplementedError(absl::StrCat(
-        "--kubeconfig=", s.flags.kube_config,
-        ": API server mode is not supported by this build yet; run without --kubeconfig for "
-        "standalone mode")));
+    absl::StatusOr<apiclient::RestConfig> rc = apiclient::LoadRestConfig(s.flags.kube_config);
+    if (!rc.ok()) {
+      return fail(absl::InvalidArgumentError(
+          absl::StrCat("invalid kubeconfig: ", std::string(rc.status().message()))));
+    }
+    rc->qps = cfg.kube_api_qps;
+    rc->burst = cfg.kube_api_burst;
+    rc->user_agent =
+        absl::StrCat("kubelet/", kKubernetesVersion, " (linux/amd64) kubernetes/", BuildId());
+    // Bodies are JSON; a protobuf contentType (the v1beta1 default) is read as a preference.
+    rc->content_type = "application/json";
+    absl::StatusOr<std::unique_ptr<apiclient::RestClient>> client = apiclient::NewRestClient(*rc);
+    if (!client.ok()) return fail(client.status());
+    api_client = std::move(*client);
+    KLOG_INFO("API server client", "host", rc->host, "qps", rc->qps, "burst", rc->burst);
+  } else {
+    KLOG_INFO("Standalone mode, no API client");
   }
-  KLOG_INFO("Standalone mode, no API client");
 
   auto hostname = GetHostname(s.flags.hostname_override);
   if (!hostname.ok()) return fail(hostname.status());
@@ -462,6 +479,7 @@ int RunUnguarded(KubeletServer& s) {
   wiring.recorder = recorder.get();
   wiring.runtime_options = &ro;
   wiring.kubelet_options = &ko;
+  wiring.api_client = api_client;
   // Whatever happens below, subsystems stop in reverse order of their start.
   struct ShutdownGuard {
     WiringContext& ctx;

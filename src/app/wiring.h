@@ -39,6 +39,9 @@ struct Options;
 namespace server {
 class Configz;
 }  // namespace server
+namespace apiclient {
+class RestClient;
+}  // namespace apiclient
 namespace cm {
 class ContainerManager;
 }
@@ -83,6 +86,10 @@ struct WiringContext {
   cri::ImageManagerService* images = nullptr;
   Clock* clock = nullptr;
   server::Configz* configz = nullptr;
+  // API-server mode (--kubeconfig): the client every API component shares (shared: each keeps
+  // it for its own lifetime, and their stop order is theirs). Null in standalone mode, where no
+  // API component is wired.
+  std::shared_ptr<apiclient::RestClient> api_client;
   // Where subsystems record pod events (events/event_recorder.h). Set before every stage.
   events::EventRecorder* recorder = nullptr;
   // Writable at kBeforeRuntimeManager (runtime_options) / up to kBeforeKubelet (kubelet_options).
