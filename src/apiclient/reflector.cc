@@ -168,7 +168,8 @@ Reflector::WatchEnd Reflector::WatchOnce() {
   absl::StatusOr<Response> resp = client_.Watch(req, [&](WatchEvent ev) {
     ++events;
     if (ev.type == "ADDED" || ev.type == "MODIFIED" || ev.type == "DELETED") {
-      std::string rv = ObjectResourceVersion(ev.object);
+      // The version moves first: whoever sees the handler's effect sees the reflector there.
+      SetResourceVersion(ObjectResourceVersion(ev.object));
       if (ev.type == "ADDED") {
         handler_.Add(ev.object);
       } else if (ev.type == "MODIFIED") {
@@ -176,7 +177,6 @@ Reflector::WatchEnd Reflector::WatchOnce() {
       } else {
         handler_.Delete(ev.object);
       }
-      SetResourceVersion(rv);
       return true;
     }
     if (ev.type == "BOOKMARK") {
@@ -233,6 +233,7 @@ void Reflector::Run() {
   ScopedCancellation scope(cancel_);
   bool need_list = true;
   bool rv_unavailable = false;
+  absl::Time last_list = absl::InfinitePast();
   while (!Stopping()) {
     if (need_list) {
       // First list from the watch cache ("0"); after an expiry a consistent read (""); other
@@ -250,6 +251,7 @@ void Reflector::Run() {
       }
       rv_unavailable = false;
       need_list = false;
+      last_list = absl::Now();
     }
     switch (WatchOnce()) {
       case WatchEnd::kStopped:
@@ -259,6 +261,9 @@ void Reflector::Run() {
       case WatchEnd::kExpired:
         rv_unavailable = true;
         need_list = true;
+        // A version that expires right after a fresh list means the server keeps refusing it:
+        // back off instead of relisting in a tight loop.
+        if (absl::Now() - last_list < absl::Seconds(1) && !Backoff()) return;
         break;
       case WatchEnd::kRetryWatch:
         if (!Backoff()) return;

@@ -11,12 +11,14 @@
 // - A watch that ends (server timeout, dropped connection) is re-opened from the last
 //   resourceVersion seen, at once. A resourceVersion that is too old (410 Gone / Expired, as
 //   an HTTP answer or as an ERROR event) leads to a fresh LIST with resourceVersion "" (a
-//   consistent read) and a new Replace. Transport errors, 429 and 5xx answers to a watch are
-//   retried (re-watch) after a back-off; other failures (list errors, ERROR events) after a
-//   back-off followed by a re-list. A watch that ends within a second with no event counts as an
-//   error. Back-off: exponential from backoff_initial to backoff_max with up to 100% jitter,
-//   starting over once nothing failed for backoff_reset (client-go: 800 ms, 30 s, 2 min). Errors
-//   are logged at -v=2, expiry and re-watches at -v=4: a flapping API server does not flood logs.
+//   consistent read) and a new Replace (after a back-off step when the previous LIST is
+//   under a second old, so a server that keeps refusing cannot cause a relist loop). Transport
+//   errors, 429 and 5xx answers to a watch are retried (re-watch) after a back-off; other failures
+//   (list errors, ERROR events) after a back-off followed by a re-list. A watch that ends within a
+//   second with no event counts as an error. Back-off: exponential from backoff_initial to
+//   backoff_max with up to 100% jitter, starting over once nothing failed for backoff_reset
+//   (client-go: 800 ms, 30 s, 2 min). Errors are logged at -v=2, expiry and re-watches at -v=4: a
+//   flapping API server does not flood logs.
 // - The handler's methods run on the reflector's thread, one at a time, never under a lock of the
 //   reflector; they must not call Stop().
 // - Stop() (any thread but the handler's) cancels the call in flight, wakes a back-off sleep and
