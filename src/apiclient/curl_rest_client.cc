@@ -320,6 +320,11 @@ class CurlRestClient final : public RestClient {
       return absl::InvalidArgumentError(
           absl::StrCat("request path \"", AV(request.path), "\" must start with /"));
     }
+    static constexpr std::string_view kMethods[] = {"GET", "POST", "PUT", "PATCH", "DELETE"};
+    if (std::find(std::begin(kMethods), std::end(kMethods), request.method) == std::end(kMethods)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unsupported method \"", AV(request.method), "\""));
+    }
     const absl::Time start = absl::Now();
     absl::Duration waited;
     if (absl::Status s = limiter_.Wait(); !s.ok()) return s;
@@ -346,8 +351,11 @@ class CurlRestClient final : public RestClient {
 
     const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
     ClientMetrics& m = Metrics();
-    m.latency.Add({{"host", host_label_}, {"verb", request.method}}, LatencyBuckets())
-        .Observe(seconds);
+    // As client-go: a watch counts as a request, but its (stream) duration is not a latency.
+    if (!t.watch) {
+      m.latency.Add({{"host", host_label_}, {"verb", request.method}}, LatencyBuckets())
+          .Observe(seconds);
+    }
     m.requests
         .Add({{"code", result.ok() ? std::to_string(result->code) : std::string("<error>")},
               {"host", host_label_},

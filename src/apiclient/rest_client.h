@@ -20,8 +20,9 @@
 // - Every call first takes a token from the client's token bucket (RestConfig qps/burst); watches
 //   too, as client-go does.
 // - Metrics (KubeletRegistry, as client-go registers them with the kubelet):
-//   rest_client_requests_total{code,host,method} (code "<error>" when no response) and
-//   rest_client_request_duration_seconds{host,verb} (rate limiter wait included, as upstream).
+//   rest_client_requests_total{code,host,method} (code "<error>" when no response; watches
+//   included) and rest_client_request_duration_seconds{host,verb} (unary calls; the rate limiter
+//   wait included, as upstream).
 // Thread-safety: a RestClient is thread-safe; calls run on the caller's thread (no thread per
 // request). Ownership: the factory's result owns its connections; the callback is borrowed for the
 // duration of Watch().
