@@ -1,6 +1,7 @@
 #include "kubelet/pod_workers.h"
 
 #include <atomic>
+#include <stdexcept>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
@@ -23,6 +24,10 @@ class RecordingSyncer : public PodSyncer {
   absl::StatusOr<bool> SyncPod(SyncPodType type, const api::Pod& pod,
                                const container::PodStatus&) override {
     Record("sync:" + std::string(SyncPodTypeName(type)) + ":" + pod.metadata.uid);
+    if (throws > 0) {
+      --throws;
+      throw std::out_of_range("basic_string::substr");
+    }
     if (hang_until_cancelled) {
       // As a hook that never returns: only the sync's cancellation ends the wait.
       absl::Notification cancelled;
@@ -71,6 +76,7 @@ class RecordingSyncer : public PodSyncer {
   absl::Status fail;
   std::atomic<bool> terminal{false};
   std::atomic<bool> hang_until_cancelled{false};
+  std::atomic<int> throws{0};  // the next this many SyncPod calls throw
 };
 
 class PodWorkersTest : public ::testing::Test {
@@ -116,6 +122,19 @@ TEST_F(PodWorkersTest, CreateSyncsThenKillTerminates) {
   EXPECT_FALSE(workers_->CouldHaveRunningContainers("a"));
   workers_->SyncKnownPods({});
   EXPECT_FALSE(workers_->IsKnown("a"));
+}
+
+TEST_F(PodWorkersTest, ASyncThatThrowsFailsThatStepAndThePodWorkerGoesOn) {
+  syncer_.throws = 1;
+  workers_->UpdatePod({SyncPodType::kCreate, MakePod("t"), std::nullopt, std::nullopt});
+  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
+  // The worker is not left marked as working: the next update syncs, and a kill terminates.
+  workers_->UpdatePod({SyncPodType::kUpdate, MakePod("t"), std::nullopt, std::nullopt});
+  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 2; }));
+  workers_->UpdatePod({SyncPodType::kKill, MakePod("t"), std::nullopt, 1});
+  ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("t"); }));
+  EXPECT_EQ(syncer_.Calls(), (std::vector<std::string>{"sync:create:t", "sync:update:t",
+                                                       "terminating:t:1", "terminated:t"}));
 }
 
 TEST_F(PodWorkersTest, UpdatesCoalesceAndKillIsNeverOverwritten) {

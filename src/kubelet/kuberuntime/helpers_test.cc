@@ -202,6 +202,25 @@ TEST(LabelsTest, MalformedAnnotationsYieldZeroValues) {
   EXPECT_EQ(li.pod_uid, "");
 }
 
+TEST(LabelsTest, CorruptAnnotationsFromTheRuntimeAreDropped) {
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  StringMap ann = {{kContainerHashLabel, "1ffffffffffffffffffff"},  // overflows uint64
+                   {kContainerRestartCountLabel, "99999999999"},    // overflows int32
+                   {kPodDeletionGracePeriodLabel, "99999999999999999999999"},
+                   {kContainerPreStopHandlerLabel, deep},
+                   {kContainerPortsLabel, "[{\"containerPort\":\"\xff\xfe\"}]"}};
+  AnnotatedContainerInfo ai = GetContainerInfoFromAnnotations(ann);
+  EXPECT_EQ(ai.hash, 0u);
+  EXPECT_EQ(ai.restart_count, 0);
+  EXPECT_FALSE(ai.pod_deletion_grace_period.has_value());
+  EXPECT_FALSE(ai.pre_stop_handler.has_value());
+  EXPECT_TRUE(ai.container_ports.empty());
+  ann = {{kContainerPortsLabel, deep}, {kContainerPreStopHandlerLabel, R"({"exec":7})"}};
+  ai = GetContainerInfoFromAnnotations(ann);
+  EXPECT_TRUE(ai.container_ports.empty());
+  EXPECT_FALSE(ai.pre_stop_handler.has_value());
+}
+
 TEST(LabelsTest, SandboxLabels) {
   api::Pod pod = MakePod("web", {MakeContainer("app")}, {}, "ns1", "u1");
   pod.metadata.labels = {{"app", "web"}};

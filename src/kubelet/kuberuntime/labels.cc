@@ -65,9 +65,20 @@ std::string ContainerMemberJson(const api::Container& c, const char* member, con
 absl::StatusOr<api::Container> DecodeContainerMember(const std::string& member_json,
                                                      const std::string& wrapper_prefix,
                                                      const std::string& wrapper_suffix) {
+  // The annotation comes back from the runtime and may be anything: a value nested deeper than
+  // any container member is dropped while parsing, since serializing it would recurse once per
+  // level (a stack overflow for "[[[[...").
+  constexpr int kMaxMemberDepth = 32;
+  bool too_deep = false;
   std::string canonical;
   try {
-    canonical = OrderedJson::parse(member_json).dump();
+    OrderedJson j = OrderedJson::parse(
+        member_json, [&too_deep](int depth, OrderedJson::parse_event_t, OrderedJson&) {
+          if (depth > kMaxMemberDepth) too_deep = true;
+          return !too_deep;
+        });
+    if (too_deep) return absl::InvalidArgumentError("annotation nested too deeply");
+    canonical = j.dump();
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(e.what());
   }
