@@ -383,7 +383,11 @@ class CurlRestClient final : public RestClient {
       curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
                        static_cast<long>(std::max<int64_t>(1, absl::ToInt64Milliseconds(timeout))));
     }
+    // A silently dead connection under a watch is found by TCP keep-alive probes (client-go
+    // uses HTTP/2 pings after 30 s idle): 30 s idle, then a probe every 15 s.
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 30L);
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 15L);
     if (!t->watch) curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
     if (connect_to_ != nullptr) curl_easy_setopt(e, CURLOPT_CONNECT_TO, connect_to_);
 
