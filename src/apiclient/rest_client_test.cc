@@ -27,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "apiclient/reflector.h"
 #include "common/cancellation.h"
 #include "common/strings.h"
 #include "gmock/gmock.h"
@@ -746,6 +747,45 @@ TEST(RestClientTest, RecordsClientGoMetrics) {
   text = metrics::Serialize(metrics::KubeletRegistry());
   EXPECT_THAT(text, HasSubstr("rest_client_requests_total{code=\"<error>\",host=\"127.0.0.1:1\","
                               "method=\"GET\"}"));
+}
+
+TEST(RestClientTest, ReflectorOverTheRealClient) {
+  TestServer server([&](const ServerRequest& r, Conn& c) {
+    if (r.target.find("watch=true") == std::string::npos) {
+      c.Respond(200, R"({"kind":"PodList","metadata":{"resourceVersion":"10"},"items":[)"
+                     R"({"metadata":{"namespace":"default","name":"a","resourceVersion":"9"}}]})");
+      return;
+    }
+    c.StartChunked(200);
+    c.Chunk(R"({"type":"ADDED","object":{"metadata":{"namespace":"default","name":"b",)"
+            R"("resourceVersion":"11"}}})"
+            "\n");
+    while (!server.stopping().WaitForNotificationWithTimeout(absl::Milliseconds(50))) {
+      if (!c.Chunk("\n")) return;
+    }
+  });
+  std::unique_ptr<RestClient> client = Client(Config(server));
+  Store store;
+  ReflectorOptions o;
+  o.name = "pods";
+  o.path = "/api/v1/pods";
+  o.field_selector = "spec.nodeName=node-1";
+  RealClock clock;
+  Reflector reflector(*client, store, o, clock);
+  reflector.Start();
+  ASSERT_TRUE(
+      store.WaitFor([](const Store::Items& items, const std::string&) { return items.size() == 2; },
+                    absl::Seconds(10)));
+  EXPECT_EQ(store.ResourceVersion(), "11");
+  absl::Time start = absl::Now();
+  reflector.Stop();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  std::vector<ServerRequest> reqs = server.requests();
+  ASSERT_GE(reqs.size(), 2u);
+  EXPECT_THAT(reqs[0].target, HasSubstr("fieldSelector=spec.nodeName%3Dnode-1"));
+  EXPECT_THAT(reqs[0].target, HasSubstr("resourceVersion=0"));
+  EXPECT_THAT(reqs[1].target, HasSubstr("resourceVersion=10"));
+  EXPECT_THAT(reqs[1].target, HasSubstr("allowWatchBookmarks=true"));
 }
 
 }  // namespace
