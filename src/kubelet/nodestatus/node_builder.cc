@@ -1,0 +1,206 @@
+// The Node object and its status (upstream initialNode, nodestatus setters, updateDefaultLabels,
+// reconcileCMADAnnotationWithExistingNode, nodeStatusHasChanged).
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/pod.h"
+#include "kubelet/nodestatus/node_status.h"
+
+namespace kubelet::nodestatus {
+namespace {
+
+// Upstream maxNamesPerImageInNodeStatus.
+constexpr size_t kMaxNamesPerImage = 5;
+
+constexpr char kTaintNodeUnschedulable[] = "node.kubernetes.io/unschedulable";
+
+api::Time ToTime(absl::Time t) { return api::Time::FromUnix(absl::ToUnixSeconds(t)); }
+
+// A condition of `type` in `conditions`, or null.
+api::NodeCondition* FindCondition(std::vector<api::NodeCondition>* conditions,
+                                  const std::string& type) {
+  for (api::NodeCondition& c : *conditions) {
+    if (c.type == type) return &c;
+  }
+  return nullptr;
+}
+
+// Sets condition `type` to status/reason/message: heartbeat now, transition now when the status
+// flips (or the condition is new), else kept.
+void SetCondition(std::vector<api::NodeCondition>* conditions, const std::string& type,
+                  const std::string& status, const std::string& reason, const std::string& message,
+                  const api::Time& now) {
+  api::NodeCondition* c = FindCondition(conditions, type);
+  if (c == nullptr) {
+    conditions->push_back(api::NodeCondition{.type = type});
+    c = &conditions->back();
+    c->last_transition_time = now;
+  } else if (c->status != status) {
+    c->last_transition_time = now;
+  }
+  c->status = status;
+  c->reason = reason;
+  c->message = message;
+  c->last_heartbeat_time = now;
+}
+
+// errors.NewAggregate(errs).Error(): one message as is, several as "[a, b]" (duplicates once).
+std::string AggregateMessage(const std::vector<std::string>& errs) {
+  std::vector<std::string> unique;
+  for (const std::string& e : errs) {
+    if (std::find(unique.begin(), unique.end(), e) == unique.end()) unique.push_back(e);
+  }
+  if (unique.size() == 1) return unique[0];
+  return absl::StrCat("[", absl::StrJoin(unique, ", "), "]");
+}
+
+}  // namespace
+
+api::Node InitialNode(const NodeStatusOptions& o) {
+  api::Node node;
+  node.metadata.name = o.node_name;
+  const std::string& hostname = o.hostname.empty() ? o.node_name : o.hostname;
+  node.metadata.labels[kLabelHostname] = hostname;
+  node.metadata.labels[kLabelOS] = o.operating_system;
+  node.metadata.labels[kLabelArch] = o.architecture;
+  node.metadata.labels[kLabelBetaOS] = o.operating_system;
+  node.metadata.labels[kLabelBetaArch] = o.architecture;
+  for (const auto& [k, v] : o.node_labels) node.metadata.labels[k] = v;
+  if (o.enable_controller_attach_detach) node.metadata.annotations[kAnnotationCMAD] = "true";
+  node.spec.unschedulable = !o.register_schedulable;
+  node.spec.taints = o.register_with_taints;
+  // As upstream (#63897): an unschedulable node is tainted from its creation on, so nothing
+  // lands on it in the window before the taint controller would add the taint.
+  if (node.spec.unschedulable) {
+    bool present = false;
+    for (const api::Taint& t : node.spec.taints) {
+      present |= t.key == kTaintNodeUnschedulable && t.effect == api::kTaintNoSchedule;
+    }
+    if (!present) {
+      node.spec.taints.push_back(
+          api::Taint{.key = kTaintNodeUnschedulable, .effect = api::kTaintNoSchedule});
+    }
+  }
+  node.spec.provider_id = o.provider_id;
+  return node;
+}
+
+void SetNodeStatus(const NodeStatusOptions& o, const MachineFacts& machine,
+                   const std::string& runtime_version, const std::vector<ImageInfo>& images,
+                   const std::vector<std::string>& readiness_errors, absl::Time now_time,
+                   api::Node* node) {
+  api::NodeStatus& st = node->status;
+  const api::Time now = ToTime(now_time);
+
+  // NodeAddress.
+  st.addresses.clear();
+  if (!o.node_ip.empty()) st.addresses.push_back({api::kNodeInternalIP, o.node_ip});
+  st.addresses.push_back({api::kNodeHostName, o.hostname.empty() ? o.node_name : o.hostname});
+
+  // MachineInfo: capacity and allocatable (other entries, e.g. extended resources a device
+  // plugin reported, are kept).
+  for (const auto& [k, v] : machine.capacity) st.capacity[k] = v;
+  for (const auto& [k, v] : machine.allocatable) st.allocatable[k] = v;
+  st.node_info.machine_id = machine.machine_id;
+  st.node_info.system_uuid = machine.system_uuid;
+  st.node_info.boot_id = machine.boot_id;
+  st.node_info.kernel_version = machine.kernel_version;
+  st.node_info.os_image = machine.os_image;
+  st.node_info.operating_system = o.operating_system;
+  st.node_info.architecture = o.architecture;
+
+  // VersionInfo.
+  if (!runtime_version.empty()) st.node_info.container_runtime_version = runtime_version;
+  st.node_info.kubelet_version = o.kubelet_version;
+  st.node_info.kube_proxy_version = o.kubelet_version;
+
+  // DaemonEndpoints.
+  st.daemon_endpoints.kubelet_endpoint.port = o.kubelet_port;
+
+  // Images: largest first, at most max_images (-1: all), at most 5 names each.
+  std::vector<ImageInfo> sorted = images;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const ImageInfo& a, const ImageInfo& b) {
+    return a.size_bytes > b.size_bytes;
+  });
+  if (o.max_images >= 0 && sorted.size() > static_cast<size_t>(o.max_images)) {
+    sorted.resize(static_cast<size_t>(o.max_images));
+  }
+  st.images.clear();
+  for (const ImageInfo& image : sorted) {
+    api::ContainerImage ci;
+    ci.names = image.repo_digests;
+    ci.names.insert(ci.names.end(), image.repo_tags.begin(), image.repo_tags.end());
+    if (ci.names.size() > kMaxNamesPerImage) ci.names.resize(kMaxNamesPerImage);
+    if (ci.names.empty()) continue;
+    ci.size_bytes = image.size_bytes;
+    st.images.push_back(std::move(ci));
+  }
+
+  // Pressure conditions: no eviction manager reports pressure, so they are False.
+  SetCondition(&st.conditions, api::kNodeMemoryPressure, api::kConditionFalse,
+               "KubeletHasSufficientMemory", "kubelet has sufficient memory available", now);
+  SetCondition(&st.conditions, api::kNodeDiskPressure, api::kConditionFalse,
+               "KubeletHasNoDiskPressure", "kubelet has no disk pressure", now);
+  SetCondition(&st.conditions, api::kNodePIDPressure, api::kConditionFalse,
+               "KubeletHasSufficientPID", "kubelet has sufficient PID available", now);
+
+  // Ready.
+  std::vector<std::string> errs = readiness_errors;
+  std::vector<std::string> missing;
+  for (const char* r : {api::kResourceCPU, api::kResourceMemory, "pods"}) {
+    if (st.capacity.find(r) == st.capacity.end()) missing.push_back(r);
+  }
+  if (!missing.empty()) {
+    errs.push_back(
+        absl::StrCat("missing node capacity for resources: ", absl::StrJoin(missing, ", ")));
+  }
+  if (errs.empty()) {
+    SetCondition(&st.conditions, api::kNodeReady, api::kConditionTrue, "KubeletReady",
+                 "kubelet is posting ready status", now);
+  } else {
+    SetCondition(&st.conditions, api::kNodeReady, api::kConditionFalse, "KubeletNotReady",
+                 AggregateMessage(errs), now);
+  }
+}
+
+bool NodeStatusChanged(const api::NodeStatus& before, const api::NodeStatus& after) {
+  api::NodeStatus a = before;
+  api::NodeStatus b = after;
+  for (api::NodeCondition& c : a.conditions) c.last_heartbeat_time = api::Time{};
+  for (api::NodeCondition& c : b.conditions) c.last_heartbeat_time = api::Time{};
+  return api::Encode(a) != api::Encode(b);
+}
+
+bool ReconcileExistingNode(const api::Node& initial, api::Node* existing) {
+  bool changed = false;
+  // updateDefaultLabels: the labels the kubelet owns follow what it would register.
+  for (const char* label : {kLabelHostname, kLabelOS, kLabelArch, kLabelBetaOS, kLabelBetaArch}) {
+    auto want = initial.metadata.labels.find(label);
+    if (want == initial.metadata.labels.end()) continue;
+    auto have = existing->metadata.labels.find(label);
+    if (have == existing->metadata.labels.end() || have->second != want->second) {
+      existing->metadata.labels[label] = want->second;
+      changed = true;
+    }
+    if (existing->metadata.labels[label].empty()) existing->metadata.labels.erase(label);
+  }
+  // reconcileCMADAnnotationWithExistingNode.
+  auto want = initial.metadata.annotations.find(kAnnotationCMAD);
+  auto have = existing->metadata.annotations.find(kAnnotationCMAD);
+  if (want != initial.metadata.annotations.end()) {
+    if (have == existing->metadata.annotations.end() || have->second != want->second) {
+      existing->metadata.annotations[kAnnotationCMAD] = want->second;
+      changed = true;
+    }
+  } else if (have != existing->metadata.annotations.end()) {
+    existing->metadata.annotations.erase(have);
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace kubelet::nodestatus

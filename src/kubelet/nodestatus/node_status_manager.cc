@@ -1,0 +1,474 @@
+// Registration, status updates and the node Lease against the API server (see node_status.h).
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "api/codec.h"
+#include "common/cancellation.h"
+#include "common/guarded.h"
+#include "common/log.h"
+#include "kubelet/nodestatus/node_status.h"
+
+namespace kubelet::nodestatus {
+namespace {
+
+// Upstream nodeStatusUpdateRetry and the lease controller's maxUpdateRetries.
+constexpr int kUpdateRetries = 5;
+// Registration back-off (upstream registerWithAPIServer) and the lease's maxBackoff.
+constexpr absl::Duration kMaxBackoff = absl::Seconds(7);
+// While the node is not Ready, its status is computed this often (upstream's fast status update
+// polls until the runtime is ready).
+constexpr absl::Duration kNotReadyInterval = absl::Seconds(1);
+
+constexpr char kNodesPath[] = "/api/v1/nodes";
+constexpr char kLeasesPath[] = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";
+
+absl::Status StatusOf(const absl::StatusOr<apiclient::Response>& r) {
+  if (!r.ok()) return r.status();
+  return apiclient::ResponseStatus(*r);
+}
+
+class Manager final : public NodeStatusManager {
+ public:
+  Manager(NodeStatusOptions options, std::shared_ptr<apiclient::RestClient> client, Clock& clock)
+      : o_(std::move(options)), client_(std::move(client)), clock_(clock) {}
+
+  ~Manager() override { Stop(); }
+
+  void Start() override {
+    absl::MutexLock lock(&mu_);
+    if (started_) return;
+    started_ = true;
+    cancel_ = std::make_shared<Cancellation>();
+    thread_ = std::thread([this, c = cancel_] {
+      ScopedCancellation scope(c);
+      RunGuarded("node status loop", [this] { Loop(); });
+    });
+  }
+
+  void Stop() override {
+    std::shared_ptr<Cancellation> c;
+    {
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;
+      c = cancel_;
+      cv_.SignalAll();
+    }
+    if (c) c->Cancel();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  absl::Status SyncNodeStatus() override {
+    if (!Registered()) {
+      if (!o_.register_node) return UpdateStatus();
+      absl::Status st = TryRegister();
+      if (!st.ok()) return st;
+    }
+    return UpdateStatus();
+  }
+
+  absl::Status RenewLease() override {
+    absl::Status last;
+    for (int i = 0; i < kUpdateRetries; ++i) {
+      if (Stopping()) return absl::CancelledError("stopping");
+      if (!lease_) {
+        absl::Status st = EnsureLease();
+        if (!st.ok()) return st;
+      }
+      api::Lease lease = *lease_;
+      lease.spec.holder_identity = o_.node_name;
+      lease.spec.lease_duration_seconds = o_.lease_duration_seconds;
+      absl::Time now = clock_.Now();
+      const int64_t secs = absl::ToUnixSeconds(now);
+      const int64_t micros = absl::ToInt64Microseconds(now - absl::FromUnixSeconds(secs));
+      lease.spec.renew_time = api::MicroTime::FromUnix(secs, static_cast<int32_t>(micros * 1000));
+      SetOwner(&lease);
+      auto r = Do("PUT", absl::StrCat(kLeasesPath, "/", o_.node_name), api::Encode(lease));
+      last = StatusOf(r);
+      if (last.ok()) {
+        auto decoded = api::Decode<api::Lease>(r->body);
+        if (decoded.ok()) {
+          lease_ = std::move(*decoded);
+        } else {
+          lease_.reset();
+        }
+        return absl::OkStatus();
+      }
+      // A conflict (someone else wrote it) or a vanished Lease (its owner Node was deleted and
+      // the garbage collector took it): read or create it again.
+      lease_.reset();
+      if (absl::IsAborted(last) || absl::IsNotFound(last)) continue;
+      KLOG_ERROR(last, "Failed to update lease");
+      return last;
+    }
+    return absl::UnavailableError(
+        absl::StrCat("failed ", kUpdateRetries, " attempts to update lease: ", last.message()));
+  }
+
+  bool Registered() const override {
+    absl::MutexLock lock(&mu_);
+    return registered_;
+  }
+  std::string NodeUID() const override {
+    absl::MutexLock lock(&mu_);
+    return node_uid_;
+  }
+
+ private:
+  bool Stopping() const {
+    absl::MutexLock lock(&mu_);
+    return stopping_;
+  }
+
+  absl::StatusOr<apiclient::Response> Do(const std::string& method, const std::string& path,
+                                         std::string body = "",
+                                         const std::string& content_type = "") {
+    apiclient::Request req;
+    req.method = method;
+    req.path = path;
+    req.body = std::move(body);
+    req.content_type = content_type.empty() && !req.body.empty()
+                           ? std::string(apiclient::kJsonContentType)
+                           : content_type;
+    req.timeout = o_.request_timeout;
+    return client_->Do(req);
+  }
+
+  void SetRegistered(bool registered, const std::string& uid) {
+    absl::MutexLock lock(&mu_);
+    registered_ = registered;
+    if (registered) node_uid_ = uid;
+  }
+
+  // The data of one round, from the callbacks (no lock held).
+  struct Inputs {
+    MachineFacts machine;
+    std::vector<ImageInfo> images;
+    std::vector<std::string> readiness_errors;
+  };
+  Inputs Gather() {
+    Inputs in;
+    if (o_.machine) in.machine = o_.machine();
+    if (o_.runtime_version) {
+      auto v = o_.runtime_version();
+      if (v.ok()) runtime_version_ = *v;
+    }
+    if (o_.images) {
+      auto images = o_.images();
+      if (images.ok()) {
+        in.images = std::move(*images);
+        last_images_ = in.images;
+      } else {
+        in.images = last_images_;
+        KLOG_ERROR(images.status(), "Error getting image list");
+      }
+    }
+    if (o_.readiness_errors) in.readiness_errors = o_.readiness_errors();
+    return in;
+  }
+
+  // tryRegisterWithAPIServer.
+  absl::Status TryRegister() {
+    KLOG_INFO("Attempting to register node", "node", o_.node_name);
+    Inputs in = Gather();
+    api::Node initial = InitialNode(o_);
+    api::Node node = initial;
+    SetNodeStatus(o_, in.machine, runtime_version_, in.images, in.readiness_errors, clock_.Now(),
+                  &node);
+    auto r = Do("POST", kNodesPath, api::Encode(node));
+    absl::Status st = StatusOf(r);
+    if (st.ok()) {
+      auto created = api::Decode<api::Node>(r->body);
+      SetRegistered(true, created.ok() ? created->metadata.uid : "");
+      KLOG_INFO("Successfully registered node", "node", o_.node_name);
+      register_failures_ = 0;
+      return absl::OkStatus();
+    }
+    if (!absl::IsAlreadyExists(st)) return RegisterFailed(st);
+
+    auto got = Do("GET", absl::StrCat(kNodesPath, "/", o_.node_name));
+    st = StatusOf(got);
+    if (!st.ok()) return RegisterFailed(st);
+    auto existing = api::Decode<api::Node>(got->body);
+    if (!existing.ok()) return RegisterFailed(existing.status());
+    api::Node before = *existing;
+    if (ReconcileExistingNode(initial, &*existing)) {
+      nlohmann::json patch = nlohmann::json::object();
+      nlohmann::json labels = nlohmann::json::object();
+      nlohmann::json annotations = nlohmann::json::object();
+      for (const auto& [k, v] : existing->metadata.labels) {
+        auto it = before.metadata.labels.find(k);
+        if (it == before.metadata.labels.end() || it->second != v) labels[k] = v;
+      }
+      for (const auto& [k, v] : before.metadata.labels) {
+        if (!existing->metadata.labels.count(k)) labels[k] = nullptr;
+      }
+      for (const auto& [k, v] : existing->metadata.annotations) {
+        auto it = before.metadata.annotations.find(k);
+        if (it == before.metadata.annotations.end() || it->second != v) annotations[k] = v;
+      }
+      for (const auto& [k, v] : before.metadata.annotations) {
+        if (!existing->metadata.annotations.count(k)) annotations[k] = nullptr;
+      }
+      if (!labels.empty()) patch["metadata"]["labels"] = labels;
+      if (!annotations.empty()) patch["metadata"]["annotations"] = annotations;
+      auto p = Do("PATCH", absl::StrCat(kNodesPath, "/", o_.node_name), patch.dump(),
+                  apiclient::kMergePatchType);
+      st = StatusOf(p);
+      if (!st.ok()) return RegisterFailed(st);
+    }
+    KLOG_INFO("Node was previously registered", "node", o_.node_name);
+    SetRegistered(true, existing->metadata.uid);
+    KLOG_INFO("Successfully registered node", "node", o_.node_name);
+    register_failures_ = 0;
+    return absl::OkStatus();
+  }
+
+  // Quiet while the API server is away: the first failure of a streak is an error, the
+  // following ones are verbose.
+  absl::Status RegisterFailed(const absl::Status& st) {
+    if (register_failures_++ == 0) {
+      KLOG_ERROR(st, "Unable to register node with API server", "node", o_.node_name);
+    } else {
+      KLOG_V(2, "Unable to register node with API server", "node", o_.node_name, "err", st,
+             "attempts", register_failures_);
+    }
+    return st;
+  }
+
+  // updateNodeStatus: up to kUpdateRetries tries of tryUpdateNodeStatus.
+  absl::Status UpdateStatus() {
+    KLOG_V(5, "Updating node status");
+    absl::Status st;
+    for (int i = 0; i < kUpdateRetries; ++i) {
+      if (Stopping()) return absl::CancelledError("stopping");
+      st = TryUpdateStatus();
+      if (st.ok() || absl::IsNotFound(st)) return st;
+      KLOG_ERROR(st, "Error updating node status, will retry");
+    }
+    return absl::UnavailableError(
+        absl::StrCat("update node status exceeds retry count: ", st.message()));
+  }
+
+  absl::Status TryUpdateStatus() {
+    const std::string path = absl::StrCat(kNodesPath, "/", o_.node_name);
+    auto got = Do("GET", path);
+    absl::Status st = StatusOf(got);
+    if (absl::IsNotFound(st)) return NodeGone();
+    if (!st.ok())
+      return absl::Status(
+          st.code(), absl::StrCat("error getting node \"", o_.node_name, "\": ", st.message()));
+    auto original = api::Decode<api::Node>(got->body);
+    if (!original.ok()) return original.status();
+    if (!original->metadata.uid.empty()) SetRegistered(true, original->metadata.uid);
+
+    Inputs in = Gather();
+    api::Node node = *original;
+    const absl::Time now = clock_.Now();
+    SetNodeStatus(o_, in.machine, runtime_version_, in.images, in.readiness_errors, now, &node);
+    last_ready_ = false;
+    for (const api::NodeCondition& c : node.status.conditions) {
+      if (c.type == api::kNodeReady) last_ready_ = c.status == api::kConditionTrue;
+    }
+    const bool changed = NodeStatusChanged(original->status, node.status);
+    if (!changed && last_report_.has_value() && now - *last_report_ < o_.report_frequency) {
+      return absl::OkStatus();
+    }
+    auto r = Do("PATCH", absl::StrCat(path, "/status"), StatusPatch(*original, node),
+                apiclient::kStrategicMergePatchType);
+    st = StatusOf(r);
+    if (absl::IsNotFound(st)) return NodeGone();
+    if (!st.ok()) return st;
+    last_report_ = now;
+    return absl::OkStatus();
+  }
+
+  absl::Status NodeGone() {
+    KLOG_WARNING("Node not found on the API server, registering it again", "node", o_.node_name);
+    {
+      absl::MutexLock lock(&mu_);
+      registered_ = false;
+    }
+    last_report_.reset();
+    return absl::NotFoundError(absl::StrCat("node \"", o_.node_name, "\" not found"));
+  }
+
+  // A strategic merge patch of the parts of the status the kubelet owns. Conditions merge by
+  // type (others' conditions stay); the addresses are replaced as a whole when the stored list
+  // holds an address we no longer report.
+  static std::string StatusPatch(const api::Node& original, const api::Node& node) {
+    api::Json status = api::ToJson(node.status);
+    api::Json out = api::Json::object();
+    for (const char* key :
+         {"capacity", "allocatable", "conditions", "daemonEndpoints", "nodeInfo", "images"}) {
+      if (status.contains(key)) out[key] = status[key];
+    }
+    api::Json addresses = api::Json::array();
+    bool stale = false;
+    for (const api::NodeAddress& a : original.status.addresses) {
+      stale |= std::find(node.status.addresses.begin(), node.status.addresses.end(), a) ==
+               node.status.addresses.end();
+    }
+    if (stale) addresses.push_back(api::Json{{"$patch", "replace"}});
+    for (const api::NodeAddress& a : node.status.addresses) {
+      addresses.push_back(api::Json{{"type", a.type}, {"address", a.address}});
+    }
+    out["addresses"] = addresses;
+    api::Json conditions = api::Json::array();
+    for (const api::NodeCondition& c : node.status.conditions) {
+      if (c.type == api::kNodeReady || c.type == api::kNodeMemoryPressure ||
+          c.type == api::kNodeDiskPressure || c.type == api::kNodePIDPressure) {
+        conditions.push_back(api::ToJson(c));
+      }
+    }
+    out["conditions"] = conditions;
+    return api::SerializeJson(api::Json{{"status", out}});
+  }
+
+  // backoffEnsureLease's one attempt: reads the Lease, creating it when absent.
+  absl::Status EnsureLease() {
+    const std::string path = absl::StrCat(kLeasesPath, "/", o_.node_name);
+    auto got = Do("GET", path);
+    absl::Status st = StatusOf(got);
+    if (st.ok()) {
+      auto lease = api::Decode<api::Lease>(got->body);
+      if (!lease.ok()) return lease.status();
+      lease_ = std::move(*lease);
+      return absl::OkStatus();
+    }
+    if (!absl::IsNotFound(st)) return st;
+    api::Lease lease;
+    lease.metadata.name = o_.node_name;
+    lease.metadata.namespace_ = api::kNodeLeaseNamespace;
+    lease.spec.holder_identity = o_.node_name;
+    lease.spec.lease_duration_seconds = o_.lease_duration_seconds;
+    lease.spec.renew_time = api::MicroTime::FromUnix(absl::ToUnixSeconds(clock_.Now()));
+    SetOwner(&lease);
+    auto created = Do("POST", kLeasesPath, api::Encode(lease));
+    st = StatusOf(created);
+    if (absl::IsAlreadyExists(st)) return absl::AbortedError("lease created concurrently");
+    if (!st.ok()) return st;
+    auto decoded = api::Decode<api::Lease>(created->body);
+    if (!decoded.ok()) return decoded.status();
+    lease_ = std::move(*decoded);
+    return absl::OkStatus();
+  }
+
+  // The owner reference to the Node, once its uid is known (setNodeOwnerFunc).
+  void SetOwner(api::Lease* lease) {
+    const std::string uid = NodeUID();
+    if (uid.empty()) return;
+    if (lease->metadata.owner_references.size() == 1 &&
+        lease->metadata.owner_references[0].uid == uid) {
+      return;
+    }
+    lease->metadata.owner_references = {
+        api::OwnerReference{.api_version = "v1", .kind = "Node", .name = o_.node_name, .uid = uid}};
+  }
+
+  // Waits until `until` (by the injected clock) or Stop(); false when stopping.
+  bool WaitUntil(absl::Time until) {
+    absl::MutexLock lock(&mu_);
+    while (!stopping_) {
+      absl::Duration left = until - clock_.Now();
+      if (left <= absl::ZeroDuration()) return true;
+      cv_.WaitWithTimeout(&mu_, left);
+    }
+    return false;
+  }
+
+  void Loop() {
+    const absl::Duration renew_interval =
+        absl::Seconds(o_.lease_duration_seconds) * 0.25 > absl::ZeroDuration()
+            ? absl::Seconds(o_.lease_duration_seconds) * 0.25
+            : absl::Seconds(10);
+    absl::Time next_status = clock_.Now();
+    absl::Time next_lease = next_status;
+    absl::Duration register_step = absl::Milliseconds(100);
+    absl::Duration lease_step = absl::Milliseconds(100);
+    int lease_failures = 0;
+    while (WaitUntil(std::min(next_status, next_lease))) {
+      absl::Time now = clock_.Now();
+      if (now >= next_status) {
+        const bool was_registered = Registered();
+        absl::Status st = SyncNodeStatus();
+        now = clock_.Now();
+        if (Stopping()) break;
+        if (!Registered() && o_.register_node) {
+          // Registration failed (or the Node vanished): retry soon, backing off to 7 s.
+          if (absl::IsNotFound(st) && was_registered) {
+            register_step = absl::Milliseconds(100);
+            next_status = now;
+          } else {
+            register_step = std::min(register_step * 2, kMaxBackoff);
+            next_status = now + register_step;
+          }
+        } else {
+          register_step = absl::Milliseconds(100);
+          if (!st.ok()) KLOG_ERROR(st, "Unable to update node status");
+          next_status = now + (last_ready_ ? o_.update_frequency
+                                           : std::min(o_.update_frequency, kNotReadyInterval));
+          // A freshly registered Node gets its owner reference on the Lease without waiting.
+          if (!was_registered && Registered()) next_lease = now;
+        }
+      }
+      if (now >= next_lease) {
+        absl::Status st = RenewLease();
+        now = clock_.Now();
+        if (Stopping()) break;
+        if (st.ok()) {
+          lease_failures = 0;
+          lease_step = absl::Milliseconds(100);
+          next_lease = now + renew_interval;
+        } else {
+          lease_step = std::min(lease_step * 2, kMaxBackoff);
+          if (lease_failures++ == 0) {
+            KLOG_ERROR(st, "Failed to ensure lease exists, will retry", "interval", lease_step);
+          } else {
+            KLOG_V(2, "Failed to ensure lease exists, will retry", "err", st, "interval",
+                   lease_step);
+          }
+          next_lease = now + lease_step;
+        }
+      }
+    }
+  }
+
+  const NodeStatusOptions o_;
+  const std::shared_ptr<apiclient::RestClient> client_;
+  Clock& clock_;
+
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool registered_ ABSL_GUARDED_BY(mu_) = false;
+  std::string node_uid_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<Cancellation> cancel_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;
+
+  // Used by the loop thread only (or the caller of the one-round methods).
+  std::optional<api::Lease> lease_;
+  std::optional<absl::Time> last_report_;
+  std::string runtime_version_;
+  std::vector<ImageInfo> last_images_;
+  bool last_ready_ = false;
+  int register_failures_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<NodeStatusManager> NewNodeStatusManager(
+    NodeStatusOptions options, std::shared_ptr<apiclient::RestClient> client, Clock& clock) {
+  return std::make_unique<Manager>(std::move(options), std::move(client), clock);
+}
+
+}  // namespace kubelet::nodestatus
