@@ -6,6 +6,7 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "common/guarded.h"
 #include "common/log.h"
 #include "common/strings.h"
 
@@ -32,7 +33,15 @@ Reflector::~Reflector() { Stop(); }
 
 void Reflector::Start() {
   if (thread_.joinable()) return;
-  thread_ = std::thread([this] { Run(); });
+  // Run() returns only once stopping. An exception (a handler's bug, a library throwing on odd
+  // input) ends that round: it is logged, and after a back-off the reflector starts over from a
+  // fresh list instead of leaving the resource unwatched or ending the process.
+  thread_ = std::thread([this] {
+    while (!Stopping()) {
+      if (RunGuarded(absl::StrCat("reflector ", options_.name), [this] { Run(); })) return;
+      if (!Backoff()) return;
+    }
+  });
 }
 
 void Reflector::Stop() {

@@ -285,6 +285,35 @@ TEST_F(ReflectorTest, StopWakesABackOff) {
   EXPECT_FALSE(r.HasSynced());
 }
 
+// A handler that throws (a bug, or a library throwing on odd input) costs one round: the
+// reflector logs it, backs off and starts over from a fresh list, and the process lives.
+TEST_F(ReflectorTest, AThrowingHandlerIsRetriedFromAFreshList) {
+  class ThrowsOnce final : public ResourceEventHandler {
+   public:
+    explicit ThrowsOnce(Recorder& next) : next_(next) {}
+    void Replace(std::vector<Json> objects, const std::string& rv) override {
+      if (!thrown_.exchange(true)) throw std::runtime_error("handler bug");
+      next_.Replace(std::move(objects), rv);
+    }
+    void Add(const Json& o) override { next_.Add(o); }
+    void Update(const Json& o) override { next_.Update(o); }
+    void Delete(const Json& o) override { next_.Delete(o); }
+    void Bookmark(const std::string& rv) override { next_.Bookmark(rv); }
+
+   private:
+    Recorder& next_;
+    std::atomic<bool> thrown_{false};
+  } handler(rec_);
+  fake_.Upsert(kPods, Pod("default", "a", "node-1"));
+  Reflector r(fake_, handler, Options(), clock_);
+  r.Start();
+  ASSERT_TRUE(WaitForKeys(1));
+  EXPECT_EQ(rec_.replaces, 1);
+  ASSERT_TRUE(fake_.WaitForWatches(1, absl::Seconds(10)));
+  fake_.Upsert(kPods, Pod("default", "b", "node-1"));
+  EXPECT_TRUE(WaitForKeys(2));
+}
+
 TEST(StoreTest, KeysAndReplace) {
   int changes = 0;
   Store s([&] { ++changes; });
