@@ -1,0 +1,129 @@
+// Node status wiring (API-server mode only): registers the Node, keeps its status and its
+// Lease in kube-node-lease fresh. Fed by the container manager's machine info and resources, the
+// CRI runtime's version and images, and the Kubelet's runtime / network / PLEG health. Started
+// once the Kubelet runs, stopped at shutdown.
+#include <sys/utsname.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "app/version.h"
+#include "app/wiring.h"
+#include "common/log.h"
+#include "kubelet/cm/container_manager.h"
+#include "kubelet/kubelet.h"
+#include "kubelet/nodestatus/node_status.h"
+
+namespace kubelet::app {
+namespace {
+
+// GOARCH of this machine.
+std::string Architecture() {
+  struct utsname u {};
+  if (::uname(&u) != 0) return "amd64";
+  const std::string m = u.machine;
+  if (m == "x86_64") return "amd64";
+  if (m == "aarch64" || m == "arm64") return "arm64";
+  if (m.rfind("arm", 0) == 0) return "arm";
+  if (m == "ppc64le") return "ppc64le";
+  if (m == "s390x") return "s390x";
+  if (m == "i386" || m == "i686") return "386";
+  return m;
+}
+
+}  // namespace
+
+absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx) {
+  if (stage != WiringStage::kAfterKubeletStart || !ctx.api_client) return absl::OkStatus();
+  const config::KubeletConfiguration& cfg = ctx.server->config;
+  const config::KubeletFlags& flags = ctx.server->flags;
+
+  nodestatus::NodeStatusOptions o;
+  o.node_name = ctx.node_name;
+  o.hostname = ctx.node_name;
+  o.node_ip = ctx.node_ip;
+  o.kubelet_port = cfg.port;
+  o.node_labels = flags.node_labels;
+  for (const config::Taint& t : cfg.register_with_taints) {
+    api::Taint taint{.key = t.key, .value = t.value, .effect = t.effect};
+    if (t.time_added) taint.time_added = api::Time::FromUnix(absl::ToUnixSeconds(*t.time_added));
+    o.register_with_taints.push_back(std::move(taint));
+  }
+  o.register_node = cfg.register_node;
+  o.register_schedulable = flags.register_schedulable;
+  o.provider_id = cfg.provider_id;
+  o.enable_controller_attach_detach = cfg.enable_controller_attach_detach;
+  o.kubelet_version = VersionString();
+  o.architecture = Architecture();
+  if (cfg.node_status_update_frequency > absl::ZeroDuration()) {
+    o.update_frequency = cfg.node_status_update_frequency;
+  }
+  if (cfg.node_status_report_frequency > absl::ZeroDuration()) {
+    o.report_frequency = cfg.node_status_report_frequency;
+  }
+  if (cfg.node_lease_duration_seconds > 0) {
+    o.lease_duration_seconds = cfg.node_lease_duration_seconds;
+  }
+  o.max_images = cfg.node_status_max_images;
+
+  if (std::shared_ptr<cm::ContainerManager> cm = ctx.components.container_manager) {
+    nodestatus::MachineFacts facts;
+    facts.capacity = cm->Capacity();
+    facts.allocatable = cm->Allocatable();
+    const cm::MachineInfo& mi = cm->machine_info();
+    facts.machine_id = mi.machine_id;
+    facts.system_uuid = mi.system_uuid;
+    facts.boot_id = mi.boot_id;
+    facts.kernel_version = mi.kernel_version;
+    facts.os_image = mi.os_image;
+    o.machine = [facts] { return facts; };
+  }
+  cri::RuntimeService* runtime = ctx.runtime;
+  o.runtime_version = [runtime]() -> absl::StatusOr<std::string> {
+    auto v = runtime->Version("v1");
+    if (!v.ok()) return v.status();
+    return absl::StrCat(v->runtime_name(), "://", v->runtime_version());
+  };
+  cri::ImageManagerService* images = ctx.images;
+  o.images = [images]() -> absl::StatusOr<std::vector<nodestatus::ImageInfo>> {
+    auto list = images->ListImages(nullptr);
+    if (!list.ok()) return list.status();
+    std::vector<nodestatus::ImageInfo> out;
+    for (const auto& image : *list) {
+      nodestatus::ImageInfo info;
+      info.repo_tags.assign(image.repo_tags().begin(), image.repo_tags().end());
+      info.repo_digests.assign(image.repo_digests().begin(), image.repo_digests().end());
+      info.size_bytes = static_cast<int64_t>(image.size());
+      out.push_back(std::move(info));
+    }
+    return out;
+  };
+  std::shared_ptr<std::atomic<Kubelet*>> late = ctx.late_kubelet;
+  o.readiness_errors = [late]() {
+    std::vector<std::string> errs;
+    Kubelet* k = late->load();
+    if (k == nullptr) return std::vector<std::string>{"kubelet is shutting down"};
+    if (!k->RuntimeReady()) errs.push_back("container runtime not ready: RuntimeReady=false");
+    if (absl::Status pleg = k->PLEGHealthy(); !pleg.ok()) {
+      errs.push_back(absl::StrCat("PLEG is not healthy: ", pleg.message()));
+    }
+    if (!k->NetworkReady()) {
+      errs.push_back("container runtime network not ready: NetworkReady=false");
+    }
+    return errs;
+  };
+
+  std::shared_ptr<nodestatus::NodeStatusManager> manager =
+      nodestatus::NewNodeStatusManager(std::move(o), ctx.api_client, *ctx.clock);
+  manager->Start();
+  KLOG_INFO("Started node status and lease updates", "node", ctx.node_name);
+  ctx.components.keep_alive.push_back(manager);
+  ctx.AtShutdown([manager] { manager->Stop(); });
+  return absl::OkStatus();
+}
+
+}  // namespace kubelet::app
