@@ -107,6 +107,25 @@ Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
       std::make_unique<PodWorkers>(PodWorkersOptions{.threads = options_.pod_worker_threads,
                                                      .resync_interval = options_.sync_frequency},
                                    *this, cache_, clock_);
+  for (const ExtraPodSource& src : options_.extra_sources) pod_config_->AddSource(src.name);
+  if (options_.status_client != nullptr) {
+    status::ApiStatusSyncerDelegate d;
+    d.pods = [this] {
+      std::vector<api::Pod> pods = pod_manager_.GetPods();
+      std::erase_if(pods, [](const api::Pod& p) { return api::IsStaticPod(p); });
+      return pods;
+    };
+    d.terminated = [this](const api::Pod& p) {
+      const std::string& uid = p.metadata.uid;
+      if (pod_workers_->IsFinished(uid)) return true;
+      // Rejected at admission: never had a worker, ends Failed.
+      auto st = status_manager_.GetPodStatus(uid);
+      return !pod_workers_->IsKnown(uid) && st && status::IsTerminalPhase(st->status.phase);
+    };
+    api_status_syncer_ = std::make_unique<status::ApiStatusSyncer>(
+        *options_.status_client, status_manager_, std::move(d), status::ApiStatusSyncerOptions{},
+        const_cast<Clock&>(clock_));
+  }
 }
 
 Kubelet::~Kubelet() {
@@ -161,6 +180,11 @@ absl::Status Kubelet::Start() {
   if (http_source_) {
     if (absl::Status st = http_source_->Start(); !st.ok()) return st;
   }
+  for (const ExtraPodSource& src : options_.extra_sources) {
+    if (!src.start) continue;
+    if (absl::Status st = src.start(*pod_config_); !st.ok()) return st;
+  }
+  if (api_status_syncer_) api_status_syncer_->Start();
   return absl::OkStatus();
 }
 
@@ -170,12 +194,16 @@ void Kubelet::Stop() {
   Wake(stop_fd_);
   if (file_source_) file_source_->Stop();
   if (http_source_) http_source_->Stop();
+  for (const ExtraPodSource& src : options_.extra_sources) {
+    if (src.stop) src.stop();
+  }
   pod_config_->Shutdown();
   if (sync_thread_.joinable()) sync_thread_.join();
   if (housekeeping_thread_.joinable()) housekeeping_thread_.join();
   pleg_->Stop();
   pod_workers_->Stop();
   if (runtime_thread_.joinable()) runtime_thread_.join();
+  if (api_status_syncer_) api_status_syncer_->Stop();
 }
 
 absl::Status Kubelet::SyncLoopHealthy() const {
@@ -280,6 +308,11 @@ void Kubelet::HandleUpdate(const podsource::PodUpdate& u) {
       KLOG_WARNING("Kubelet does not support snapshot update");
       break;
   }
+  StatusChanged();
+}
+
+void Kubelet::StatusChanged() {
+  if (api_status_syncer_) api_status_syncer_->Notify();
 }
 
 void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
@@ -335,6 +368,7 @@ void Kubelet::RejectPod(const api::Pod& pod, const std::string& reason,
   st.host_ip = options_.host_ip;
   st.qos_class = std::string(api::QOSClassName(api::ComputePodQOS(pod)));
   status_manager_.SetPodStatus(pod.metadata.uid, std::move(st));
+  StatusChanged();
 }
 
 void Kubelet::HandlePodUpdates(const std::vector<api::Pod>& pods) {
@@ -421,6 +455,8 @@ void Kubelet::Housekeeping() {
     part->Housekeeping(active);
   }
   CleanupOrphanedPodDirs(desired);
+  // Deleted API pods whose workers finished since the last round can now be removed.
+  StatusChanged();
 
   absl::Time now = clock_.Now();
   if (now - last_gc_ >= options_.container_gc_period) {
@@ -523,6 +559,7 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
     }
   }
   status_manager_.SetPodStatus(uid, api_status);
+  StatusChanged();
   if (terminal) {
     KLOG_V(2, "Pod is terminal, tearing it down", "pod", api::PodKey(pod), "phase",
            api_status.phase);
@@ -605,6 +642,7 @@ absl::Status Kubelet::SyncTerminatingPod(const api::Pod& pod, const container::P
     ApplyTerminalOverride(pod.metadata.uid, &final_api);
     status_manager_.SetPodStatus(pod.metadata.uid, std::move(final_api));
   }
+  StatusChanged();
   KLOG_V(2, "Pod termination stopped all running containers", "pod", api::PodKey(pod));
   return absl::OkStatus();
 }
@@ -624,6 +662,7 @@ absl::Status Kubelet::SyncTerminatedPod(const api::Pod& pod, const container::Po
     }
   }
   if (!pod_manager_.GetPodByUID(pod.metadata.uid)) runtime_.ForgetPod(pod.metadata.uid);
+  StatusChanged();
   return absl::OkStatus();
 }
 

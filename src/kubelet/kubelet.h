@@ -19,6 +19,7 @@
 #define KUBELET_KUBELET_KUBELET_H_
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -41,6 +42,7 @@
 #include "kubelet/pod_manager.h"
 #include "kubelet/pod_workers.h"
 #include "kubelet/podsource/pod_config.h"
+#include "kubelet/status/api_status_syncer.h"
 #include "kubelet/status/generate.h"
 #include "kubelet/status/status_manager.h"
 
@@ -50,6 +52,16 @@ namespace podsource {
 class FileSource;
 class HttpSource;
 }  // namespace podsource
+
+// A pod source the core does not build itself (the API server's, wired in src/app). `name` is
+// registered with the PodConfig when the Kubelet is constructed, so sources-ready waits for its
+// first snapshot; `start` runs in Kubelet::Start once the sync loop runs, `stop` in Stop before
+// the PodConfig shuts down (it must end the source's deliveries).
+struct ExtraPodSource {
+  std::string name;
+  std::function<absl::Status(podsource::PodConfig&)> start;
+  std::function<void()> stop;
+};
 
 struct KubeletOptions {
   std::string node_name;
@@ -80,6 +92,10 @@ struct KubeletOptions {
   // Pod events the core records (admission rejections, evictions, pod data dirs). Unset:
   // dropped. Borrowed; must outlive the Kubelet.
   events::EventRecorder* recorder = nullptr;
+  // API-server mode: more pod sources, and where the status of API pods is pushed (null: API
+  // statuses stay local). The client is borrowed and must outlive the Kubelet.
+  std::vector<ExtraPodSource> extra_sources;
+  status::PodStatusClient* status_client = nullptr;
 };
 
 class Kubelet final : public PodSyncer, public container::PodStateProvider {
@@ -141,6 +157,8 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
   absl::Status MakePodDataDirs(const api::Pod& pod);
   void CleanupOrphanedPodDirs(const std::set<std::string>& desired);
   status::ReasonCache Reasons(const std::string& uid) const;
+  // Tells the API status sync (if any) that a status or a pod changed.
+  void StatusChanged();
   void UpdateReasons(const std::string& uid, const container::PodSyncResult& result);
 
   KubeletOptions options_;
@@ -156,6 +174,7 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
   std::unique_ptr<podsource::HttpSource> http_source_;
   std::unique_ptr<pleg::GenericPLEG> pleg_;
   std::unique_ptr<PodWorkers> pod_workers_;
+  std::unique_ptr<status::ApiStatusSyncer> api_status_syncer_;
 
   std::set<std::string> sources_seen_;  // sync-loop thread only
   std::atomic<bool> sources_ready_{false};

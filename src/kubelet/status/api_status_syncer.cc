@@ -1,0 +1,229 @@
+#include "kubelet/status/api_status_syncer.h"
+
+#include <utility>
+
+#include "api/pod_codec.h"
+#include "api/static_pod.h"
+#include "common/guarded.h"
+#include "common/log.h"
+
+namespace kubelet::status {
+namespace {
+
+// The status fields the kubelet owns: dropping one from the new status clears it in the API.
+constexpr const char* kKubeletOwnedFields[] = {"phase",
+                                               "message",
+                                               "reason",
+                                               "hostIP",
+                                               "hostIPs",
+                                               "podIP",
+                                               "podIPs",
+                                               "startTime",
+                                               "initContainerStatuses",
+                                               "containerStatuses",
+                                               "ephemeralContainerStatuses",
+                                               "qosClass"};
+
+std::string ConditionType(const nlohmann::json& c) {
+  if (!c.is_object()) return "";
+  auto it = c.find("type");
+  return it != c.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+}  // namespace
+
+ApiStatusSyncer::ApiStatusSyncer(PodStatusClient& client, const StatusManager& statuses,
+                                 ApiStatusSyncerDelegate delegate, ApiStatusSyncerOptions options,
+                                 Clock& clock)
+    : client_(client),
+      statuses_(statuses),
+      delegate_(std::move(delegate)),
+      options_(options),
+      clock_(clock) {}
+
+ApiStatusSyncer::~ApiStatusSyncer() { Stop(); }
+
+void ApiStatusSyncer::Start() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (started_ || stopping_) return;
+    started_ = true;
+  }
+  KLOG_INFO("Starting to sync pod status with apiserver");
+  thread_ = GuardedThread("pod status sync", [this] { Run(); });
+}
+
+void ApiStatusSyncer::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void ApiStatusSyncer::Notify() {
+  absl::MutexLock lock(&mu_);
+  pending_ = true;
+}
+
+void ApiStatusSyncer::Run() {
+  for (;;) {
+    {
+      absl::MutexLock lock(&mu_);
+      auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return pending_ || stopping_; };
+      mu_.AwaitWithTimeout(absl::Condition(&woken), options_.sync_period);
+      if (stopping_) return;
+      pending_ = false;
+    }
+    RunGuarded("pod status sync", [this] { SyncBatch(); });
+  }
+}
+
+nlohmann::json ApiStatusSyncer::EncodeStatus(const api::PodStatus& status) {
+  api::Pod pod;
+  pod.status = status;
+  nlohmann::json j = nlohmann::json::parse(api::EncodePodJson(pod), nullptr, false);
+  if (j.is_object() && j.contains("status")) return j["status"];
+  return nlohmann::json::object();
+}
+
+std::optional<std::string> ApiStatusSyncer::StatusPatch(const std::string& uid,
+                                                        const nlohmann::json& old_status,
+                                                        const nlohmann::json& new_status) {
+  nlohmann::json old_s = old_status.is_object() ? old_status : nlohmann::json::object();
+  nlohmann::json diff = nlohmann::json::object();
+  for (const auto& [key, value] : new_status.items()) {
+    if (key == "conditions") continue;
+    auto it = old_s.find(key);
+    if (it == old_s.end() || *it != value) diff[key] = value;
+  }
+  for (const char* key : kKubeletOwnedFields) {
+    if (old_s.contains(key) && !new_status.contains(key)) diff[key] = nullptr;
+  }
+  // Conditions merge by type: send ours that changed, and the order of the whole list.
+  std::map<std::string, nlohmann::json> old_conditions;
+  if (auto it = old_s.find("conditions"); it != old_s.end() && it->is_array()) {
+    for (const auto& c : *it) old_conditions[ConditionType(c)] = c;
+  }
+  nlohmann::json changed = nlohmann::json::array();
+  nlohmann::json order = nlohmann::json::array();
+  if (auto it = new_status.find("conditions"); it != new_status.end() && it->is_array()) {
+    for (const auto& c : *it) {
+      std::string type = ConditionType(c);
+      order.push_back({{"type", type}});
+      auto o = old_conditions.find(type);
+      if (o == old_conditions.end() || o->second != c) changed.push_back(c);
+      if (o != old_conditions.end()) old_conditions.erase(o);
+    }
+  }
+  if (diff.empty() && changed.empty()) return std::nullopt;
+  nlohmann::json status = nlohmann::json::object();
+  if (!order.empty()) {
+    // Conditions the kubelet does not own (other writers') keep their place after ours.
+    if (auto it = old_s.find("conditions"); it != old_s.end() && it->is_array()) {
+      for (const auto& c : *it) {
+        if (old_conditions.count(ConditionType(c))) order.push_back({{"type", ConditionType(c)}});
+      }
+    }
+    status["$setElementOrder/conditions"] = order;
+  }
+  if (!changed.empty()) status["conditions"] = changed;
+  for (auto& [key, value] : diff.items()) status[key] = value;
+  nlohmann::json patch = {{"metadata", {{"uid", uid}}}, {"status", status}};
+  return patch.dump();
+}
+
+void ApiStatusSyncer::SyncBatch() {
+  std::vector<api::Pod> pods = delegate_.pods();
+  std::set<std::string> live;
+  for (const api::Pod& pod : pods) {
+    const std::string& uid = pod.metadata.uid;
+    live.insert(uid);
+    if (deleted_.count(uid)) continue;
+    auto st = statuses_.GetPodStatus(uid);
+    auto synced = synced_versions_.find(uid);
+    bool needs_status = st && (synced == synced_versions_.end() || synced->second != st->version);
+    bool can_delete = pod.metadata.deletion_timestamp.has_value() && delegate_.terminated(pod);
+    if (!needs_status && !can_delete) continue;
+    if (!SyncPod(pod, needs_status, can_delete)) {
+      synced_versions_.erase(uid);
+      deleted_.insert(uid);
+    }
+  }
+  // Pods the kubelet no longer holds need no more state.
+  for (auto it = synced_versions_.begin(); it != synced_versions_.end();) {
+    it = live.count(it->first) ? std::next(it) : synced_versions_.erase(it);
+  }
+  for (auto it = deleted_.begin(); it != deleted_.end();) {
+    it = live.count(*it) ? std::next(it) : deleted_.erase(it);
+  }
+}
+
+bool ApiStatusSyncer::SyncPod(const api::Pod& pod, bool needs_status, bool can_delete) {
+  const std::string& uid = pod.metadata.uid;
+  const std::string& ns = pod.metadata.namespace_;
+  const std::string& name = pod.metadata.name;
+  const std::string key = api::PodKey(pod);
+  for (int attempt = 0; attempt < options_.conflict_retries; ++attempt) {
+    absl::StatusOr<nlohmann::json> current = client_.GetPod(ns, name);
+    if (absl::IsNotFound(current.status())) {
+      KLOG_V(3, "Pod does not exist on the server", "podUID", uid, "pod", key);
+      return false;
+    }
+    if (!current.ok()) {
+      KLOG_INFO("Failed to get status for pod", "podUID", uid, "pod", key, "err",
+                std::string(current.status().message()));
+      return true;
+    }
+    std::string current_uid;
+    if (auto m = current->find("metadata"); m != current->end() && m->is_object()) {
+      current_uid = m->value("uid", "");
+    }
+    if (current_uid != uid) {
+      KLOG_V(3, "Pod was deleted and then recreated, skipping status update", "pod", key,
+             "oldPodUID", uid, "podUID", current_uid);
+      return false;
+    }
+    auto st = statuses_.GetPodStatus(uid);
+    if (st && (needs_status || can_delete)) {
+      nlohmann::json old_status =
+          current->contains("status") ? (*current)["status"] : nlohmann::json::object();
+      std::optional<std::string> patch = StatusPatch(uid, old_status, EncodeStatus(st->status));
+      if (!patch) {
+        KLOG_V(3, "Status for pod is up-to-date; skipping", "podUID", uid, "pod", key);
+      } else {
+        absl::Status r = client_.PatchPodStatus(ns, name, *patch);
+        if (absl::IsAborted(r)) {
+          KLOG_V(3, "Conflict updating status for pod, retrying", "pod", key, "err",
+                 std::string(r.message()));
+          continue;
+        }
+        if (absl::IsNotFound(r)) return false;
+        if (!r.ok()) {
+          KLOG_INFO("Failed to update status for pod", "podUID", uid, "pod", key, "err",
+                    std::string(r.message()));
+          return true;
+        }
+        KLOG_V(3, "Patch status for pod", "pod", key, "podUID", uid, "patch", *patch);
+      }
+      synced_versions_[uid] = st->version;
+    }
+    if (can_delete) {
+      absl::Status r = client_.DeletePod(ns, name, uid);
+      if (r.ok() || absl::IsNotFound(r)) {
+        KLOG_V(3, "Pod fully terminated and removed from etcd", "pod", key);
+        return false;
+      }
+      if (absl::IsAborted(r) || absl::IsFailedPrecondition(r)) {
+        // The UID precondition failed: a new pod of the same name.
+        KLOG_V(3, "Pod was deleted and then recreated, skipping status update", "pod", key);
+        return false;
+      }
+      KLOG_INFO("Failed to delete status for pod", "pod", key, "err", std::string(r.message()));
+    }
+    return true;
+  }
+  return true;
+}
+
+}  // namespace kubelet::status

@@ -1,0 +1,127 @@
+// The API half of the status manager (upstream pkg/kubelet/status/status_manager.go syncBatch /
+// syncPod): pushes the status of every API-server pod (source "api") to the API server when its
+// version in the StatusManager changed since the last push, and deletes the pod object once a
+// deleted pod has fully terminated (upstream canBeDeleted).
+//
+// For each pod whose status version is new (or that can now be deleted):
+//   * GET the pod. 404: the pod is gone, its state is dropped. A different UID: the pod was
+//     deleted and recreated ("Pod was deleted and then recreated, skipping status update").
+//   * PATCH pods/<name>/status with a strategic merge patch (upstream podutil.PatchPodStatus):
+//     {"metadata":{"uid":<uid>},"status":{"$setElementOrder/conditions":[...], changed fields,
+//     kubelet-owned fields the new status drops set to null}}. The status is encoded exactly as
+//     /pods shows it. Nothing changed: no PATCH ("Status for pod is up-to-date"). 409 Conflict:
+//     re-read and retry (up to 3 attempts per round); 404: dropped.
+//   * Once `can_be_deleted` holds (deletionTimestamp set, containers stopped and cleaned up), the
+//     final status is pushed, then DELETE with gracePeriodSeconds 0 and preconditions.uid
+//     ("Pod fully terminated and removed from etcd").
+// A round runs when Notify() is called (a status changed) and every `sync_period` (upstream
+// syncBatch every 10 s). Failures are logged and retried in the next round.
+//
+// The API calls go through PodStatusClient, so this folder does not depend on the API client;
+// src/app implements it on apiclient::RestClient.
+//
+// Thread-safety: Notify() from any thread (non-blocking); Start/Stop from the owner's thread.
+// The delegate's functions and the client run on the syncer's thread, with no lock of the syncer
+// held. Ownership: client, statuses and clock are borrowed and must outlive the syncer.
+#ifndef KUBELET_KUBELET_STATUS_API_STATUS_SYNCER_H_
+#define KUBELET_KUBELET_STATUS_API_STATUS_SYNCER_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "api/pod.h"
+#include "common/clock.h"
+#include "kubelet/status/status_manager.h"
+#include "nlohmann/json.hpp"
+
+namespace kubelet::status {
+
+// The pod calls of the status sync. Errors: NotFound for 404, Aborted for 409 Conflict,
+// others as the API client maps them. Thread-safe.
+class PodStatusClient {
+ public:
+  virtual ~PodStatusClient() = default;
+  // The pod object as JSON.
+  virtual absl::StatusOr<nlohmann::json> GetPod(const std::string& ns, const std::string& name) = 0;
+  // PATCH pods/<name>/status, content type application/strategic-merge-patch+json.
+  virtual absl::Status PatchPodStatus(const std::string& ns, const std::string& name,
+                                      const std::string& patch) = 0;
+  // DELETE pods/<name> with {"gracePeriodSeconds":0,"preconditions":{"uid":<uid>}}.
+  virtual absl::Status DeletePod(const std::string& ns, const std::string& name,
+                                 const std::string& uid) = 0;
+};
+
+struct ApiStatusSyncerDelegate {
+  // The API pods the kubelet currently holds (pod manager, source "api").
+  std::function<std::vector<api::Pod>()> pods;
+  // Whether a deleted pod's containers and resources are gone (upstream canBeDeleted's pod
+  // worker part); only asked for pods with a deletionTimestamp.
+  std::function<bool(const api::Pod&)> terminated;
+};
+
+struct ApiStatusSyncerOptions {
+  absl::Duration sync_period = absl::Seconds(10);
+  int conflict_retries = 3;
+};
+
+class ApiStatusSyncer {
+ public:
+  ApiStatusSyncer(PodStatusClient& client, const StatusManager& statuses,
+                  ApiStatusSyncerDelegate delegate, ApiStatusSyncerOptions options, Clock& clock);
+  ~ApiStatusSyncer();
+  ApiStatusSyncer(const ApiStatusSyncer&) = delete;
+  ApiStatusSyncer& operator=(const ApiStatusSyncer&) = delete;
+
+  void Start();
+  // Idempotent; joins the thread.
+  void Stop();
+  // Asks for a round soon.
+  void Notify();
+
+  // One round on the caller's thread (the thread's own rounds use it; for tests).
+  void SyncBatch();
+
+  // The strategic merge patch from `old_status` (the API's, JSON) to `new_status` (ours, JSON)
+  // for pod `uid`; nullopt when nothing changed.
+  static std::optional<std::string> StatusPatch(const std::string& uid,
+                                                const nlohmann::json& old_status,
+                                                const nlohmann::json& new_status);
+  // A status as JSON, exactly as /pods encodes it.
+  static nlohmann::json EncodeStatus(const api::PodStatus& status);
+
+ private:
+  void Run();
+  // Returns whether the pod's state should be kept (false: the pod is gone).
+  bool SyncPod(const api::Pod& pod, bool needs_status, bool can_delete);
+
+  PodStatusClient& client_;
+  const StatusManager& statuses_;
+  const ApiStatusSyncerDelegate delegate_;
+  const ApiStatusSyncerOptions options_;
+  Clock& clock_;
+  std::thread thread_;
+
+  // Syncer thread (SyncBatch) only.
+  std::map<std::string, uint64_t> synced_versions_;  // uid -> version last pushed
+  std::set<std::string> deleted_;                    // uids whose DELETE succeeded
+
+  absl::Mutex mu_;
+  bool pending_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace kubelet::status
+
+#endif  // KUBELET_KUBELET_STATUS_API_STATUS_SYNCER_H_

@@ -1,0 +1,302 @@
+#include "kubelet/status/api_status_syncer.h"
+
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "common/clock.h"
+#include "gtest/gtest.h"
+
+namespace kubelet::status {
+namespace {
+
+// An in-memory API: one pod per "<ns>/<name>", a call log, and queued answers per call.
+class FakeStatusClient final : public PodStatusClient {
+ public:
+  absl::StatusOr<nlohmann::json> GetPod(const std::string& ns, const std::string& name) override {
+    absl::MutexLock lock(&mu_);
+    calls_.push_back("GET " + name);
+    if (auto e = TakeError("GET"); !e.ok()) return e;
+    auto it = pods_.find(ns + "/" + name);
+    if (it == pods_.end()) return absl::NotFoundError("pods \"" + name + "\" not found");
+    return it->second;
+  }
+  absl::Status PatchPodStatus(const std::string& ns, const std::string& name,
+                              const std::string& patch) override {
+    absl::MutexLock lock(&mu_);
+    calls_.push_back("PATCH " + name);
+    patches_.push_back(nlohmann::json::parse(patch));
+    if (auto e = TakeError("PATCH"); !e.ok()) return e;
+    auto it = pods_.find(ns + "/" + name);
+    if (it == pods_.end()) return absl::NotFoundError("not found");
+    // A rough merge: enough for the next diff to see what was sent.
+    for (auto& [k, v] : patches_.back()["status"].items()) {
+      if (k.rfind("$", 0) == 0) continue;
+      if (k == "conditions") {
+        it->second["status"]["conditions"] = v;
+      } else if (v.is_null()) {
+        it->second["status"].erase(k);
+      } else {
+        it->second["status"][k] = v;
+      }
+    }
+    return absl::OkStatus();
+  }
+  absl::Status DeletePod(const std::string& ns, const std::string& name,
+                         const std::string& uid) override {
+    absl::MutexLock lock(&mu_);
+    calls_.push_back("DELETE " + name + " " + uid);
+    if (auto e = TakeError("DELETE"); !e.ok()) return e;
+    pods_.erase(ns + "/" + name);
+    return absl::OkStatus();
+  }
+
+  void Put(const std::string& name, const std::string& uid) {
+    absl::MutexLock lock(&mu_);
+    pods_["default/" + name] = {
+        {"metadata", {{"name", name}, {"namespace", "default"}, {"uid", uid}}},
+        {"status", {{"phase", "Pending"}}}};
+  }
+  void Fail(const std::string& method, absl::Status error) {
+    absl::MutexLock lock(&mu_);
+    errors_[method].push_back(std::move(error));
+  }
+  std::vector<std::string> TakeCalls() {
+    absl::MutexLock lock(&mu_);
+    return std::exchange(calls_, {});
+  }
+  std::vector<nlohmann::json> patches() {
+    absl::MutexLock lock(&mu_);
+    return patches_;
+  }
+
+ private:
+  absl::Status TakeError(const std::string& method) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto& q = errors_[method];
+    if (q.empty()) return absl::OkStatus();
+    absl::Status e = q.front();
+    q.pop_front();
+    return e;
+  }
+
+  absl::Mutex mu_;
+  std::map<std::string, nlohmann::json> pods_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::deque<absl::Status>> errors_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
+  std::vector<nlohmann::json> patches_ ABSL_GUARDED_BY(mu_);
+};
+
+api::Pod MakePod(const std::string& name, const std::string& uid) {
+  api::Pod pod;
+  pod.metadata.name = name;
+  pod.metadata.namespace_ = "default";
+  pod.metadata.uid = uid;
+  return pod;
+}
+
+api::PodStatus Running() {
+  api::PodStatus st;
+  st.phase = "Running";
+  st.host_ip = "127.0.0.1";
+  st.qos_class = "BestEffort";
+  api::PodCondition ready;
+  ready.type = "Ready";
+  ready.status = "True";
+  ready.last_transition_time = api::Time::FromUnix(1700000000);
+  api::PodCondition scheduled;
+  scheduled.type = "PodScheduled";
+  scheduled.status = "True";
+  st.conditions = {ready, scheduled};
+  return st;
+}
+
+class ApiStatusSyncerTest : public ::testing::Test {
+ protected:
+  ApiStatusSyncerTest() {
+    ApiStatusSyncerDelegate d;
+    d.pods = [this] {
+      absl::MutexLock lock(&mu_);
+      return pods_;
+    };
+    d.terminated = [this](const api::Pod&) {
+      absl::MutexLock lock(&mu_);
+      return terminated_;
+    };
+    syncer_ = std::make_unique<ApiStatusSyncer>(client_, statuses_, std::move(d),
+                                                ApiStatusSyncerOptions{}, clock_);
+  }
+  void SetPods(std::vector<api::Pod> pods) {
+    absl::MutexLock lock(&mu_);
+    pods_ = std::move(pods);
+  }
+  void SetTerminated(bool t) {
+    absl::MutexLock lock(&mu_);
+    terminated_ = t;
+  }
+
+  FakeClock clock_;
+  FakeStatusClient client_;
+  StatusManager statuses_;
+  absl::Mutex mu_;
+  std::vector<api::Pod> pods_ ABSL_GUARDED_BY(mu_);
+  bool terminated_ ABSL_GUARDED_BY(mu_) = false;
+  std::unique_ptr<ApiStatusSyncer> syncer_;
+};
+
+TEST_F(ApiStatusSyncerTest, PatchCarriesUidOrderAndStatusAsPodsShowsIt) {
+  client_.Put("a", "uid-a");
+  SetPods({MakePod("a", "uid-a")});
+  statuses_.SetPodStatus("uid-a", Running());
+  syncer_->SyncBatch();
+  EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET a", "PATCH a"}));
+  ASSERT_EQ(client_.patches().size(), 1u);
+  nlohmann::json p = client_.patches()[0];
+  EXPECT_EQ(p["metadata"]["uid"], "uid-a");
+  EXPECT_EQ(p["status"]["$setElementOrder/conditions"],
+            nlohmann::json::parse(R"([{"type":"Ready"},{"type":"PodScheduled"}])"));
+  nlohmann::json want = ApiStatusSyncer::EncodeStatus(Running());
+  EXPECT_EQ(p["status"]["phase"], "Running");
+  EXPECT_EQ(p["status"]["conditions"], want["conditions"]);
+  EXPECT_EQ(p["status"]["hostIP"], "127.0.0.1");
+  EXPECT_EQ(p["status"]["qosClass"], "BestEffort");
+}
+
+TEST_F(ApiStatusSyncerTest, OnlyWhenTheVersionChanged) {
+  client_.Put("a", "uid-a");
+  SetPods({MakePod("a", "uid-a")});
+  statuses_.SetPodStatus("uid-a", Running());
+  syncer_->SyncBatch();
+  client_.TakeCalls();
+  syncer_->SyncBatch();
+  EXPECT_TRUE(client_.TakeCalls().empty());
+  // The same status again keeps its version: nothing to send.
+  statuses_.SetPodStatus("uid-a", Running());
+  syncer_->SyncBatch();
+  EXPECT_TRUE(client_.TakeCalls().empty());
+  // A change: only the changed fields and the changed condition go out.
+  api::PodStatus st = Running();
+  st.conditions[0].status = "False";
+  st.conditions[0].reason = "ContainersNotReady";
+  st.message = "";
+  statuses_.SetPodStatus("uid-a", st);
+  syncer_->SyncBatch();
+  EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET a", "PATCH a"}));
+  nlohmann::json p = client_.patches().back();
+  EXPECT_FALSE(p["status"].contains("phase"));
+  ASSERT_EQ(p["status"]["conditions"].size(), 1u);
+  EXPECT_EQ(p["status"]["conditions"][0]["type"], "Ready");
+  EXPECT_EQ(p["status"]["conditions"][0]["status"], "False");
+}
+
+TEST_F(ApiStatusSyncerTest, UnchangedOnServerSendsNoPatch) {
+  EXPECT_FALSE(ApiStatusSyncer::StatusPatch("u", ApiStatusSyncer::EncodeStatus(Running()),
+                                            ApiStatusSyncer::EncodeStatus(Running()))
+                   .has_value());
+  // A field the kubelet owns that the new status drops is cleared.
+  nlohmann::json old_s = ApiStatusSyncer::EncodeStatus(Running());
+  old_s["podIP"] = "10.0.0.1";
+  auto patch = ApiStatusSyncer::StatusPatch("u", old_s, ApiStatusSyncer::EncodeStatus(Running()));
+  ASSERT_TRUE(patch.has_value());
+  EXPECT_TRUE(nlohmann::json::parse(*patch)["status"]["podIP"].is_null());
+}
+
+TEST_F(ApiStatusSyncerTest, NotFoundDropsThePod) {
+  SetPods({MakePod("gone", "uid-g")});
+  statuses_.SetPodStatus("uid-g", Running());
+  syncer_->SyncBatch();
+  EXPECT_EQ(client_.TakeCalls(), std::vector<std::string>{"GET gone"});
+  statuses_.SetPodStatus("uid-g", api::PodStatus{.phase = "Failed"});
+  syncer_->SyncBatch();
+  EXPECT_TRUE(client_.TakeCalls().empty());
+}
+
+TEST_F(ApiStatusSyncerTest, PatchNotFoundDropsThePod) {
+  client_.Put("a", "uid-a");
+  client_.Fail("PATCH", absl::NotFoundError("404"));
+  SetPods({MakePod("a", "uid-a")});
+  statuses_.SetPodStatus("uid-a", Running());
+  syncer_->SyncBatch();
+  client_.TakeCalls();
+  statuses_.SetPodStatus("uid-a", api::PodStatus{.phase = "Failed"});
+  syncer_->SyncBatch();
+  EXPECT_TRUE(client_.TakeCalls().empty());
+}
+
+TEST_F(ApiStatusSyncerTest, ConflictRereadsAndRetries) {
+  client_.Put("a", "uid-a");
+  client_.Fail("PATCH", absl::AbortedError("409 Conflict"));
+  SetPods({MakePod("a", "uid-a")});
+  statuses_.SetPodStatus("uid-a", Running());
+  syncer_->SyncBatch();
+  EXPECT_EQ(client_.TakeCalls(),
+            (std::vector<std::string>{"GET a", "PATCH a", "GET a", "PATCH a"}));
+  syncer_->SyncBatch();
+  EXPECT_TRUE(client_.TakeCalls().empty());
+}
+
+TEST_F(ApiStatusSyncerTest, OtherErrorsRetryNextRound) {
+  client_.Put("a", "uid-a");
+  client_.Fail("GET", absl::UnavailableError("connection refused"));
+  SetPods({MakePod("a", "uid-a")});
+  statuses_.SetPodStatus("uid-a", Running());
+  syncer_->SyncBatch();
+  EXPECT_EQ(client_.TakeCalls(), std::vector<std::string>{"GET a"});
+  syncer_->SyncBatch();
+  EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET a", "PATCH a"}));
+}
+
+TEST_F(ApiStatusSyncerTest, DifferentUidIsSkipped) {
+  client_.Put("a", "uid-new");
+  SetPods({MakePod("a", "uid-old")});
+  statuses_.SetPodStatus("uid-old", Running());
+  syncer_->SyncBatch();
+  EXPECT_EQ(client_.TakeCalls(), std::vector<std::string>{"GET a"});
+}
+
+TEST_F(ApiStatusSyncerTest, FinalDeleteOnceTerminatedWithUidPrecondition) {
+  client_.Put("a", "uid-a");
+  api::Pod pod = MakePod("a", "uid-a");
+  pod.metadata.deletion_timestamp = api::Time::FromUnix(1700000000);
+  pod.metadata.deletion_grace_period_seconds = 30;
+  SetPods({pod});
+  statuses_.SetPodStatus("uid-a", Running());
+  syncer_->SyncBatch();
+  EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET a", "PATCH a"}));
+  // Terminated: the final status, then the delete.
+  statuses_.SetPodStatus("uid-a", api::PodStatus{.phase = "Succeeded"});
+  SetTerminated(true);
+  syncer_->SyncBatch();
+  EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET a", "PATCH a", "DELETE a uid-a"}));
+  EXPECT_EQ(client_.patches().back()["status"]["phase"], "Succeeded");
+  // Done: no more calls for it.
+  syncer_->SyncBatch();
+  EXPECT_TRUE(client_.TakeCalls().empty());
+}
+
+TEST_F(ApiStatusSyncerTest, NotDeletedBeforeTerminated) {
+  client_.Put("a", "uid-a");
+  api::Pod pod = MakePod("a", "uid-a");
+  pod.metadata.deletion_timestamp = api::Time::FromUnix(1700000000);
+  SetPods({pod});
+  syncer_->SyncBatch();
+  EXPECT_TRUE(client_.TakeCalls().empty());
+}
+
+TEST_F(ApiStatusSyncerTest, NotifyRunsARound) {
+  client_.Put("a", "uid-a");
+  SetPods({MakePod("a", "uid-a")});
+  syncer_->Start();
+  statuses_.SetPodStatus("uid-a", Running());
+  syncer_->Notify();
+  absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (client_.patches().empty() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  syncer_->Stop();
+  EXPECT_EQ(client_.patches().size(), 1u);
+}
+
+}  // namespace
+}  // namespace kubelet::status
