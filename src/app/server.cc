@@ -108,6 +108,18 @@ const std::set<std::string>& ImplementedFields() {
       // Process.
       "oomScoreAdj",
       "maxOpenFiles",
+      // API-server mode: the client, the Node and its Lease.
+      "kubeAPIQPS",
+      "kubeAPIBurst",
+      "contentType",
+      "registerNode",
+      "registerWithTaints",
+      "providerID",
+      "enableControllerAttachDetach",
+      "nodeStatusUpdateFrequency",
+      "nodeStatusReportFrequency",
+      "nodeLeaseDurationSeconds",
+      "nodeStatusMaxImages",
       "featureGates",
       "logging",
       "logging.format",
