@@ -6,7 +6,7 @@ absl::Status WireAll(WiringStage stage, WiringContext& ctx) {
   using WireFn = absl::Status (*)(WiringStage, WiringContext&);
   static constexpr WireFn kWiringOrder[] = {
       WireContainerManager, WireVolumeManager, WireProber,    WireLogs,
-      WireImages,           WireStats,         WireHttpServer,
+      WireImages,           WireStats,         WireHttpServer, WireApiPods,
       WireNodeStatus};
   for (WireFn fn : kWiringOrder) {
     if (absl::Status st = fn(stage, ctx); !st.ok()) return st;

@@ -126,6 +126,7 @@ absl::Status WireStats(WiringStage stage, WiringContext& ctx);
 absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx);
 // API-server mode only: Node registration, node status and the node Lease.
 absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx);
+absl::Status WireApiPods(WiringStage stage, WiringContext& ctx);
 
 // Calls every wiring function for `stage`, in order; stops at the first error.
 absl::Status WireAll(WiringStage stage, WiringContext& ctx);

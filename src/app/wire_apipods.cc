@@ -1,0 +1,125 @@
+// API-server mode pods (upstream pkg/kubelet/config/apiserver.go and the status manager's API
+// half): only with --kubeconfig (ctx.api_client set).
+//   * The "api" pod source: a Reflector on /api/v1/pods?fieldSelector=spec.nodeName=<node>
+//     feeding podsource::ApiSource (the Kubelet registers the source when built, starts the
+//     reflector once the sync loop runs, and stops it before its PodConfig shuts down).
+//   * The status sync: status::PodStatusClient on the shared RestClient (GET, PATCH status with
+//     a strategic merge patch, DELETE with the UID precondition); the Kubelet runs the
+//     ApiStatusSyncer with it.
+// Standalone mode wires nothing.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "apiclient/reflector.h"
+#include "apiclient/rest_client.h"
+#include "app/wiring.h"
+#include "common/log.h"
+#include "kubelet/apipods/pod_api.h"
+#include "kubelet/kubelet.h"
+#include "kubelet/podsource/api_source.h"
+#include "kubelet/status/api_status_syncer.h"
+
+namespace kubelet::app {
+namespace {
+
+// The core's status client on the API client.
+class RestPodStatusClient final : public status::PodStatusClient {
+ public:
+  explicit RestPodStatusClient(std::shared_ptr<apiclient::RestClient> client)
+      : api_(std::move(client)) {}
+  absl::StatusOr<nlohmann::json> GetPod(const std::string& ns, const std::string& name) override {
+    return api_.Get(ns, name);
+  }
+  absl::Status PatchPodStatus(const std::string& ns, const std::string& name,
+                              const std::string& patch) override {
+    return api_.PatchStatus(ns, name, patch);
+  }
+  absl::Status DeletePod(const std::string& ns, const std::string& name,
+                         const std::string& uid) override {
+    return api_.Delete(ns, name, uid);
+  }
+
+ private:
+  apipods::PodApi api_;
+};
+
+// Hands the reflector's objects to the ApiSource.
+class ApiSourceHandler final : public apiclient::ResourceEventHandler {
+ public:
+  explicit ApiSourceHandler(podsource::ApiSource& source) : source_(source) {}
+  void Replace(std::vector<nlohmann::json> objects, const std::string&) override {
+    source_.Replace(std::move(objects));
+  }
+  void Add(const nlohmann::json& object) override { source_.Add(object); }
+  void Update(const nlohmann::json& object) override { source_.Update(object); }
+  void Delete(const nlohmann::json& object) override { source_.Delete(object); }
+
+ private:
+  podsource::ApiSource& source_;
+};
+
+// The running source: built by the Kubelet's start hook, stopped once (by the shutdown action
+// or the Kubelet's stop hook, whichever comes first).
+struct ApiPodSource {
+  std::shared_ptr<apiclient::RestClient> client;
+  Clock* clock = nullptr;
+  std::string node_name;
+  absl::Mutex mu;
+  std::unique_ptr<podsource::ApiSource> source ABSL_GUARDED_BY(mu);
+  std::unique_ptr<ApiSourceHandler> handler ABSL_GUARDED_BY(mu);
+  std::unique_ptr<apiclient::Reflector> reflector ABSL_GUARDED_BY(mu);
+  bool stopped ABSL_GUARDED_BY(mu) = false;
+
+  absl::Status Start(podsource::PodConfig& config) {
+    absl::MutexLock lock(&mu);
+    if (stopped || reflector) return absl::OkStatus();
+    source = std::make_unique<podsource::ApiSource>(config);
+    handler = std::make_unique<ApiSourceHandler>(*source);
+    apiclient::ReflectorOptions ro;
+    ro.name = "pods";
+    ro.path = "/api/v1/pods";
+    ro.field_selector = "spec.nodeName=" + node_name;
+    reflector = std::make_unique<apiclient::Reflector>(*client, *handler, ro, *clock);
+    reflector->Start();
+    return absl::OkStatus();
+  }
+
+  void Stop() {
+    std::unique_ptr<apiclient::Reflector> r;
+    {
+      absl::MutexLock lock(&mu);
+      if (stopped) return;
+      stopped = true;
+      // Unblocks a delivery waiting on a full PodConfig queue, then the reflector can stop.
+      if (source) source->Stop();
+      r = std::move(reflector);
+    }
+    if (r) r->Stop();
+  }
+};
+
+}  // namespace
+
+absl::Status WireApiPods(WiringStage stage, WiringContext& ctx) {
+  if (ctx.api_client == nullptr || stage != WiringStage::kBeforeKubelet) return absl::OkStatus();
+  auto status_client = std::make_shared<RestPodStatusClient>(ctx.api_client);
+  auto src = std::make_shared<ApiPodSource>();
+  src->client = ctx.api_client;
+  src->clock = ctx.clock;
+  src->node_name = ctx.node_name;
+  ctx.components.keep_alive.push_back(status_client);
+  ctx.components.keep_alive.push_back(src);
+  ctx.kubelet_options->status_client = status_client.get();
+  ctx.kubelet_options->extra_sources.push_back(
+      ExtraPodSource{.name = podsource::kApiSourceName,
+                     .start = [src](podsource::PodConfig& config) { return src->Start(config); },
+                     .stop = [src] { src->Stop(); }});
+  ctx.AtShutdown([src] { src->Stop(); });
+  return absl::OkStatus();
+}
+
+}  // namespace kubelet::app
