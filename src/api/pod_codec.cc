@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "api/go_json.h"
 #include "common/strings.h"
 #include "nlohmann/json.hpp"
 #include "yaml-cpp/yaml.h"
@@ -75,90 +76,6 @@ std::string Child(const Path& p, std::string_view k) {
 }
 std::string Index(const Path& p, size_t i) { return absl::StrCat(p, "[", i, "]"); }
 std::string Key(const Path& p, std::string_view k) { return absl::StrCat(p, "[", AV(k), "]"); }
-
-// Appends `s` as a JSON string literal exactly as Go's encoding/json writes it (HTML-safe
-// escaping of < > &, U+2028/U+2029 escaped, invalid UTF-8 bytes replaced by \ufffd).
-void AppendGoString(std::string* out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out->push_back('"');
-  size_t i = 0;
-  while (i < s.size()) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      switch (c) {
-        case '"':
-          out->append("\\\"");
-          break;
-        case '\\':
-          out->append("\\\\");
-          break;
-        case '\n':
-          out->append("\\n");
-          break;
-        case '\r':
-          out->append("\\r");
-          break;
-        case '\t':
-          out->append("\\t");
-          break;
-        case '<':
-        case '>':
-        case '&':
-          out->append("\\u00");
-          out->push_back(kHex[c >> 4]);
-          out->push_back(kHex[c & 0xF]);
-          break;
-        default:
-          if (c < 0x20) {
-            out->append("\\u00");
-            out->push_back(kHex[c >> 4]);
-            out->push_back(kHex[c & 0xF]);
-          } else {
-            out->push_back(static_cast<char>(c));
-          }
-      }
-      ++i;
-      continue;
-    }
-    // Multi-byte sequence: validate as Go's utf8.DecodeRuneInString does.
-    size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    }
-    bool valid = len != 0 && i + len <= s.size();
-    if (valid) {
-      const unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
-      valid = c1 >= lo && c1 <= hi;
-      for (size_t k = 2; valid && k < len; ++k) {
-        const unsigned char ck = static_cast<unsigned char>(s[i + k]);
-        valid = ck >= 0x80 && ck <= 0xBF;
-      }
-    }
-    if (!valid) {
-      out->append("\\ufffd");
-      ++i;
-      continue;
-    }
-    if (len == 3 && c == 0xE2 && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
-        (static_cast<unsigned char>(s[i + 2]) == 0xA8 ||
-         static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
-      out->append(static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029");
-    } else {
-      out->append(s.substr(i, len));
-    }
-    i += len;
-  }
-  out->push_back('"');
-}
 
 // Streaming JSON writer (compact, no trailing newline).
 class Writer {
