@@ -30,7 +30,8 @@ void WriteFile(const std::string& path, const std::string& content);
 // The content of the file at `path`; "" when it cannot be read.
 std::string ReadFile(const std::string& path);
 
-// A TCP port on 127.0.0.1 that was free a moment ago.
+// A TCP port on 127.0.0.1 that was free a moment ago, never one this process was given before
+// (so two calls never hand one port to two servers).
 int FreePort();
 
 // KubeletConfiguration lines every test kubelet needs beside the runtime endpoint: its own API
