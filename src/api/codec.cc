@@ -64,29 +64,6 @@ void AppendJson(std::string* out, const Json& j) {
   }
 }
 
-// Whether the {}/[] nesting outside string literals exceeds kMaxDepth.
-bool TooDeep(std::string_view s) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > codec::kMaxDepth) return true;
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  return false;
-}
-
 std::string Describe(const Json& v) {
   if (v.is_object()) return "object";
   if (v.is_array()) return "array";
@@ -110,7 +87,7 @@ std::string SerializeJson(const Json& j) {
 }
 
 absl::StatusOr<Json> ParseJson(std::string_view text) {
-  if (TooDeep(text)) return codec::DepthError();
+  if (JsonNestingExceeds(text, codec::kMaxDepth)) return codec::DepthError();
   try {
     return Json::parse(text.begin(), text.end());
   } catch (const std::exception& e) {

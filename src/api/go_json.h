@@ -1,6 +1,6 @@
-// Go encoding/json's output for scalars, shared by the hand-written Pod codec and the declarative
-// codec so every object the kubelet writes escapes and formats alike.
-// Thread-safe (no state).
+// Go encoding/json's output for scalars, and a nesting check for JSON text, shared by the
+// hand-written Pod codec and the declarative codec so every object the kubelet writes escapes and
+// formats alike. Thread-safe (no state).
 #ifndef KUBELET_API_GO_JSON_H_
 #define KUBELET_API_GO_JSON_H_
 
@@ -18,6 +18,11 @@ void AppendGoString(std::string* out, std::string_view s);
 // form below 1e-6 and from 1e21, two-digit exponents); NaN and infinities, which Go refuses to
 // encode, are written as null so the document stays valid.
 void AppendGoFloat(std::string* out, double f);
+
+// Whether the {} / [] nesting of JSON text, outside string literals, goes deeper than `limit`.
+// A linear scan that needs no parse, so a document can be refused before a recursive parser
+// sees it.
+bool JsonNestingExceeds(std::string_view text, int limit);
 
 }  // namespace kubelet::api
 

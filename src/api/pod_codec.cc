@@ -235,30 +235,6 @@ std::string Dump(const Json& j) {
   return w.Take();
 }
 
-// Maximum nesting of {} / [] outside string literals; stops counting once over the limit.
-int JsonNestingDepth(std::string_view s) {
-  int depth = 0, max_depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      max_depth = std::max(max_depth, ++depth);
-      if (max_depth > kMaxDepth) return max_depth;
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  return max_depth;
-}
-
 // ---------------------------------------------------------------------------------------------
 // YAML -> JSON with go-yaml v2 (YAML 1.1) scalar resolution, as sigs.k8s.io/yaml does.
 
@@ -502,7 +478,7 @@ absl::StatusOr<Json> ParseDocument(std::string_view data) {
   }
   const bool looks_json = first < data.size() && (data[first] == '{' || data[first] == '[');
   if (looks_json || first == data.size()) {
-    if (JsonNestingDepth(data) > kMaxDepth) {
+    if (JsonNestingExceeds(data, kMaxDepth)) {
       return absl::InvalidArgumentError(
           absl::StrCat("error converting YAML to JSON: exceeded max depth of ", kMaxDepth));
     }
