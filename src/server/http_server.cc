@@ -446,7 +446,6 @@ struct HttpServer::Impl {
   HttpServerOptions options;
   std::vector<Route> routes;  // fixed before Start()
   HttpFilter filter;
-  std::atomic<int> connections{0};
   // Live connections, oldest first (I/O thread only; a connection removes itself when it dies).
   std::list<Connection*> sessions;
   size_t max_route_body = 0;  // the largest body any route accepts
@@ -491,7 +490,6 @@ class Session : public StreamSink,
 
   Session(tcp::socket socket, HttpServer::Impl* impl)
       : stream_(MakeStream(std::move(socket), impl)), impl_(impl) {
-    impl_->connections.fetch_add(1);
     self_in_list_ = impl_->sessions.insert(impl_->sessions.end(), this);
     beast::error_code ec;
     auto ep = Tcp().socket().remote_endpoint(ec);
@@ -499,7 +497,6 @@ class Session : public StreamSink,
   }
   ~Session() override {
     if (!evicted_) impl_->sessions.erase(self_in_list_);
-    impl_->connections.fetch_sub(1);
   }
 
   bool Evictable() const override { return !serving_ && !evicted_; }
