@@ -11,64 +11,15 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "test/e2e/controlplane.h"
-#include "test/e2e/static_pod_fixture.h"
+#include "test/e2e/api_mode_fixture.h"
 
 namespace kubelet::e2e {
 namespace {
 
-class ApiPodsTest : public StaticPodTest {
+class ApiPodsTest : public ApiModeTest {
  protected:
-  void SetUp() override {
-    StaticPodTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    absl::StatusOr<ControlPlane> cp = ControlPlane::FromEnv();
-    KUBELET_CP_SKIP_OR_FAIL(cp);
-    cp_ = std::move(*cp);
-    absl::StatusOr<std::string> kubeconfig = cp_->NodeKubeconfig(node_);
-    ASSERT_TRUE(kubeconfig.ok()) << kubeconfig.status();
-    kubeconfig_ = *kubeconfig;
-    // The Node object (registration is not the subject here; the kubelet finds it registered).
-    std::string node =
-        nlohmann::json{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", node_}}}}
-            .dump();
-    auto r = cp_->Kubectl({"apply", "-f", "-"}, node);
-    ASSERT_TRUE(r.ok()) << r.status();
-    ASSERT_EQ(r->exit_code, 0) << r->err;
-  }
-
-  void TearDown() override {
-    if (cp_) {
-      (void)cp_->Kubectl({"delete", "pod", "--all-namespaces", "--field-selector",
-                          "spec.nodeName=" + node_, "--grace-period=0", "--force", "--wait=false"});
-    }
-    StaticPodTest::TearDown();
-    if (cp_) (void)cp_->Kubectl({"delete", "node", node_, "--wait=false"});
-  }
-
-  // The pod object as the API server has it; nullopt when it does not exist.
-  std::optional<nlohmann::json> GetPod(const std::string& name) {
-    auto r = cp_->Kubectl({"get", "pod", name, "-n", "default", "-o", "json"});
-    if (!r.ok() || r->exit_code != 0) return std::nullopt;
-    nlohmann::json j = nlohmann::json::parse(r->out, nullptr, false);
-    if (!j.is_object()) return std::nullopt;
-    return j;
-  }
-  bool PodGone(const std::string& name) {
-    auto r = cp_->Kubectl({"get", "pod", name, "-n", "default", "-o", "name"});
-    return r.ok() && r->exit_code != 0 && r->err.find("NotFound") != std::string::npos;
-  }
-
-  std::optional<ControlPlane> cp_;
-  std::string kubeconfig_;
+  ApiPodsTest() { precreate_node_ = true; }
 };
-
-bool ConditionTrue(const nlohmann::json& pod, const std::string& type) {
-  for (const auto& c : pod["status"].value("conditions", nlohmann::json::array())) {
-    if (c.value("type", "") == type) return c.value("status", "") == "True";
-  }
-  return false;
-}
 
 TEST_F(ApiPodsTest, PodRunsReportsStatusAndIsDeleted) {
   StartKubelet({"--kubeconfig", kubeconfig_});
@@ -92,11 +43,10 @@ TEST_F(ApiPodsTest, PodRunsReportsStatusAndIsDeleted) {
   nlohmann::json pod;
   bool reported = WaitUntil(
       [&] {
-        auto p = GetPod(name);
-        if (!p) return false;
-        pod = *p;
-        const auto& st = (*p)["status"];
-        if (st.value("phase", "") != "Running" || !ConditionTrue(*p, "Ready")) return false;
+        pod = GetPod(name);
+        if (!pod.is_object()) return false;
+        const auto& st = pod["status"];
+        if (st.value("phase", "") != "Running" || !ConditionTrue(pod, "Ready")) return false;
         auto cs = st.value("containerStatuses", nlohmann::json::array());
         return cs.size() == 1 && cs[0].contains("state") && cs[0]["state"].contains("running");
       },

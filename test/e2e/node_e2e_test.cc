@@ -13,74 +13,20 @@
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "test/e2e/controlplane.h"
-#include "test/e2e/static_pod_fixture.h"
+#include "test/e2e/api_mode_fixture.h"
 
 namespace kubelet::e2e {
 namespace {
 
 using nlohmann::json;
 
-class NodeTest : public StaticPodTest {
+class NodeTest : public ApiModeTest {
  protected:
-  void SetUp() override {
-    StaticPodTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    absl::StatusOr<ControlPlane> cp = ControlPlane::FromEnv();
-    KUBELET_CP_SKIP_OR_FAIL(cp);
-    cp_ = std::move(*cp);
-    absl::StatusOr<std::string> kubeconfig = cp_->NodeKubeconfig(node_);
-    ASSERT_TRUE(kubeconfig.ok()) << kubeconfig.status();
-    kubeconfig_ = *kubeconfig;
-  }
-
-  void TearDown() override {
-    StaticPodTest::TearDown();
-    if (cp_) {
-      (void)cp_->Kubectl({"delete", "node", node_, "--wait=false"});
-      (void)cp_->Kubectl({"delete", "lease", "-n", "kube-node-lease", node_, "--wait=false"});
-    }
-  }
-
   std::string ExtraConfig() override {
     return "address: 127.0.0.1\nnodeStatusMaxImages: 50\nregisterWithTaints:\n"
            "- key: e2e.example.com/taint\n  value: \"yes\"\n  effect: PreferNoSchedule\n";
   }
-
-  // `kubectl get <args> -o json` as admin; null when it failed.
-  json GetJson(const std::vector<std::string>& args) {
-    std::vector<std::string> full = args;
-    full.insert(full.end(), {"-o", "json"});
-    auto r = cp_->Kubectl(full);
-    if (!r.ok() || r->exit_code != 0) return json();
-    return json::parse(r->out, nullptr, false);
-  }
-  json GetNode() { return GetJson({"get", "node", node_}); }
-  json GetLease() { return GetJson({"get", "lease", "-n", "kube-node-lease", node_}); }
-
-  static json Condition(const json& node, const std::string& type) {
-    for (const json& c : node["status"].value("conditions", json::array())) {
-      if (c.value("type", "") == type) return c;
-    }
-    return json();
-  }
-
-  absl::Status WaitReady(absl::Duration timeout) {
-    return WaitFor(
-        [&]() -> absl::Status {
-          json n = GetNode();
-          if (!n.is_object()) return absl::NotFoundError("no node yet");
-          json ready = Condition(n, "Ready");
-          if (ready.value("status", "") != "True") {
-            return absl::UnavailableError(absl::StrCat("Ready: ", ready.dump()));
-          }
-          return absl::OkStatus();
-        },
-        timeout, absl::Seconds(1));
-  }
-
-  std::optional<ControlPlane> cp_;
-  std::string kubeconfig_;
+  absl::Status WaitReady(absl::Duration timeout) { return WaitNodeReady(timeout); }
 };
 
 TEST_F(NodeTest, RegistersTurnsReadyRenewsLeaseAndReregisters) {
