@@ -12,11 +12,7 @@ class LoggingRecorder : public EventRecorder {
   explicit LoggingRecorder(int verbosity) : verbosity_(verbosity) {}
   void Record(const ObjectReference& o, std::string_view type, std::string_view reason,
               std::string_view message) override {
-    // klog.KRef: "namespace/name", or just the name for cluster-scoped objects.
-    KLOG_V(verbosity_, "Event occurred", "object",
-           o.namespace_.empty() ? o.name : absl::StrCat(o.namespace_, "/", o.name), "fieldPath",
-           o.field_path, "kind", o.kind, "apiVersion", o.api_version, "type", std::string(type),
-           "reason", std::string(reason), "message", std::string(message));
+    LogEvent(verbosity_, o, type, reason, message);
   }
 
  private:
@@ -31,11 +27,30 @@ class Discarding : public EventRecorder {
 
 }  // namespace
 
+void LogEvent(int verbosity, const ObjectReference& o, std::string_view type,
+              std::string_view reason, std::string_view message) {
+  // klog.KRef: "namespace/name", or just the name for cluster-scoped objects.
+  KLOG_V(verbosity, "Event occurred", "object",
+         o.namespace_.empty() ? o.name : absl::StrCat(o.namespace_, "/", o.name), "fieldPath",
+         o.field_path, "kind", o.kind, "apiVersion", o.api_version, "type", std::string(type),
+         "reason", std::string(reason), "message", std::string(message));
+}
+
 ObjectReference PodRef(const api::Pod& pod) {
   ObjectReference r;
   r.namespace_ = pod.metadata.namespace_;
   r.name = pod.metadata.name;
   r.uid = pod.metadata.uid;
+  r.resource_version = pod.metadata.resource_version;
+  return r;
+}
+
+ObjectReference NodeRef(std::string_view node_name) {
+  ObjectReference r;
+  r.kind = "Node";
+  r.api_version = "";
+  r.name = std::string(node_name);
+  r.uid = std::string(node_name);
   return r;
 }
 

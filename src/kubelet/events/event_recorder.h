@@ -8,8 +8,9 @@
 // logs them (StartStructuredLogging(3)):
 //   I... "Event occurred" object="default/web" fieldPath="spec.containers{main}" kind="Pod"
 //        apiVersion="v1" type="Warning" reason="Unhealthy" message="Liveness probe failed: ..."
-// With an API server, a recorder that also posts core/v1 Events (with upstream's aggregation
-// and spam filter) implements the same interface; callers do not change.
+// With an API server, a recorder that also posts core/v1 Events (sink_recorder.h: upstream's
+// aggregation, de-duplication and spam filter) implements the same interface; callers do not
+// change.
 //
 // Thread-safety: implementations are thread-safe; Record never blocks on I/O beyond a log write
 // and may be called with the caller's locks held.
@@ -55,6 +56,14 @@ inline constexpr char kFailedPostStartHook[] = "FailedPostStartHook";
 inline constexpr char kFailedPreStopHook[] = "FailedPreStopHook";
 inline constexpr char kEvicted[] = "Evicted";
 inline constexpr char kPreempting[] = "Preempting";
+// Node events.
+inline constexpr char kStartingKubelet[] = "Starting";
+inline constexpr char kNodeReady[] = "NodeReady";
+inline constexpr char kNodeNotReady[] = "NodeNotReady";
+inline constexpr char kNodeSchedulable[] = "NodeSchedulable";
+inline constexpr char kNodeNotSchedulable[] = "NodeNotSchedulable";
+inline constexpr char kSuccessfulNodeAllocatableEnforcement[] = "NodeAllocatableEnforced";
+inline constexpr char kFailedNodeAllocatableEnforcement[] = "FailedNodeAllocatableEnforcement";
 
 // core/v1 ObjectReference, the fields an event's involvedObject carries.
 struct ObjectReference {
@@ -63,11 +72,15 @@ struct ObjectReference {
   std::string namespace_;
   std::string name;
   std::string uid;
-  std::string field_path;  // "" for the pod itself
+  std::string field_path;        // "" for the pod itself
+  std::string resource_version;  // the object's, where known ("" for static pods, nodes)
 };
 
-// The pod itself.
+// The pod itself (with its resourceVersion when it came from the API server).
 ObjectReference PodRef(const api::Pod& pod);
+// The node, as upstream's kubelet names it in its events: kind Node, no apiVersion, no
+// namespace, and the node name as uid.
+ObjectReference NodeRef(std::string_view node_name);
 // One container of the pod: field path spec.containers{n}, spec.initContainers{n} or
 // spec.ephemeralContainers{n}, by where `container` is declared (upstream's
 // GenerateContainerRef); the pod's reference when no container of that name exists.
@@ -82,6 +95,9 @@ class EventRecorder {
 
 // Logs every event as upstream's broadcaster does at --v=`verbosity` (upstream: 3).
 std::unique_ptr<EventRecorder> NewLoggingRecorder(int verbosity = 3);
+// The log line of one event ("Event occurred" ...) at --v=`verbosity`.
+void LogEvent(int verbosity, const ObjectReference& object, std::string_view type,
+              std::string_view reason, std::string_view message);
 
 // A recorder that drops everything: the default where a component is built without one.
 EventRecorder& DiscardingRecorder();
