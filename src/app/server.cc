@@ -111,6 +111,8 @@ const std::set<std::string>& ImplementedFields() {
       // API-server mode: the client, the Node and its Lease.
       "kubeAPIQPS",
       "kubeAPIBurst",
+      "eventRecordQPS",
+      "eventBurst",
       "contentType",
       "registerNode",
       "registerWithTaints",
@@ -374,6 +376,9 @@ int RunUnguarded(KubeletServer& s) {
   // talks to the API server. Building it never contacts the server (it may not exist yet: a
   // control plane run as static pods of this very kubelet), so start-up goes on regardless.
   std::shared_ptr<apiclient::RestClient> api_client;
+  // Upstream's separate event client: the same server and credentials, its own rate limit
+  // (eventRecordQPS / eventBurst), so events never wait behind the kubelet's other calls.
+  std::shared_ptr<apiclient::RestClient> events_client;
   if (!s.flags.kube_config.empty()) {
     absl::StatusOr<apiclient::RestConfig> rc = apiclient::LoadRestConfig(s.flags.kube_config);
     if (!rc.ok()) {
@@ -390,6 +395,12 @@ int RunUnguarded(KubeletServer& s) {
     if (!client.ok()) return fail(client.status());
     api_client = std::move(*client);
     KLOG_INFO("API server client", "host", rc->host, "qps", rc->qps, "burst", rc->burst);
+    apiclient::RestConfig erc = *rc;
+    erc.qps = cfg.event_record_qps;
+    erc.burst = cfg.event_burst;
+    absl::StatusOr<std::unique_ptr<apiclient::RestClient>> ec = apiclient::NewRestClient(erc);
+    if (!ec.ok()) return fail(ec.status());
+    events_client = std::move(*ec);
   } else {
     KLOG_INFO("Standalone mode, no API client");
   }
@@ -440,9 +451,9 @@ int RunUnguarded(KubeletServer& s) {
   const std::string node_ip = DetectNodeIP(s.flags.node_ip, node_name);
   KLOG_INFO("Node IP", "nodeIP", node_ip);
   RealClock clock;
-  // makeEventRecorder: events go to the log (--v=3), as upstream's broadcaster without a sink.
-  std::unique_ptr<events::EventRecorder> recorder = events::NewLoggingRecorder(3);
-  KLOG_INFO("No api server defined - no events will be sent to API server");
+  // makeEventRecorder: events go to the log (--v=3), and to the API server in API-server mode.
+  EventRecording recording = MakeEventRecorder(events_client, node_name, clock);
+  std::unique_ptr<events::EventRecorder>& recorder = recording.recorder;
   kuberuntime::Options ro;
   ro.recorder = recorder.get();
   ro.root_dir = s.flags.root_directory;
@@ -497,6 +508,8 @@ int RunUnguarded(KubeletServer& s) {
     WiringContext& ctx;
     ~ShutdownGuard() { ctx.Shutdown(); }
   } shutdown_guard{wiring};
+  // Registered first, so it runs last: what the subsystems record while stopping is still sent.
+  wiring.AtShutdown(recording.stop);
   if (absl::Status st = WireAll(WiringStage::kBeforeRuntimeManager, wiring); !st.ok()) {
     return fail(st);
   }
@@ -510,6 +523,9 @@ int RunUnguarded(KubeletServer& s) {
 
   Kubelet kubelet(ko, *instrumented_runtime, *manager, clock);
   pod_state.Set(&kubelet);
+  // BirthCry.
+  recorder->Record(events::NodeRef(node_name), events::kNormal, events::kStartingKubelet,
+                   "Starting kubelet.");
   if (absl::Status st = kubelet.Start(); !st.ok()) return fail(st);
   wiring.kubelet = &kubelet;
   wiring.late_kubelet->store(&kubelet);

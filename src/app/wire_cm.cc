@@ -33,7 +33,8 @@ absl::Status CheckFailSwapOn() {
 }
 
 absl::StatusOr<std::shared_ptr<cm::ContainerManager>> Build(const KubeletServer& s,
-                                                            events::EventRecorder* recorder) {
+                                                            events::EventRecorder* recorder,
+                                                            const std::string& node_name) {
   const config::KubeletConfiguration& cfg = s.config;
   auto machine = cm::ReadMachineInfo();
   if (!machine.ok()) return machine.status();
@@ -47,6 +48,7 @@ absl::StatusOr<std::shared_ptr<cm::ContainerManager>> Build(const KubeletServer&
 
   cm::NodeConfig nc;
   nc.recorder = recorder;
+  nc.node_name = node_name;
   nc.cgroup_driver = cfg.cgroup_driver.empty() ? cm::kCgroupDriverCgroupfs : cfg.cgroup_driver;
   nc.cgroups_per_qos = cfg.cgroups_per_qos;
   nc.cgroup_root = cfg.cgroup_root;
@@ -135,7 +137,7 @@ absl::StatusOr<std::shared_ptr<cm::ContainerManager>> Build(const KubeletServer&
 absl::Status WireContainerManager(WiringStage stage, WiringContext& ctx) {
   switch (stage) {
     case WiringStage::kBeforeRuntimeManager: {
-      auto manager = Build(*ctx.server, ctx.recorder);
+      auto manager = Build(*ctx.server, ctx.recorder, ctx.node_name);
       if (!manager.ok()) {
         return absl::Status(manager.status().code(),
                             absl::StrCat("failed to run Kubelet: ", manager.status().message()));

@@ -116,6 +116,8 @@ absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx) {
     }
     return errs;
   };
+  // NodeHasSufficientMemory, NodeReady, ... about the Node.
+  o.recorder = ctx.recorder;
 
   std::shared_ptr<nodestatus::NodeStatusManager> manager =
       nodestatus::NewNodeStatusManager(std::move(o), ctx.api_client, *ctx.clock);

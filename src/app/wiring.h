@@ -128,6 +128,20 @@ absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx);
 absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx);
 absl::Status WireApiPods(WiringStage stage, WiringContext& ctx);
 
+// The event recorder every subsystem records to (upstream makeEventRecorder), made once in
+// app::Run before the stages. Standalone (`events_client` null): events only go to the log
+// ("Event occurred", --v=3). API-server mode: they are also posted as core/v1 Events by a
+// sender thread (events/sink_recorder.h: upstream's correlator, retries, bounded queue) on
+// `events_client` (upstream's separate event client, eventRecordQPS / eventBurst).
+struct EventRecording {
+  std::unique_ptr<events::EventRecorder> recorder;
+  // Flushes what is queued (bounded) and stops the sender; a no-op standalone. Idempotent.
+  // Registered with AtShutdown before any subsystem, so it runs after they all stopped.
+  std::function<void()> stop;
+};
+EventRecording MakeEventRecorder(std::shared_ptr<apiclient::RestClient> events_client,
+                                 const std::string& node_name, Clock& clock);
+
 // Calls every wiring function for `stage`, in order; stops at the first error.
 absl::Status WireAll(WiringStage stage, WiringContext& ctx);
 

@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
@@ -98,7 +99,15 @@ absl::Status ContainerManager::EnforceNodeAllocatable() {
                                                 cgroups_->Name(cc.name), "\": ", st.message()));
   }
   KLOG_V(2, "Updated Node Allocatable limit across pods", "cgroup", cgroups_->Name(cc.name));
+  RecordNodeEvent(events::kNormal, events::kSuccessfulNodeAllocatableEnforcement,
+                  "Updated Node Allocatable limit across pods");
   return absl::OkStatus();
+}
+
+void ContainerManager::RecordNodeEvent(const char* type, const char* reason,
+                                       const std::string& message) const {
+  if (config_.recorder == nullptr || config_.node_name.empty()) return;
+  config_.recorder->Record(events::NodeRef(config_.node_name), type, reason, message);
 }
 
 absl::Status ContainerManager::EnforceReservedCgroups() {
@@ -142,11 +151,17 @@ absl::Status ContainerManager::EnforceReservedCgroups() {
     absl::Status st = cgroups_->Validate(name);
     if (st.ok()) st = cgroups_->Update({name, rc});
     if (!st.ok()) {
-      return absl::Status(
-          st.code(), absl::StrCat("Failed to enforce ", r.what, " Cgroup Limits on \"", r.cgroup,
-                                  "\": ", st.message()));
+      st =
+          absl::Status(st.code(), absl::StrCat("Failed to enforce ", r.what, " Cgroup Limits on \"",
+                                               r.cgroup, "\": ", st.message()));
+      RecordNodeEvent(events::kWarning, events::kFailedNodeAllocatableEnforcement,
+                      std::string(st.message()));
+      return st;
     }
     KLOG_INFO("Updated limits on reserved cgroup", "enforcement", r.key, "cgroup", r.cgroup);
+    RecordNodeEvent(
+        events::kNormal, events::kSuccessfulNodeAllocatableEnforcement,
+        absl::StrCat("Updated limits on ", absl::AsciiStrToLower(r.what), " cgroup ", r.cgroup));
   }
   return absl::OkStatus();
 }
@@ -179,6 +194,8 @@ absl::Status ContainerManager::Start() {
     }
     if (absl::Status st = EnforceNodeAllocatable(); !st.ok()) {
       KLOG_ERROR(st, "Failed to enforce node allocatable, will retry");
+      RecordNodeEvent(events::kWarning, events::kFailedNodeAllocatableEnforcement,
+                      std::string(st.message()));
       absl::MutexLock lock(&mu_);
       node_allocatable_pending_ = true;
     }

@@ -72,9 +72,12 @@ struct NodeConfig {
   bool cpu_cfs_quota = true;
   int64_t cpu_cfs_quota_period_us = kQuotaPeriodUs;
   int64_t pod_pids_limit = -1;  // > 0: pids.max of every pod cgroup
-  // FailedCreatePodContainer events when a pod's cgroup cannot be created. Unset: dropped.
-  // Borrowed; must outlive the manager.
+  // FailedCreatePodContainer events when a pod's cgroup cannot be created; with `node_name`
+  // also the node's NodeAllocatableEnforced ("Updated Node Allocatable limit across pods",
+  // "Updated limits on system reserved cgroup <name>") and FailedNodeAllocatableEnforcement
+  // events, as upstream. Unset: dropped. Borrowed; must outlive the manager.
   events::EventRecorder* recorder = nullptr;
+  std::string node_name;
 };
 
 class ContainerManager final : public container::PodLifecycleParticipant {
@@ -131,6 +134,8 @@ class ContainerManager final : public container::PodLifecycleParticipant {
   ResourceConfig NodeAllocatableConfig() const;
   CgroupName QOSCgroupName(api::QOSClass qos) const;
   absl::Status EnforceNodeAllocatable();
+  // An event about the Node (needs recorder and node_name).
+  void RecordNodeEvent(const char* type, const char* reason, const std::string& message) const;
   // The system-reserved / kube-reserved cgroups, for the keys present.
   absl::Status EnforceReservedCgroups();
   void SetupSystemCgroups();

@@ -4,6 +4,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kubelet/cm/testing/fake_cgroup_tree.h"
+#include "kubelet/events/testing/fake_recorder.h"
 
 namespace kubelet::cm {
 namespace {
@@ -111,6 +112,22 @@ TEST_P(ContainerManagerTest, StartCreatesTopLevelCgroupsWithNodeAllocatable) {
   EXPECT_EQ(cm->Allocatable().at("cpu").MilliValue(), 3000);
   EXPECT_EQ(cm->Allocatable().at("pods").Value(), 110);
   EXPECT_EQ(cm->Capacity().at("cpu").MilliValue(), 4000);
+}
+
+TEST_P(ContainerManagerTest, EnforcementIsRecordedAsANodeEvent) {
+  events::FakeRecorder recorder;
+  NodeConfig cfg;
+  cfg.recorder = &recorder;
+  cfg.node_name = "node-a";
+  auto cm = Make(cfg);
+  ASSERT_TRUE(cm->Start().ok());
+  auto got = recorder.WithReason(events::kSuccessfulNodeAllocatableEnforcement);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].message, "Updated Node Allocatable limit across pods");
+  EXPECT_EQ(got[0].type, "Normal");
+  EXPECT_EQ(got[0].object.kind, "Node");
+  EXPECT_EQ(got[0].object.name, "node-a");
+  EXPECT_EQ(got[0].object.uid, "node-a");
 }
 
 TEST_P(ContainerManagerTest, NoEnforcementLimitsKubepodsToCapacity) {

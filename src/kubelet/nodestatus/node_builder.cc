@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/pod.h"
+#include "common/log.h"
+#include "kubelet/events/event_recorder.h"
 #include "kubelet/nodestatus/node_status.h"
 
 namespace kubelet::nodestatus {
@@ -29,23 +31,36 @@ api::NodeCondition* FindCondition(std::vector<api::NodeCondition>* conditions,
   return nullptr;
 }
 
+enum class Transition { kNone, kNew, kFlipped };
+
 // Sets condition `type` to status/reason/message: heartbeat now, transition now when the status
 // flips (or the condition is new), else kept.
-void SetCondition(std::vector<api::NodeCondition>* conditions, const std::string& type,
-                  const std::string& status, const std::string& reason, const std::string& message,
-                  const api::Time& now) {
+Transition SetCondition(std::vector<api::NodeCondition>* conditions, const std::string& type,
+                        const std::string& status, const std::string& reason,
+                        const std::string& message, const api::Time& now) {
+  Transition t = Transition::kNone;
   api::NodeCondition* c = FindCondition(conditions, type);
   if (c == nullptr) {
     conditions->push_back(api::NodeCondition{.type = type});
     c = &conditions->back();
     c->last_transition_time = now;
+    t = Transition::kNew;
   } else if (c->status != status) {
     c->last_transition_time = now;
+    t = Transition::kFlipped;
   }
   c->status = status;
   c->reason = reason;
   c->message = message;
   c->last_heartbeat_time = now;
+  return t;
+}
+
+// recordNodeStatusEvent: "Node <name> status is now: <event>" about the Node.
+void RecordNodeStatusEvent(const NodeStatusOptions& o, const std::string& event) {
+  if (o.recorder == nullptr) return;
+  o.recorder->Record(events::NodeRef(o.node_name), events::kNormal, event,
+                     absl::StrCat("Node ", o.node_name, " status is now: ", event));
 }
 
 // errors.NewAggregate(errs).Error(): one message as is, several as "[a, b]" (duplicates once).
@@ -140,13 +155,23 @@ void SetNodeStatus(const NodeStatusOptions& o, const MachineFacts& machine,
     st.images.push_back(std::move(ci));
   }
 
-  // Pressure conditions: no eviction manager reports pressure, so they are False.
-  SetCondition(&st.conditions, api::kNodeMemoryPressure, api::kConditionFalse,
-               "KubeletHasSufficientMemory", "kubelet has sufficient memory available", now);
-  SetCondition(&st.conditions, api::kNodeDiskPressure, api::kConditionFalse,
-               "KubeletHasNoDiskPressure", "kubelet has no disk pressure", now);
-  SetCondition(&st.conditions, api::kNodePIDPressure, api::kConditionFalse,
-               "KubeletHasSufficientPID", "kubelet has sufficient PID available", now);
+  // Pressure conditions: no eviction manager reports pressure, so they are False. As upstream,
+  // a new condition (Unknown before) or a flip records an event.
+  if (SetCondition(&st.conditions, api::kNodeMemoryPressure, api::kConditionFalse,
+                   "KubeletHasSufficientMemory", "kubelet has sufficient memory available",
+                   now) != Transition::kNone) {
+    RecordNodeStatusEvent(o, "NodeHasSufficientMemory");
+  }
+  if (SetCondition(&st.conditions, api::kNodeDiskPressure, api::kConditionFalse,
+                   "KubeletHasNoDiskPressure", "kubelet has no disk pressure",
+                   now) != Transition::kNone) {
+    RecordNodeStatusEvent(o, "NodeHasNoDiskPressure");
+  }
+  if (SetCondition(&st.conditions, api::kNodePIDPressure, api::kConditionFalse,
+                   "KubeletHasSufficientPID", "kubelet has sufficient PID available",
+                   now) != Transition::kNone) {
+    RecordNodeStatusEvent(o, "NodeHasSufficientPID");
+  }
 
   // Ready.
   std::vector<std::string> errs = readiness_errors;
@@ -158,12 +183,18 @@ void SetNodeStatus(const NodeStatusOptions& o, const MachineFacts& machine,
     errs.push_back(
         absl::StrCat("missing node capacity for resources: ", absl::StrJoin(missing, ", ")));
   }
+  // As upstream, only a flip of an existing Ready condition records NodeReady / NodeNotReady.
   if (errs.empty()) {
-    SetCondition(&st.conditions, api::kNodeReady, api::kConditionTrue, "KubeletReady",
-                 "kubelet is posting ready status", now);
+    if (SetCondition(&st.conditions, api::kNodeReady, api::kConditionTrue, "KubeletReady",
+                     "kubelet is posting ready status", now) == Transition::kFlipped) {
+      RecordNodeStatusEvent(o, events::kNodeReady);
+    }
   } else {
-    SetCondition(&st.conditions, api::kNodeReady, api::kConditionFalse, "KubeletNotReady",
-                 AggregateMessage(errs), now);
+    if (SetCondition(&st.conditions, api::kNodeReady, api::kConditionFalse, "KubeletNotReady",
+                     AggregateMessage(errs), now) == Transition::kFlipped) {
+      RecordNodeStatusEvent(o, events::kNodeNotReady);
+      KLOG_INFO("Node became not ready", "node", o.node_name, "message", AggregateMessage(errs));
+    }
   }
 }
 

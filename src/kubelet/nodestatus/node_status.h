@@ -41,6 +41,7 @@
 #include "api/node.h"
 #include "apiclient/rest_client.h"
 #include "common/clock.h"
+#include "kubelet/events/event_recorder.h"
 
 namespace kubelet::nodestatus {
 
@@ -99,13 +100,21 @@ struct NodeStatusOptions {
   // Why the node is not ready (upstream runtimeErrors + networkErrors: "container runtime is
   // down", "PLEG is not healthy: ...", "container runtime network not ready: ..."); empty: ready.
   std::function<std::vector<std::string>()> readiness_errors;
+
+  // Node events (upstream recordNodeStatusEvent), "Node <name> status is now: <reason>" about
+  // events::NodeRef(node_name): NodeHasSufficientMemory / NodeHasNoDiskPressure /
+  // NodeHasSufficientPID when SetNodeStatus creates or flips that condition, NodeReady /
+  // NodeNotReady when it flips an existing Ready condition. Null: none. Borrowed; must outlive
+  // the manager; called from SetNodeStatus (the status thread).
+  events::EventRecorder* recorder = nullptr;
 };
 
 // The Node to register (labels, taints, annotation, spec) without status.
 api::Node InitialNode(const NodeStatusOptions& options);
 
 // Sets every part of `node->status` the kubelet owns for time `now`; conditions of other types
-// are kept. `machine`/`runtime_version`/`images`/`readiness_errors` are what the callbacks gave.
+// are kept. Condition transitions are recorded as node events (NodeStatusOptions::recorder).
+// `machine`/`runtime_version`/`images`/`readiness_errors` are what the callbacks gave.
 void SetNodeStatus(const NodeStatusOptions& options, const MachineFacts& machine,
                    const std::string& runtime_version, const std::vector<ImageInfo>& images,
                    const std::vector<std::string>& readiness_errors, absl::Time now,

@@ -7,6 +7,7 @@
 #include "apiclient/testing/fake_rest_client.h"
 #include "common/clock.h"
 #include "gtest/gtest.h"
+#include "kubelet/events/testing/fake_recorder.h"
 #include "nlohmann/json.hpp"
 
 namespace kubelet::nodestatus {
@@ -175,6 +176,41 @@ TEST_F(NodeStatusTest, NotReadyWithUpstreamMessages) {
   EXPECT_EQ(ready["status"], "True");
   EXPECT_NE(ready["lastTransitionTime"], first_transition);
   EXPECT_EQ(ready["lastTransitionTime"], ready["lastHeartbeatTime"]);
+}
+
+TEST_F(NodeStatusTest, ConditionTransitionsAreRecordedAsNodeEvents) {
+  events::FakeRecorder recorder;
+  options_.recorder = &recorder;
+  Build();
+  ASSERT_TRUE(manager_->SyncNodeStatus().ok());
+  // Registration: the pressure conditions are new; a new Ready condition records nothing.
+  EXPECT_EQ(recorder.Strings(),
+            (std::vector<std::string>{
+                "Normal NodeHasSufficientMemory Node node-a status is now: NodeHasSufficientMemory",
+                "Normal NodeHasNoDiskPressure Node node-a status is now: NodeHasNoDiskPressure",
+                "Normal NodeHasSufficientPID Node node-a status is now: NodeHasSufficientPID"}));
+  const events::ObjectReference ref = recorder.Events()[0].object;
+  EXPECT_EQ(ref.kind, "Node");
+  EXPECT_EQ(ref.name, "node-a");
+  EXPECT_EQ(ref.uid, "node-a");
+  EXPECT_EQ(ref.namespace_, "");
+  EXPECT_EQ(ref.api_version, "");
+
+  // Nothing changed: no event.
+  clock_.Advance(absl::Seconds(10));
+  ASSERT_TRUE(manager_->SyncNodeStatus().ok());
+  EXPECT_EQ(recorder.Events().size(), 3u);
+
+  errors_ = {"container runtime is down"};
+  clock_.Advance(absl::Seconds(10));
+  ASSERT_TRUE(manager_->SyncNodeStatus().ok());
+  errors_.clear();
+  clock_.Advance(absl::Seconds(10));
+  ASSERT_TRUE(manager_->SyncNodeStatus().ok());
+  auto strings = recorder.Strings();
+  ASSERT_EQ(strings.size(), 5u);
+  EXPECT_EQ(strings[3], "Normal NodeNotReady Node node-a status is now: NodeNotReady");
+  EXPECT_EQ(strings[4], "Normal NodeReady Node node-a status is now: NodeReady");
 }
 
 TEST_F(NodeStatusTest, ExistingNodeIsReconciled) {
