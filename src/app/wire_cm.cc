@@ -168,6 +168,9 @@ absl::Status WireContainerManager(WiringStage stage, WiringContext& ctx) {
       if (const api::Quantity* q = get(cm::kResourcePods)) {
         ctx.kubelet_options->allocatable.pods = q->Value();
       }
+      if (const api::Quantity* q = get(api::kResourceEphemeralStorage)) {
+        ctx.kubelet_options->allocatable.ephemeral_storage_bytes = q->Value();
+      }
       KLOG_INFO("Node allocatable", "cpu", ctx.kubelet_options->allocatable.milli_cpu, "memory",
                 ctx.kubelet_options->allocatable.memory_bytes, "pods",
                 ctx.kubelet_options->allocatable.pods);

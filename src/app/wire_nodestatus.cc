@@ -1,7 +1,12 @@
-// Node status wiring (API-server mode only): registers the Node, keeps its status and its
-// Lease in kube-node-lease fresh. Fed by the container manager's machine info and resources, the
-// CRI runtime's version and images, and the Kubelet's runtime / network / PLEG health. Started
-// once the Kubelet runs, stopped at shutdown.
+// Node wiring.
+// - Admission's view of the Node (KubeletOptions::node, upstream getNodeAnyWay): in API-server
+//   mode the API server's copy from a watch on the node's own object (list + watch of /api/v1/
+//   nodes with metadata.name=<node>), until it exists the Node the kubelet would register;
+//   standalone always the latter (labels, --node-labels, registerWithTaints).
+// - Node status (API-server mode only): registers the Node, keeps its status and its Lease in
+//   kube-node-lease fresh. Fed by the container manager's machine info and resources, the CRI
+//   runtime's version and images, and the Kubelet's runtime / network / PLEG health. Started once
+//   the Kubelet runs, stopped at shutdown.
 #include <sys/utsname.h>
 
 #include <atomic>
@@ -11,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "apiclient/reflector.h"
 #include "app/version.h"
 #include "app/wiring.h"
 #include "common/log.h"
@@ -35,10 +41,8 @@ std::string Architecture() {
   return m;
 }
 
-}  // namespace
-
-absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx) {
-  if (stage != WiringStage::kAfterKubeletStart || !ctx.api_client) return absl::OkStatus();
+// The node options every stage shares (labels, taints, registration settings, frequencies).
+nodestatus::NodeStatusOptions BaseOptions(const WiringContext& ctx) {
   const config::KubeletConfiguration& cfg = ctx.server->config;
   const config::KubeletFlags& flags = ctx.server->flags;
 
@@ -69,6 +73,51 @@ absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx) {
     o.lease_duration_seconds = cfg.node_lease_duration_seconds;
   }
   o.max_images = cfg.node_status_max_images;
+  return o;
+}
+
+// The watch on the node's own Node object (API-server mode).
+struct NodeWatch {
+  apiclient::Store store;
+  std::unique_ptr<apiclient::Reflector> reflector;
+};
+
+// KubeletOptions::node: the watched Node, else the one the kubelet would register.
+void WireAdmissionNode(WiringContext& ctx) {
+  auto initial = std::make_shared<const api::Node>(nodestatus::InitialNode(BaseOptions(ctx)));
+  if (!ctx.api_client) {
+    ctx.kubelet_options->node = [initial] { return *initial; };
+    return;
+  }
+  auto watch = std::make_shared<NodeWatch>();
+  apiclient::ReflectorOptions ro;
+  ro.name = "nodes";
+  ro.path = "/api/v1/nodes";
+  ro.field_selector = "metadata.name=" + ctx.node_name;
+  watch->reflector =
+      std::make_unique<apiclient::Reflector>(*ctx.api_client, watch->store, ro, *ctx.clock);
+  watch->reflector->Start();
+  ctx.components.keep_alive.push_back(watch);
+  ctx.AtShutdown([watch] { watch->reflector->Stop(); });
+  const std::string name = ctx.node_name;
+  ctx.kubelet_options->node = [watch, initial, name]() -> api::Node {
+    std::optional<nlohmann::json> j = watch->store.Get(name);
+    if (!j) return *initial;
+    absl::StatusOr<api::Node> node = api::FromJson<api::Node>(*j);
+    if (!node.ok()) return *initial;
+    return *std::move(node);
+  };
+}
+
+}  // namespace
+
+absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx) {
+  if (stage == WiringStage::kBeforeKubelet) {
+    WireAdmissionNode(ctx);
+    return absl::OkStatus();
+  }
+  if (stage != WiringStage::kAfterKubeletStart || !ctx.api_client) return absl::OkStatus();
+  nodestatus::NodeStatusOptions o = BaseOptions(ctx);
 
   if (std::shared_ptr<cm::ContainerManager> cm = ctx.components.container_manager) {
     nodestatus::MachineFacts facts;

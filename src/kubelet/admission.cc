@@ -6,9 +6,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "api/resource_helpers.h"
 #include "api/static_pod.h"
+#include "nlohmann/json.hpp"
 
 namespace kubelet {
 
@@ -51,6 +53,60 @@ bool PortsConflict(const Port& a, const Port& b) {
   return a.ip == b.ip || a.ip == "0.0.0.0" || b.ip == "0.0.0.0";
 }
 
+// One requirement of a node selector term (matchExpressions on labels, matchFields on
+// metadata.name), component-helpers' semantics.
+bool RequirementMatches(const nlohmann::json& req,
+                        const std::map<std::string, std::string>& values) {
+  if (!req.is_object()) return false;
+  const std::string key = req.value("key", "");
+  const std::string op = req.value("operator", "");
+  std::vector<std::string> set;
+  if (auto v = req.find("values"); v != req.end() && v->is_array()) {
+    for (const auto& e : *v) {
+      if (!e.is_string()) return false;
+      set.push_back(e.get<std::string>());
+    }
+  }
+  auto it = values.find(key);
+  const bool has = it != values.end();
+  auto in_set = [&] { return has && std::find(set.begin(), set.end(), it->second) != set.end(); };
+  if (op == "In") return !set.empty() && in_set();
+  if (op == "NotIn") return !set.empty() && !in_set();
+  if (op == "Exists") return set.empty() && has;
+  if (op == "DoesNotExist") return set.empty() && !has;
+  if (op == "Gt" || op == "Lt") {
+    int64_t want = 0, have = 0;
+    if (set.size() != 1 || !absl::SimpleAtoi(set[0], &want)) return false;
+    if (!has || !absl::SimpleAtoi(it->second, &have)) return false;
+    return op == "Gt" ? have > want : have < want;
+  }
+  return false;  // unknown operator: the term is invalid and matches nothing
+}
+
+// A node selector term: every expression and field requirement holds; an empty term matches
+// nothing.
+bool TermMatches(const nlohmann::json& term, const api::Node& node) {
+  if (!term.is_object()) return false;
+  const nlohmann::json empty = nlohmann::json::array();
+  const nlohmann::json& exprs =
+      term.contains("matchExpressions") ? term["matchExpressions"] : empty;
+  const nlohmann::json& fields = term.contains("matchFields") ? term["matchFields"] : empty;
+  if (!exprs.is_array() || !fields.is_array()) return false;
+  if (exprs.empty() && fields.empty()) return false;
+  for (const auto& e : exprs) {
+    if (!RequirementMatches(e, node.metadata.labels)) return false;
+  }
+  const std::map<std::string, std::string> node_fields = {{"metadata.name", node.metadata.name}};
+  for (const auto& f : fields) {
+    // Only metadata.name with In / NotIn is a valid field requirement.
+    const std::string op = f.is_object() ? f.value("operator", "") : "";
+    if (!f.is_object() || f.value("key", "") != "metadata.name" || (op != "In" && op != "NotIn"))
+      return false;
+    if (!RequirementMatches(f, node_fields)) return false;
+  }
+  return true;
+}
+
 // One resource the node is short of (upstream InsufficientResourceError).
 struct Shortage {
   std::string resource;
@@ -59,9 +115,53 @@ struct Shortage {
 
 }  // namespace
 
+bool MatchesRequiredNodeAffinity(const api::Pod& pod, const api::Node& node) {
+  for (const auto& [k, v] : pod.spec.node_selector) {
+    auto it = node.metadata.labels.find(k);
+    if (it == node.metadata.labels.end() || it->second != v) return false;
+  }
+  if (!pod.spec.affinity.has_value() || pod.spec.affinity->empty()) return true;
+  nlohmann::json affinity = nlohmann::json::parse(pod.spec.affinity->json, nullptr, false);
+  if (!affinity.is_object()) return false;
+  auto na = affinity.find("nodeAffinity");
+  if (na == affinity.end() || na->is_null()) return true;
+  if (!na->is_object()) return false;
+  auto required = na->find("requiredDuringSchedulingIgnoredDuringExecution");
+  if (required == na->end() || required->is_null()) return true;
+  if (!required->is_object()) return false;
+  auto terms = required->find("nodeSelectorTerms");
+  if (terms == required->end() || !terms->is_array()) return false;
+  for (const auto& term : *terms) {
+    if (TermMatches(term, node)) return true;
+  }
+  return false;
+}
+
+bool ToleratesTaint(const api::Toleration& t, const api::Taint& taint) {
+  if (!t.effect.empty() && t.effect != taint.effect) return false;
+  if (!t.key.empty() && t.key != taint.key) return false;
+  if (t.operator_.empty() || t.operator_ == "Equal") return t.value == taint.value;
+  return t.operator_ == "Exists";
+}
+
 AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::Pod>& admitted,
-                     const NodeAllocatable& allocatable) {
-  // The scheduler's resource fit, in its order: pods, cpu, memory.
+                     const NodeAllocatable& allocatable, const api::Node& node) {
+  AdmitResult r;
+  // Checks preemption cannot help with come first: the OS.
+  {
+    auto node_os = node.metadata.labels.find("kubernetes.io/os");
+    const std::string os = node_os == node.metadata.labels.end() ? "linux" : node_os->second;
+    auto pod_os = pod.metadata.labels.find("kubernetes.io/os");
+    if (pod_os != pod.metadata.labels.end() && pod_os->second != os) {
+      return {false, "PodOSSelectorNodeLabelDoesNotMatch",
+              "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"};
+    }
+    if (pod.spec.os.has_value() && pod.spec.os->name != "linux") {
+      return {false, "PodOSNotSupported",
+              "Failed to admit pod as the OS field doesn't match node OS"};
+    }
+  }
+  // The scheduler's resource fit, in its order: pods, cpu, memory, ephemeral-storage.
   std::vector<Shortage> short_of;
   int64_t used_pods = static_cast<int64_t>(admitted.size());
   if (used_pods + 1 > allocatable.pods)
@@ -79,17 +179,56 @@ AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::Pod>& admitted,
   if (want.memory_bytes > 0 && used.memory_bytes + want.memory_bytes > allocatable.memory_bytes) {
     short_of.push_back({"memory", want.memory_bytes, used.memory_bytes, allocatable.memory_bytes});
   }
-  // Host ports (the NodePorts predicate).
-  bool port_conflict = false;
-  std::vector<Port> wanted_ports = HostPorts(pod);
-  for (const api::Pod& p : admitted) {
-    if (port_conflict) break;
-    for (const Port& a : HostPorts(p)) {
-      for (const Port& b : wanted_ports) port_conflict = port_conflict || PortsConflict(a, b);
+  if (allocatable.ephemeral_storage_bytes > 0) {
+    auto storage = [](const api::Pod& p) -> int64_t {
+      const api::ResourceList reqs = api::PodRequests(p);
+      auto it = reqs.find(api::kResourceEphemeralStorage);
+      return it == reqs.end() ? 0 : it->second.Value();
+    };
+    int64_t want_storage = storage(pod), used_storage = 0;
+    for (const api::Pod& p : admitted) used_storage += storage(p);
+    if (want_storage > 0 && used_storage + want_storage > allocatable.ephemeral_storage_bytes) {
+      short_of.push_back(
+          {"ephemeral-storage", want_storage, used_storage, allocatable.ephemeral_storage_bytes});
     }
   }
-
-  AdmitResult r;
+  // The other predicates, in upstream's order; the first failure is reported.
+  std::string predicate;
+  if (!MatchesRequiredNodeAffinity(pod, node)) predicate = "NodeAffinity";
+  if (predicate.empty() && !pod.spec.node_name.empty() && !node.metadata.name.empty() &&
+      pod.spec.node_name != node.metadata.name) {
+    predicate = "NodeName";
+  }
+  if (predicate.empty()) {
+    bool port_conflict = false;
+    std::vector<Port> wanted_ports = HostPorts(pod);
+    for (const api::Pod& p : admitted) {
+      if (port_conflict) break;
+      for (const Port& a : HostPorts(p)) {
+        for (const Port& b : wanted_ports) port_conflict = port_conflict || PortsConflict(a, b);
+      }
+    }
+    if (port_conflict) predicate = "NodePorts";
+  }
+  if (predicate.empty() && !api::IsStaticPod(pod)) {
+    // The kubelet only looks at NoExecute taints (NoSchedule is the scheduler's business).
+    for (const api::Taint& taint : node.spec.taints) {
+      if (taint.effect != "NoExecute") continue;
+      bool tolerated = false;
+      for (const api::Toleration& t : pod.spec.tolerations) tolerated |= ToleratesTaint(t, taint);
+      if (!tolerated) {
+        predicate = "TaintToleration";
+        break;
+      }
+    }
+  }
+  auto predicate_failure = [&] {
+    return AdmitResult{false, predicate, absl::StrCat("Predicate ", predicate, " failed")};
+  };
+  // Preemption only helps with resources: a critical pod failing another predicate fails.
+  if (!short_of.empty() && api::IsCriticalPod(pod) && !predicate.empty()) {
+    return predicate_failure();
+  }
   if (!short_of.empty() && api::IsCriticalPod(pod)) {
     // Insufficient resources do not reject a critical pod: the kubelet tries to preempt
     // non-critical pods for it (upstream CriticalPodAdmissionHandler). Only non-critical pods
@@ -106,9 +245,10 @@ AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::Pod>& admitted,
     std::string unmet;
     for (const Shortage& sh : short_of) {
       int64_t need = sh.used + sh.requested - sh.capacity;
-      int64_t can = sh.resource == "pods"  ? preemptable_pods
-                    : sh.resource == "cpu" ? reclaimable.milli_cpu
-                                           : reclaimable.memory_bytes;
+      int64_t can = sh.resource == "pods"     ? preemptable_pods
+                    : sh.resource == "cpu"    ? reclaimable.milli_cpu
+                    : sh.resource == "memory" ? reclaimable.memory_bytes
+                                              : 0;
       if (can < need) absl::StrAppend(&unmet, "(res: ", sh.resource, ", q: ", need - can, "), ");
     }
     r.admit = false;
@@ -137,11 +277,7 @@ AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::Pod>& admitted,
                              ", capacity: ", sh.capacity);
     return r;
   }
-  if (port_conflict) {
-    r.admit = false;
-    r.reason = "NodePorts";
-    r.message = "Predicate NodePorts failed";
-  }
+  if (!predicate.empty()) return predicate_failure();
   return r;
 }
 

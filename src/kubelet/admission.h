@@ -1,7 +1,15 @@
 // Pod admission before start (upstream lifecycle.PredicateAdmitHandler with the scheduler's
-// generic predicates): a pod is admitted only if the node has room for it — pod count against
-// maxPods, and CPU / memory requests against allocatable, given the pods already admitted.
-// A rejected pod is marked Failed with the reason ("OutOfpods", "OutOfcpu", "OutOfmemory") and
+// generic predicates, v1.28), checked in upstream's order against the node as the kubelet knows
+// it (its Node object in API-server mode, else the Node it would register):
+//   1. the pod's kubernetes.io/os label against the node's (PodOSSelectorNodeLabelDoesNotMatch)
+//      and spec.os against linux (PodOSNotSupported);
+//   2. room: pod count against maxPods, CPU / memory / ephemeral-storage requests against
+//      allocatable, given the pods already admitted (OutOfpods, OutOfcpu, OutOfmemory,
+//      OutOfephemeral-storage);
+//   3. node selector and required node affinity (NodeAffinity), spec.nodeName (NodeName), host
+//      ports (NodePorts);
+//   4. NoExecute taints the pod does not tolerate (TaintToleration; not for static pods).
+// The first failure found is the result. A rejected pod is marked Failed with the reason and
 // message upstream uses. Pure functions; thread-safe.
 #ifndef KUBELET_KUBELET_ADMISSION_H_
 #define KUBELET_KUBELET_ADMISSION_H_
@@ -10,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "api/node.h"
 #include "api/pod.h"
 
 namespace kubelet {
@@ -18,6 +27,7 @@ struct NodeAllocatable {
   int64_t milli_cpu = 0;
   int64_t memory_bytes = 0;
   int64_t pods = 110;
+  int64_t ephemeral_storage_bytes = 0;  // 0: unknown, not checked
 };
 
 struct AdmitResult {
@@ -34,14 +44,23 @@ struct PodRequests {
 };
 PodRequests ComputePodRequests(const api::Pod& pod);
 
-// Resource fit (reasons OutOfpods / OutOfcpu / OutOfmemory with upstream messages) and host
-// port conflicts (reason "NodePorts", message "Predicate NodePorts failed"). A critical pod
+// The predicates above. A predicate failure has reason <Name> and message "Predicate <Name>
+// failed"; a resource shortage reason OutOf<resource> and message "Node didn't have enough
+// resource: <res>, requested: n, used: n, capacity: n". A critical pod
 // (api::IsCriticalPod) short of resources is not rejected for that: the preemption attempt upstream
 // makes follows, and when no set of non-critical pods can free enough the pod fails with
 // UnexpectedAdmissionError and "Unexpected error while attempting to recover from admission
 // failure: preemption: ...".
 AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::Pod>& admitted,
-                     const NodeAllocatable& allocatable);
+                     const NodeAllocatable& allocatable, const api::Node& node);
+
+// Whether the node's labels (and metadata.name for matchFields) satisfy the pod's nodeSelector
+// and requiredDuringSchedulingIgnoredDuringExecution node affinity (component-helpers'
+// GetRequiredNodeAffinity(pod).Match(node)). An unparsable affinity matches nothing.
+bool MatchesRequiredNodeAffinity(const api::Pod& pod, const api::Node& node);
+
+// Whether `tolerations` tolerate `taint` (core/v1 Toleration.ToleratesTaint).
+bool ToleratesTaint(const api::Toleration& toleration, const api::Taint& taint);
 
 // Machine capacity (online CPUs, MemTotal) minus reservations: what admission checks against.
 NodeAllocatable MachineAllocatable(int64_t max_pods, int64_t reserved_milli_cpu,

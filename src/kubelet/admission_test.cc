@@ -20,10 +20,20 @@ api::Pod MakePod(const std::string& name, const std::string& cpu, const std::str
   return p;
 }
 
+api::Node TestNode() {
+  api::Node n;
+  n.metadata.name = "node-1";
+  n.metadata.labels = {{"kubernetes.io/os", "linux"},
+                       {"kubernetes.io/hostname", "node-1"},
+                       {"disk", "ssd"},
+                       {"cores", "8"}};
+  return n;
+}
+
 TEST(AdmissionTest, NonCriticalPodOutOfCpuWithUpstreamMessage) {
   NodeAllocatable a{2000, 1 << 30, 110};
   api::Pod p = MakePod("p", "2500m", "", false);
-  AdmitResult r = AdmitPod(p, {}, a);
+  AdmitResult r = AdmitPod(p, {}, a, TestNode());
   EXPECT_FALSE(r.admit);
   EXPECT_EQ(r.reason, "OutOfcpu");
   EXPECT_EQ(r.message,
@@ -35,7 +45,7 @@ TEST(AdmissionTest, StaticPodThatCannotFitFailsAfterPreemptionAttempt) {
   api::Pod running = MakePod("a", "1500m", "", true);
   api::Pod p = MakePod("b", "1000m", "", true);
   EXPECT_TRUE(api::IsCriticalPod(p));
-  AdmitResult r = AdmitPod(p, {running}, a);
+  AdmitResult r = AdmitPod(p, {running}, a, TestNode());
   EXPECT_FALSE(r.admit);
   EXPECT_EQ(r.reason, "UnexpectedAdmissionError");
   EXPECT_EQ(r.message,
@@ -46,9 +56,10 @@ TEST(AdmissionTest, StaticPodThatCannotFitFailsAfterPreemptionAttempt) {
 
 TEST(AdmissionTest, PodCountLimit) {
   NodeAllocatable a{2000, 1 << 30, 1};
-  AdmitResult r = AdmitPod(MakePod("b", "", "", false), {MakePod("a", "", "", false)}, a);
+  AdmitResult r =
+      AdmitPod(MakePod("b", "", "", false), {MakePod("a", "", "", false)}, a, TestNode());
   EXPECT_EQ(r.reason, "OutOfpods");
-  r = AdmitPod(MakePod("b", "", "", true), {MakePod("a", "", "", true)}, a);
+  r = AdmitPod(MakePod("b", "", "", true), {MakePod("a", "", "", true)}, a, TestNode());
   EXPECT_EQ(r.reason, "UnexpectedAdmissionError");
   EXPECT_NE(r.message.find("[(res: pods, q: 1), ]"), std::string::npos) << r.message;
 }
@@ -62,19 +73,143 @@ TEST(AdmissionTest, HostPortConflicts) {
   x.spec.containers[0].ports.push_back(port);
   api::Pod y = x;
   y.metadata.name = "y";
-  AdmitResult r = AdmitPod(y, {x}, a);
+  AdmitResult r = AdmitPod(y, {x}, a, TestNode());
   EXPECT_FALSE(r.admit);
   EXPECT_EQ(r.reason, "NodePorts");
   EXPECT_EQ(r.message, "Predicate NodePorts failed");
   // Another protocol or another specific host IP does not conflict.
   y.spec.containers[0].ports[0].protocol = "UDP";
-  EXPECT_TRUE(AdmitPod(y, {x}, a).admit);
+  EXPECT_TRUE(AdmitPod(y, {x}, a, TestNode()).admit);
   y.spec.containers[0].ports[0].protocol = "TCP";
   y.spec.containers[0].ports[0].host_ip = "127.0.0.1";
   x.spec.containers[0].ports[0].host_ip = "10.0.0.1";
-  EXPECT_TRUE(AdmitPod(y, {x}, a).admit);
+  EXPECT_TRUE(AdmitPod(y, {x}, a, TestNode()).admit);
   x.spec.containers[0].ports[0].host_ip = "";
-  EXPECT_FALSE(AdmitPod(y, {x}, a).admit);
+  EXPECT_FALSE(AdmitPod(y, {x}, a, TestNode()).admit);
+}
+
+TEST(AdmissionTest, NodeSelectorMustMatchNodeLabels) {
+  NodeAllocatable a{4000, 1 << 30, 110};
+  api::Pod p = MakePod("p", "", "", false);
+  p.spec.node_selector = {{"disk", "ssd"}};
+  EXPECT_TRUE(AdmitPod(p, {}, a, TestNode()).admit);
+  p.spec.node_selector = {{"disk", "hdd"}};
+  AdmitResult r = AdmitPod(p, {}, a, TestNode());
+  EXPECT_FALSE(r.admit);
+  EXPECT_EQ(r.reason, "NodeAffinity");
+  EXPECT_EQ(r.message, "Predicate NodeAffinity failed");
+  p.spec.node_selector = {{"gpu", "yes"}};
+  EXPECT_EQ(AdmitPod(p, {}, a, TestNode()).reason, "NodeAffinity");
+}
+
+api::Pod WithAffinity(const std::string& terms) {
+  api::Pod p = MakePod("p", "", "", false);
+  p.spec.affinity = api::RawJson{
+      R"({"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":)" +
+      terms + "}}}"};
+  return p;
+}
+
+TEST(AdmissionTest, RequiredNodeAffinityOperatorsAndTerms) {
+  api::Node n = TestNode();
+  auto match = [&](const std::string& terms) {
+    return MatchesRequiredNodeAffinity(WithAffinity(terms), n);
+  };
+  EXPECT_TRUE(
+      match(R"([{"matchExpressions":[{"key":"disk","operator":"In","values":["ssd","nvme"]}]}])"));
+  EXPECT_FALSE(
+      match(R"([{"matchExpressions":[{"key":"disk","operator":"In","values":["hdd"]}]}])"));
+  EXPECT_TRUE(
+      match(R"([{"matchExpressions":[{"key":"disk","operator":"NotIn","values":["hdd"]}]}])"));
+  EXPECT_TRUE(match(R"([{"matchExpressions":[{"key":"gpu","operator":"NotIn","values":["x"]}]}])"));
+  EXPECT_TRUE(match(R"([{"matchExpressions":[{"key":"disk","operator":"Exists"}]}])"));
+  EXPECT_FALSE(match(R"([{"matchExpressions":[{"key":"disk","operator":"DoesNotExist"}]}])"));
+  EXPECT_TRUE(match(R"([{"matchExpressions":[{"key":"cores","operator":"Gt","values":["4"]}]}])"));
+  EXPECT_FALSE(match(R"([{"matchExpressions":[{"key":"cores","operator":"Lt","values":["4"]}]}])"));
+  EXPECT_FALSE(match(R"([{"matchExpressions":[{"key":"disk","operator":"Gt","values":["4"]}]}])"));
+  // Terms are ORed, requirements within a term ANDed; an empty term matches nothing.
+  EXPECT_TRUE(match(R"([{"matchExpressions":[{"key":"disk","operator":"In","values":["hdd"]}]},
+                        {"matchExpressions":[{"key":"disk","operator":"In","values":["ssd"]}]}])"));
+  EXPECT_FALSE(match(R"([{"matchExpressions":[{"key":"disk","operator":"In","values":["ssd"]},
+                                               {"key":"gpu","operator":"Exists"}]}])"));
+  EXPECT_FALSE(match(R"([{}])"));
+  EXPECT_FALSE(match(R"([])"));
+  // matchFields: metadata.name only.
+  EXPECT_TRUE(
+      match(R"([{"matchFields":[{"key":"metadata.name","operator":"In","values":["node-1"]}]}])"));
+  EXPECT_FALSE(
+      match(R"([{"matchFields":[{"key":"metadata.name","operator":"In","values":["node-2"]}]}])"));
+  EXPECT_FALSE(
+      match(R"([{"matchFields":[{"key":"metadata.uid","operator":"In","values":["node-1"]}]}])"));
+  // Only preferred affinity, or garbage where an object belongs.
+  api::Pod preferred = MakePod("p", "", "", false);
+  preferred.spec.affinity = api::RawJson{
+      R"({"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[]},"podAffinity":{}})"};
+  EXPECT_TRUE(MatchesRequiredNodeAffinity(preferred, n));
+  api::Pod garbage = MakePod("p", "", "", false);
+  garbage.spec.affinity =
+      api::RawJson{R"({"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":7}})"};
+  EXPECT_FALSE(MatchesRequiredNodeAffinity(garbage, n));
+}
+
+TEST(AdmissionTest, UntoleratedNoExecuteTaintRejectsApiPodsOnly) {
+  NodeAllocatable a{4000, 1 << 30, 110};
+  api::Node n = TestNode();
+  n.spec.taints = {{.key = "dedicated", .value = "db", .effect = "NoExecute"},
+                   {.key = "soft", .value = "", .effect = "NoSchedule"}};
+  api::Pod p = MakePod("p", "", "", false);
+  AdmitResult r = AdmitPod(p, {}, a, n);
+  EXPECT_FALSE(r.admit);
+  EXPECT_EQ(r.reason, "TaintToleration");
+  EXPECT_EQ(r.message, "Predicate TaintToleration failed");
+  // NoSchedule is not the kubelet's business; tolerating the NoExecute one is enough.
+  p.spec.tolerations = {{.key = "dedicated", .operator_ = "Equal", .value = "db"}};
+  EXPECT_TRUE(AdmitPod(p, {}, a, n).admit);
+  p.spec.tolerations = {{.key = "dedicated", .operator_ = "Equal", .value = "web"}};
+  EXPECT_FALSE(AdmitPod(p, {}, a, n).admit);
+  p.spec.tolerations = {{.operator_ = "Exists"}};
+  EXPECT_TRUE(AdmitPod(p, {}, a, n).admit);
+  p.spec.tolerations = {{.key = "dedicated", .operator_ = "Exists", .effect = "NoSchedule"}};
+  EXPECT_FALSE(AdmitPod(p, {}, a, n).admit);
+  // Static pods are not checked against taints.
+  EXPECT_TRUE(AdmitPod(MakePod("s", "", "", true), {}, a, n).admit);
+}
+
+TEST(AdmissionTest, OperatingSystemChecksComeFirst) {
+  NodeAllocatable a{1000, 1 << 30, 110};
+  api::Pod p = MakePod("p", "5", "", false);  // also short of CPU
+  p.metadata.labels["kubernetes.io/os"] = "windows";
+  AdmitResult r = AdmitPod(p, {}, a, TestNode());
+  EXPECT_EQ(r.reason, "PodOSSelectorNodeLabelDoesNotMatch");
+  EXPECT_EQ(r.message,
+            "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label");
+  p.metadata.labels.clear();
+  p.spec.os = api::PodOS{.name = "windows"};
+  r = AdmitPod(p, {}, a, TestNode());
+  EXPECT_EQ(r.reason, "PodOSNotSupported");
+  EXPECT_EQ(r.message, "Failed to admit pod as the OS field doesn't match node OS");
+}
+
+TEST(AdmissionTest, ResourcesBeforePredicatesAndEphemeralStorage) {
+  NodeAllocatable a{1000, 1 << 30, 110, 1 << 20};
+  api::Pod p = MakePod("p", "2", "", false);
+  p.spec.node_selector = {{"disk", "hdd"}};
+  EXPECT_EQ(AdmitPod(p, {}, a, TestNode()).reason, "OutOfcpu");
+  api::Pod s = MakePod("s", "", "", false);
+  s.spec.containers[0].resources.requests["ephemeral-storage"] = *api::Quantity::Parse("2Mi");
+  AdmitResult r = AdmitPod(s, {}, a, TestNode());
+  EXPECT_EQ(r.reason, "OutOfephemeral-storage");
+  EXPECT_EQ(r.message,
+            "Node didn't have enough resource: ephemeral-storage, requested: 2097152, used: 0, "
+            "capacity: 1048576");
+}
+
+TEST(AdmissionTest, CriticalPodFailingAPredicateIsNotPreempting) {
+  NodeAllocatable a{1000, 1 << 30, 110};
+  api::Pod p = MakePod("p", "2", "", true);
+  p.spec.node_selector = {{"disk", "hdd"}};
+  AdmitResult r = AdmitPod(p, {}, a, TestNode());
+  EXPECT_EQ(r.reason, "NodeAffinity");
 }
 
 }  // namespace

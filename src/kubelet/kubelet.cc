@@ -320,6 +320,14 @@ void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
   std::stable_sort(sorted.begin(), sorted.end(), [](const api::Pod& a, const api::Pod& b) {
     return a.metadata.creation_timestamp.seconds < b.metadata.creation_timestamp.seconds;
   });
+  api::Node node;
+  if (options_.node) {
+    node = options_.node();
+  } else {
+    node.metadata.name = options_.node_name;
+    node.metadata.labels = {{"kubernetes.io/hostname", options_.node_name},
+                            {"kubernetes.io/os", "linux"}};
+  }
   for (const api::Pod& pod : sorted) {
     // Pods admitted before, still known to the workers, are not admitted twice.
     std::vector<api::Pod> admitted;
@@ -342,7 +350,7 @@ void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
       first_seen_.try_emplace(pod.metadata.uid, clock_.Now());
     }
     pod_manager_.AddOrUpdatePod(pod);
-    AdmitResult r = AdmitPod(pod, admitted, options_.allocatable);
+    AdmitResult r = AdmitPod(pod, admitted, options_.allocatable, node);
     for (container::PodLifecycleParticipant* part : options_.participants) {
       if (!r.admit) break;
       container::AdmitDecision d = part->Admit(pod, admitted);

@@ -83,6 +83,11 @@ struct KubeletOptions {
   int pod_worker_threads = 16;
   container::GCPolicy gc_policy;
   NodeAllocatable allocatable;
+  // The Node as the kubelet knows it, for admission (upstream getNodeAnyWay): the API server's
+  // copy in API-server mode, else the Node the kubelet would register. Called on the sync-loop
+  // thread; must be cheap and thread-safe. Unset: a Node named node_name with the
+  // kubernetes.io/hostname and kubernetes.io/os=linux labels.
+  std::function<api::Node()> node;
   // Subsystems taking part in pod admission, sync, termination and clean-up, in call order
   // (container/pod_lifecycle.h). Borrowed; must outlive the Kubelet.
   std::vector<container::PodLifecycleParticipant*> participants;
