@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "api/static_pod.h"
 #include "common/guarded.h"
 #include "common/log.h"
 
@@ -64,6 +65,14 @@ absl::Duration PodWorkers::Jitter(absl::Duration d) {
   return d + d * f;
 }
 
+int64_t PodWorkers::EffectiveGrace(const State& st) {
+  if (st.grace_period_seconds) return *st.grace_period_seconds;
+  if (st.pod && st.pod->spec.termination_grace_period_seconds) {
+    return *st.pod->spec.termination_grace_period_seconds;
+  }
+  return 30;  // the API default
+}
+
 void PodWorkers::Merge(State& st, UpdatePodOptions update) {
   if (st.phase == Phase::kFinished) {
     if (update.type != SyncPodType::kCreate || !update.pod) return;
@@ -111,12 +120,19 @@ void PodWorkers::UpdatePod(UpdatePodOptions update) {
       it = states_.emplace(uid, State()).first;
     }
     State& st = it->second;
+    const bool was_terminating = st.phase == Phase::kTerminating;
+    const int64_t grace_before = EffectiveGrace(st);
     Merge(st, std::move(update));
     if (st.pending && !st.working) {
       st.working = true;
       schedule = true;
     }
-    if (kill) cancel = st.sync_cancel;
+    // A kill cancels a sync in flight; while the pod terminates, only a kill that shortens the
+    // grace period cancels the termination in flight, which then starts over with the shorter
+    // one (a second `kubectl delete --grace-period` as upstream's pod workers honour it).
+    if (kill && (!was_terminating || EffectiveGrace(st) < grace_before)) {
+      cancel = st.sync_cancel;
+    }
   }
   if (cancel) {
     KLOG_V(3, "Cancelling current pod sync", "podUID", uid);
@@ -167,7 +183,7 @@ void PodWorkers::Run(const std::string& uid) {
       running = st.running_pod;
       grace = st.grace_period_seconds;
       last_sync = st.last_sync;
-      if (phase == Phase::kSyncing) {
+      if (phase == Phase::kSyncing || phase == Phase::kTerminating) {
         cancel = std::make_shared<Cancellation>();
         st.sync_cancel = cancel;
       }
@@ -196,6 +212,7 @@ void PodWorkers::Run(const std::string& uid) {
             }
             case Phase::kTerminating:
               if (pod) {
+                ScopedCancellation scope(cancel);
                 err = syncer_.SyncTerminatingPod(*pod, status, grace);
               } else if (running) {
                 err = syncer_.SyncTerminatingRuntimePod(*running);
@@ -285,6 +302,15 @@ bool PodWorkers::CouldHaveRunningContainers(const std::string& uid) const {
   auto it = states_.find(uid);
   if (it == states_.end()) return true;  // unknown (e.g. before the first sync after restart)
   return it->second.phase == Phase::kSyncing || it->second.phase == Phase::kTerminating;
+}
+
+bool PodWorkers::IsPodTerminatingByFullName(const std::string& full_name) const {
+  absl::MutexLock lock(&mu_);
+  for (const auto& [uid, st] : states_) {
+    if (st.phase == Phase::kSyncing || (st.phase == Phase::kFinished && !st.working)) continue;
+    if (st.pod && api::PodFullName(*st.pod) == full_name) return true;
+  }
+  return false;
 }
 
 bool PodWorkers::IsFinished(const std::string& uid) const {

@@ -96,6 +96,9 @@ class PodWorkers {
   bool IsPodKnownTerminated(const std::string& uid) const;
   bool CouldHaveRunningContainers(const std::string& uid) const;
   bool IsFinished(const std::string& uid) const;
+  // Whether a pod of full name `full_name` (<name>_<namespace>) is being stopped: termination
+  // requested, not finished yet (upstream IsPodForMirrorPodTerminatingByFullName).
+  bool IsPodTerminatingByFullName(const std::string& full_name) const;
   // Forgets finished workers whose UID is not in `desired` (the pod manager's pods).
   void SyncKnownPods(const std::set<std::string>& desired);
   size_t ActiveCount() const;
@@ -115,13 +118,15 @@ class PodWorkers {
     std::optional<int64_t> grace_period_seconds;
     absl::Time last_sync = absl::InfinitePast();
     std::optional<absl::Time> requeue_at;
-    // The in-flight SyncPod's cancellation (set only while one runs).
+    // The in-flight SyncPod's or SyncTerminatingPod's cancellation (set only while one runs).
     std::shared_ptr<Cancellation> sync_cancel;
   };
 
   void Run(const std::string& uid);
   // Applies `update` to `st`; returns true when there is something to do.
   void Merge(State& st, UpdatePodOptions update) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The grace period a termination of the pod uses now: the kill override, else the pod's.
+  static int64_t EffectiveGrace(const State& st);
   absl::Duration Jitter(absl::Duration d);
 
   PodWorkersOptions options_;

@@ -47,6 +47,15 @@ class RecordingSyncer : public PodSyncer {
   absl::Status SyncTerminatingPod(const api::Pod& pod, const container::PodStatus&,
                                   std::optional<int64_t> grace) override {
     Record("terminating:" + pod.metadata.uid + ":" + (grace ? std::to_string(*grace) : "none"));
+    if (terminating_hangs > 0) {
+      // As a StopContainer waiting out a long grace period: only a cancellation ends it.
+      --terminating_hangs;
+      absl::Notification cancelled;
+      OnCancel on([&cancelled] { cancelled.Notify(); });
+      if (!on.cancelled()) cancelled.WaitForNotification();
+      Record("terminating-cancelled:" + pod.metadata.uid);
+      return absl::CancelledError("context canceled");
+    }
     return absl::OkStatus();
   }
   absl::Status SyncTerminatingRuntimePod(const container::Pod& running) override {
@@ -76,7 +85,8 @@ class RecordingSyncer : public PodSyncer {
   absl::Status fail;
   std::atomic<bool> terminal{false};
   std::atomic<bool> hang_until_cancelled{false};
-  std::atomic<int> throws{0};  // the next this many SyncPod calls throw
+  std::atomic<int> throws{0};             // the next this many SyncPod calls throw
+  std::atomic<int> terminating_hangs{0};  // the next this many terminations wait to be cancelled
 };
 
 class PodWorkersTest : public ::testing::Test {
@@ -226,6 +236,39 @@ TEST_F(PodWorkersTest, FinishedPodCanStartAgain) {
   workers_->UpdatePod({SyncPodType::kCreate, MakePod("e"), std::nullopt, std::nullopt});
   ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().back() == "sync:create:e"; }));
   EXPECT_FALSE(workers_->IsPodTerminationRequested("e"));
+}
+
+TEST_F(PodWorkersTest, ShorterGracePeriodRestartsTheTerminationInFlight) {
+  workers_->UpdatePod({SyncPodType::kCreate, MakePod("g"), std::nullopt, std::nullopt});
+  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
+  syncer_.terminating_hangs = 1;
+  workers_->UpdatePod({SyncPodType::kKill, MakePod("g"), std::nullopt, 60});
+  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 2; }));
+  // The same grace again (a re-delivered update) leaves the termination alone.
+  workers_->UpdatePod({SyncPodType::kKill, MakePod("g"), std::nullopt, 60});
+  EXPECT_TRUE(CallsSettled());
+  EXPECT_EQ(syncer_.Calls().size(), 2u);
+  // A second delete with a shorter grace period cancels it; it starts over with the shorter one.
+  workers_->UpdatePod({SyncPodType::kKill, MakePod("g"), std::nullopt, 2});
+  ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("g"); }));
+  EXPECT_EQ(syncer_.Calls(), (std::vector<std::string>{"sync:create:g", "terminating:g:60",
+                                                       "terminating-cancelled:g", "terminating:g:2",
+                                                       "terminated:g"}));
+}
+
+TEST_F(PodWorkersTest, LongerGracePeriodNeverExtendsATermination) {
+  workers_->UpdatePod({SyncPodType::kCreate, MakePod("h"), std::nullopt, std::nullopt});
+  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
+  syncer_.SetBlock(false);
+  syncer_.terminating_hangs = 1;
+  workers_->UpdatePod({SyncPodType::kKill, MakePod("h"), std::nullopt, 5});
+  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 2; }));
+  workers_->UpdatePod({SyncPodType::kKill, MakePod("h"), std::nullopt, 50});
+  EXPECT_TRUE(CallsSettled());
+  EXPECT_EQ(syncer_.Calls().back(), "terminating:h:5");
+  workers_->UpdatePod({SyncPodType::kKill, MakePod("h"), std::nullopt, 1});
+  ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("h"); }));
+  EXPECT_EQ(syncer_.Calls()[3], "terminating:h:1");
 }
 
 }  // namespace

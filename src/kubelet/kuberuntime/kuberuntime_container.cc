@@ -22,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/cancellation.h"
 #include "common/guarded.h"
 #include "common/log.h"
 #include "common/strings.h"
@@ -610,9 +611,18 @@ std::vector<SyncResult> KubeGenericRuntimeManager::KillContainersWithSyncResult(
     return results;
   }
   // One thread per container: with sidecar ordering, later containers wait for earlier ones.
+  // Each thread works under the caller's cancellation (a shorter grace period cancels the
+  // termination in flight); the caller outlives them, so they borrow it.
+  Cancellation* parent = CurrentCancellation();
   std::vector<std::thread> threads;
   threads.reserve(n);
-  for (size_t i = 0; i < n; ++i) threads.emplace_back(kill_one, i);
+  for (size_t i = 0; i < n; ++i) {
+    threads.emplace_back([&kill_one, parent, i] {
+      ScopedCancellation scope(
+          std::shared_ptr<Cancellation>(std::shared_ptr<Cancellation>(), parent));
+      kill_one(i);
+    });
+  }
   for (std::thread& t : threads) t.join();
   return results;
 }
