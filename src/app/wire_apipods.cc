@@ -6,6 +6,9 @@
 //   * The status sync: status::PodStatusClient on the shared RestClient (GET, PATCH status with
 //     a strategic merge patch, DELETE with the UID precondition); the Kubelet runs the
 //     ApiStatusSyncer with it.
+//   * Mirror pods: MirrorClient on the shared RestClient (POST the mirror pod, DELETE it with
+//     the UID precondition) and the Node's uid for their owner reference, read from the API
+//     server (apipods::NodeUidLookup: cached, re-read at most every 5 s while unknown).
 // Standalone mode wires nothing.
 #include <memory>
 #include <string>
@@ -14,12 +17,14 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "api/pod_codec.h"
 #include "apiclient/reflector.h"
 #include "apiclient/rest_client.h"
 #include "app/wiring.h"
 #include "common/log.h"
 #include "kubelet/apipods/pod_api.h"
 #include "kubelet/kubelet.h"
+#include "kubelet/mirror_client.h"
 #include "kubelet/podsource/api_source.h"
 #include "kubelet/status/api_status_syncer.h"
 
@@ -40,6 +45,24 @@ class RestPodStatusClient final : public status::PodStatusClient {
   }
   absl::Status DeletePod(const std::string& ns, const std::string& name,
                          const std::string& uid) override {
+    return api_.Delete(ns, name, uid);
+  }
+
+ private:
+  apipods::PodApi api_;
+};
+
+// The core's mirror pod client on the API client.
+class RestMirrorClient final : public MirrorClient {
+ public:
+  explicit RestMirrorClient(std::shared_ptr<apiclient::RestClient> client)
+      : api_(std::move(client)) {}
+  absl::Status CreateMirrorPod(const api::Pod& mirror) override {
+    return api_.Create(mirror.metadata.namespace_, api::EncodePodJson(mirror)).status();
+  }
+  absl::Status DeleteMirrorPod(const std::string& ns, const std::string& name,
+                               const std::string& uid) override {
+    KLOG_V(2, "Deleting a mirror pod", "pod", ns + "/" + name, "podUID", uid);
     return api_.Delete(ns, name, uid);
   }
 
@@ -114,6 +137,13 @@ absl::Status WireApiPods(WiringStage stage, WiringContext& ctx) {
   ctx.components.keep_alive.push_back(status_client);
   ctx.components.keep_alive.push_back(src);
   ctx.kubelet_options->status_client = status_client.get();
+  auto mirror_client = std::make_shared<RestMirrorClient>(ctx.api_client);
+  auto node_uid =
+      std::make_shared<apipods::NodeUidLookup>(ctx.api_client, ctx.node_name, *ctx.clock);
+  ctx.components.keep_alive.push_back(mirror_client);
+  ctx.components.keep_alive.push_back(node_uid);
+  ctx.kubelet_options->mirror_client = mirror_client.get();
+  ctx.kubelet_options->node_uid = [node_uid] { return node_uid->Get(); };
   ctx.kubelet_options->extra_sources.push_back(
       ExtraPodSource{.name = podsource::kApiSourceName,
                      .start = [src](podsource::PodConfig& config) { return src->Start(config); },

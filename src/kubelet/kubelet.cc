@@ -122,6 +122,18 @@ Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
       auto st = status_manager_.GetPodStatus(uid);
       return !pod_workers_->IsKnown(uid) && st && status::IsTerminalPhase(st->status.phase);
     };
+    if (options_.mirror_client != nullptr) {
+      d.static_pods = [this] {
+        std::vector<status::MirroredPod> out;
+        for (api::Pod& p : pod_manager_.GetPods()) {
+          if (!api::IsStaticPod(p)) continue;
+          auto mirror = pod_manager_.GetMirrorPodByPod(p);
+          std::string mirror_uid = mirror ? mirror->metadata.uid : "";
+          out.push_back({std::move(p), std::move(mirror_uid)});
+        }
+        return out;
+      };
+    }
     api_status_syncer_ = std::make_unique<status::ApiStatusSyncer>(
         *options_.status_client, status_manager_, std::move(d), status::ApiStatusSyncerOptions{},
         const_cast<Clock&>(clock_));
@@ -277,28 +289,36 @@ void Kubelet::HandleUpdate(const podsource::PodUpdate& u) {
   sources_seen_.insert(u.source);
   sources_ready_ = pod_config_->SeenAllSources(sources_seen_);
   using Op = podsource::PodOperation;
+  // Mirror pods never run: they only trigger a sync of their static pod.
+  std::vector<api::Pod> pods, mirrors;
+  for (const api::Pod& p : u.pods) (api::IsMirrorPod(p) ? mirrors : pods).push_back(p);
   switch (u.op) {
     case Op::kAdd:
       if (u.pods.empty()) return;
       KLOG_INFO("SyncLoop ADD", "source", u.source, "pods", PodKeys(u.pods));
-      HandlePodAdditions(u.pods);
+      HandleMirrorPods(u.op, mirrors);
+      HandlePodAdditions(pods);
       break;
     case Op::kUpdate:
       KLOG_INFO("SyncLoop UPDATE", "source", u.source, "pods", PodKeys(u.pods));
-      HandlePodUpdates(u.pods);
+      HandleMirrorPods(u.op, mirrors);
+      HandlePodUpdates(pods);
       break;
     case Op::kRemove:
       KLOG_INFO("SyncLoop REMOVE", "source", u.source, "pods", PodKeys(u.pods));
-      HandlePodRemoves(u.pods);
+      HandleMirrorPods(u.op, mirrors);
+      HandlePodRemoves(pods);
       break;
     case Op::kReconcile:
       KLOG_V(4, "SyncLoop RECONCILE", "source", u.source, "pods", PodKeys(u.pods));
-      HandlePodUpdates(u.pods);
+      HandleMirrorPods(u.op, mirrors);
+      HandlePodUpdates(pods);
       break;
     case Op::kDelete:
       KLOG_INFO("SyncLoop DELETE", "source", u.source, "pods", PodKeys(u.pods));
+      HandleMirrorPods(u.op, mirrors);
       // Graceful deletion: the pod must stop, with its deletion grace period.
-      for (const auto& p : u.pods) {
+      for (const auto& p : pods) {
         pod_manager_.AddOrUpdatePod(p);
         pod_workers_->UpdatePod(
             {SyncPodType::kKill, p, std::nullopt, p.metadata.deletion_grace_period_seconds});
@@ -309,6 +329,111 @@ void Kubelet::HandleUpdate(const podsource::PodUpdate& u) {
       break;
   }
   StatusChanged();
+}
+
+void Kubelet::HandleMirrorPods(podsource::PodOperation op, const std::vector<api::Pod>& mirrors) {
+  using Op = podsource::PodOperation;
+  for (const api::Pod& mirror : mirrors) {
+    if (op == Op::kRemove) {
+      pod_manager_.RemovePod(mirror.metadata.uid);
+    } else {
+      pod_manager_.AddOrUpdatePod(mirror);
+    }
+    // A status-only change is our own status push coming back.
+    if (op == Op::kReconcile) continue;
+    std::optional<api::Pod> pod = pod_manager_.GetPodByMirrorPod(mirror);
+    if (!pod) {
+      KLOG_V(2, "Unable to find pod for mirror pod, skipping", "mirrorPod", api::PodKey(mirror),
+             "mirrorPodUID", mirror.metadata.uid);
+      continue;
+    }
+    // Only a pod that has a worker (admitted, not rejected) is synced.
+    if (!pod_workers_->IsKnown(pod->metadata.uid)) continue;
+    pod_workers_->UpdatePod({SyncPodType::kUpdate, *pod, std::nullopt, std::nullopt});
+  }
+}
+
+void Kubelet::SyncMirrorPod(const api::Pod& pod) {
+  MirrorClient& client = *options_.mirror_client;
+  std::optional<api::Pod> mirror = pod_manager_.GetMirrorPodByPod(pod);
+  std::optional<std::string> node_uid;
+  if (options_.node_uid) node_uid = options_.node_uid();
+  bool deleted = false;
+  if (mirror) {
+    const char* outdated = nullptr;
+    if (mirror->metadata.deletion_timestamp) {
+      outdated = "being deleted";
+    } else if (!IsMirrorPodOf(*mirror, pod)) {
+      outdated = "config hash differs";
+    } else if (node_uid && !IsMirrorPodOwnedByNode(*mirror, options_.node_name, *node_uid)) {
+      outdated = "not owned by the node";
+    }
+    if (outdated != nullptr) {
+      // The mirror pod no longer mirrors the static pod: remove it; it is created again below
+      // or, when the delete failed, in a later sync.
+      KLOG_INFO("Trying to delete pod", "pod", api::PodKey(pod), "podUID", mirror->metadata.uid,
+                "reason", outdated);
+      absl::Status st = client.DeleteMirrorPod(mirror->metadata.namespace_, mirror->metadata.name,
+                                               mirror->metadata.uid);
+      if (st.ok()) {
+        deleted = true;
+        KLOG_INFO("Deleted mirror pod because it is outdated", "pod", api::PodKey(*mirror));
+      } else if (!absl::IsNotFound(st) && !absl::IsAborted(st) && !absl::IsFailedPrecondition(st)) {
+        KLOG_ERROR(st, "Failed deleting mirror pod", "pod", api::PodKey(*mirror));
+      }
+    }
+  }
+  if (mirror && !deleted) return;
+  if (!node_uid) {
+    KLOG_V(4, "No need to create a mirror pod, since failed to get node info from the cluster",
+           "node", options_.node_name);
+    mirror_retry_ = true;
+    return;
+  }
+  KLOG_V(4, "Creating a mirror pod for static pod", "pod", api::PodKey(pod));
+  absl::Status st = client.CreateMirrorPod(BuildMirrorPod(pod, options_.node_name, *node_uid));
+  if (absl::IsAlreadyExists(st)) {
+    // Another of the same name is still there (its deletion not seen yet): the watch delivers
+    // it, and that syncs the pod again.
+    KLOG_V(3, "Mirror pod already exists", "pod", api::PodKey(pod));
+  } else if (!st.ok()) {
+    KLOG_ERROR(st, "Failed creating a mirror pod for", "pod", api::PodKey(pod));
+    mirror_retry_ = true;
+  }
+}
+
+void Kubelet::HousekeepMirrorPods() {
+  if (options_.mirror_client == nullptr) return;
+  // upstream deleteOrphanedMirrorPods: once the static pod has stopped.
+  std::set<std::string> seen;
+  for (const api::Pod& mirror : pod_manager_.GetOrphanedMirrorPods()) {
+    const std::string& uid = mirror.metadata.uid;
+    seen.insert(uid);
+    if (deleted_orphan_mirrors_.count(uid)) continue;
+    if (pod_workers_->IsPodTerminatingByFullName(api::PodFullName(mirror))) continue;
+    absl::Status st = options_.mirror_client->DeleteMirrorPod(mirror.metadata.namespace_,
+                                                              mirror.metadata.name, uid);
+    if (st.ok() || absl::IsNotFound(st) || absl::IsAborted(st) || absl::IsFailedPrecondition(st)) {
+      KLOG_V(3, "Deleted mirror pod", "pod", api::PodKey(mirror), "podUID", uid);
+      deleted_orphan_mirrors_.insert(uid);
+    } else {
+      KLOG_ERROR(st, "Encountered error when deleting mirror pod", "pod", api::PodKey(mirror));
+    }
+  }
+  std::erase_if(deleted_orphan_mirrors_, [&](const std::string& uid) { return !seen.count(uid); });
+
+  // Static pods whose mirror pod could not be created (the Node not registered yet, the API
+  // server refusing for now) try again soon, not only at their next periodic sync.
+  const absl::Time now = clock_.Now();
+  if (!mirror_retry_.load() || now - last_mirror_retry_ < 5 * options_.housekeeping_period) return;
+  if (!options_.node_uid || !options_.node_uid()) return;
+  mirror_retry_ = false;
+  last_mirror_retry_ = now;
+  for (const api::Pod& pod : pod_manager_.GetPods()) {
+    if (api::IsStaticPod(pod) && !pod_manager_.GetMirrorPodByPod(pod)) {
+      TriggerPodSync(pod.metadata.uid);
+    }
+  }
 }
 
 void Kubelet::StatusChanged() {
@@ -463,6 +588,7 @@ void Kubelet::Housekeeping() {
     part->Housekeeping(active);
   }
   CleanupOrphanedPodDirs(desired);
+  HousekeepMirrorPods();
   // Deleted API pods whose workers finished since the last round can now be removed.
   StatusChanged();
 
@@ -573,6 +699,7 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
            api_status.phase);
     return true;
   }
+  if (options_.mirror_client != nullptr && api::IsStaticPod(pod)) SyncMirrorPod(pod);
   if (absl::Status st = MakePodDataDirs(pod); !st.ok()) {
     Recorder().Record(events::PodRef(pod), events::kWarning,
                       events::kFailedToMakePodDataDirectories,

@@ -10,6 +10,12 @@
 // GC) and, later, probe results. It never calls the runtime itself: pod work runs on the pod
 // workers' pool, relists on the PLEG thread, orphan listing on the housekeeping worker.
 //
+// Mirror pods (API-server mode, mirror_client set): a static pod being synced gets a mirror pod
+// in the API server (created, or deleted and recreated when outdated: another config hash, a
+// deletionTimestamp, another owner); mirror pods the sources deliver are kept apart in the pod
+// manager, never run, and only trigger a sync of their static pod; orphaned ones are deleted by
+// housekeeping once their static pod has stopped. The status of a static pod goes to its mirror.
+//
 // The Kubelet implements PodSyncer (the pod workers' callbacks) and container::PodStateProvider
 // (for GC). A runtime health loop (upstream updateRuntimeUp) checks CRI Status every 5 s.
 //
@@ -38,6 +44,7 @@
 #include "kubelet/container/pod_lifecycle.h"
 #include "kubelet/container/runtime.h"
 #include "kubelet/events/event_recorder.h"
+#include "kubelet/mirror_client.h"
 #include "kubelet/pleg/generic.h"
 #include "kubelet/pod_manager.h"
 #include "kubelet/pod_workers.h"
@@ -101,6 +108,12 @@ struct KubeletOptions {
   // statuses stay local). The client is borrowed and must outlive the Kubelet.
   std::vector<ExtraPodSource> extra_sources;
   status::PodStatusClient* status_client = nullptr;
+  // API-server mode: mirror pods for static pods (null: none, as standalone). Borrowed; must
+  // outlive the Kubelet. `node_uid` gives the uid of this node's Node object, nullopt while it
+  // is unknown (not registered yet, or being deleted): mirror pods are created only once it is
+  // known. Called on pod worker and housekeeping threads; must be thread-safe.
+  MirrorClient* mirror_client = nullptr;
+  std::function<std::optional<std::string>()> node_uid;
 };
 
 class Kubelet final : public PodSyncer, public container::PodStateProvider {
@@ -154,6 +167,14 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
   void HandlePodAdditions(const std::vector<api::Pod>& pods);
   void HandlePodUpdates(const std::vector<api::Pod>& pods);
   void HandlePodRemoves(const std::vector<api::Pod>& pods);
+  // Mirror pods are only stored (apart from the pods) and trigger a sync of their static pod.
+  void HandleMirrorPods(podsource::PodOperation op, const std::vector<api::Pod>& mirrors);
+  // Creates, or deletes and recreates, the mirror pod of a static pod being synced.
+  void SyncMirrorPod(const api::Pod& pod);
+  // Housekeeping: deletes mirror pods whose static pod is gone; re-syncs static pods still
+  // without a mirror pod after a failed creation (Node unknown, API error), at most every 5
+  // housekeeping periods, instead of waiting for their next periodic sync.
+  void HousekeepMirrorPods();
   void HandlePLEGEvent(const pleg::PodLifecycleEvent& e);
   void Housekeeping();
   void UpdateRuntimeUp();
@@ -202,6 +223,12 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
   std::atomic<bool> network_ready_{false};
   bool first_runtime_update_ = true;
   std::atomic<bool> housekeeping_running_{false};
+  // A mirror pod could not be created (the Node's uid unknown, or the API call failed).
+  std::atomic<bool> mirror_retry_{false};
+  // Housekeeping thread only: the last re-sync for mirror_retry_; orphaned mirror pods whose
+  // DELETE succeeded, until the watch removes them.
+  absl::Time last_mirror_retry_ = absl::InfinitePast();
+  std::set<std::string> deleted_orphan_mirrors_;
 
   EventQueue<std::string> sync_requests_;
   int stop_fd_ = -1;

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "apiclient/testing/fake_rest_client.h"
+#include "common/clock.h"
 #include "gtest/gtest.h"
 
 namespace kubelet::apipods {
@@ -64,6 +65,58 @@ TEST_F(PodApiTest, DeleteWithGraceZeroAndUidPrecondition) {
   EXPECT_EQ(body["preconditions"]["uid"], "uid-1");
   EXPECT_FALSE(fake_->Get("/api/v1/pods", "default", "a").has_value());
   EXPECT_TRUE(absl::IsNotFound(api_.Delete("default", "a", "uid-1")));
+}
+
+TEST_F(PodApiTest, DeleteWithoutUidHasNoPreconditions) {
+  fake_->Upsert("/api/v1/pods", PodJson("a"));
+  ASSERT_TRUE(api_.Delete("default", "a", "").ok());
+  nlohmann::json body = nlohmann::json::parse(fake_->requests().back().body);
+  EXPECT_EQ(body["gracePeriodSeconds"], 0);
+  EXPECT_FALSE(body.contains("preconditions"));
+}
+
+TEST_F(PodApiTest, CreatePostsToTheNamespacesPods) {
+  nlohmann::json pod = PodJson("m");
+  pod["metadata"]["annotations"] = {{"kubernetes.io/config.mirror", "h"}};
+  auto created = api_.Create("default", pod.dump());
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_FALSE((*created)["metadata"].value("uid", "").empty());
+  EXPECT_EQ(fake_->requests().back().method, "POST");
+  EXPECT_EQ(fake_->requests().back().path, "/api/v1/namespaces/default/pods");
+  ASSERT_TRUE(fake_->Get("/api/v1/pods", "default", "m").has_value());
+  EXPECT_TRUE(absl::IsAlreadyExists(api_.Create("default", pod.dump()).status()));
+}
+
+TEST(NodeUidLookup, ReadsCachesAndRetriesTheNodeUid) {
+  auto fake = std::make_shared<FakeRestClient>();
+  FakeClock clock;
+  NodeUidLookup lookup(fake, "node-1", clock,
+                       {.refresh = absl::Minutes(1), .retry = absl::Seconds(5)});
+  auto gets = [&] {
+    int n = 0;
+    for (const auto& r : fake->requests()) n += r.method == "GET";
+    return n;
+  };
+  // Not registered yet: unknown, and not asked again before the retry period.
+  EXPECT_FALSE(lookup.Get().has_value());
+  nlohmann::json node =
+      fake->Upsert("/api/v1/nodes",
+                   {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "node-1"}}}});
+  EXPECT_FALSE(lookup.Get().has_value());
+  EXPECT_EQ(gets(), 1);
+  clock.Advance(absl::Seconds(6));
+  ASSERT_TRUE(lookup.Get().has_value());
+  EXPECT_EQ(*lookup.Get(), node["metadata"]["uid"]);
+  EXPECT_EQ(gets(), 2);
+  // Known: reused; a transport error at refresh keeps it.
+  clock.Advance(absl::Minutes(2));
+  fake->InjectFault({.method = "GET", .code = 0});
+  EXPECT_EQ(*lookup.Get(), node["metadata"]["uid"]);
+  // A Node being deleted gets no mirror pods.
+  node["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z";
+  fake->Upsert("/api/v1/nodes", node);
+  clock.Advance(absl::Minutes(2));
+  EXPECT_FALSE(lookup.Get().has_value());
 }
 
 }  // namespace

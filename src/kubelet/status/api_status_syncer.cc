@@ -143,11 +143,31 @@ void ApiStatusSyncer::SyncBatch() {
     auto st = statuses_.GetPodStatus(uid);
     auto synced = synced_versions_.find(uid);
     bool needs_status = st && (synced == synced_versions_.end() || synced->second != st->version);
-    bool can_delete = pod.metadata.deletion_timestamp.has_value() && delegate_.terminated(pod);
+    // Mirror pods belong to the mirror pod logic (upstream canBeDeleted).
+    bool can_delete = pod.metadata.deletion_timestamp.has_value() && !api::IsMirrorPod(pod) &&
+                      delegate_.terminated(pod);
     if (!needs_status && !can_delete) continue;
-    if (!SyncPod(pod, needs_status, can_delete)) {
+    if (!SyncPod(pod, uid, needs_status, can_delete)) {
       synced_versions_.erase(uid);
       deleted_.insert(uid);
+    }
+  }
+  if (delegate_.static_pods) {
+    for (const MirroredPod& m : delegate_.static_pods()) {
+      if (m.mirror_uid.empty()) {
+        KLOG_V(5, "Static pod does not have a corresponding mirror pod; skipping", "podUID",
+               m.pod.metadata.uid, "pod", api::PodKey(m.pod));
+        continue;
+      }
+      live.insert(m.mirror_uid);
+      if (deleted_.count(m.mirror_uid)) continue;
+      auto st = statuses_.GetPodStatus(m.pod.metadata.uid);
+      auto synced = synced_versions_.find(m.mirror_uid);
+      if (!st || (synced != synced_versions_.end() && synced->second == st->version)) continue;
+      if (!SyncPod(m.pod, m.mirror_uid, true, false)) {
+        synced_versions_.erase(m.mirror_uid);
+        deleted_.insert(m.mirror_uid);
+      }
     }
   }
   // Pods the kubelet no longer holds need no more state.
@@ -159,8 +179,10 @@ void ApiStatusSyncer::SyncBatch() {
   }
 }
 
-bool ApiStatusSyncer::SyncPod(const api::Pod& pod, bool needs_status, bool can_delete) {
-  const std::string& uid = pod.metadata.uid;
+bool ApiStatusSyncer::SyncPod(const api::Pod& pod, const std::string& api_uid, bool needs_status,
+                              bool can_delete) {
+  const std::string& status_uid = pod.metadata.uid;
+  const std::string& uid = api_uid;
   const std::string& ns = pod.metadata.namespace_;
   const std::string& name = pod.metadata.name;
   const std::string key = api::PodKey(pod);
@@ -184,7 +206,7 @@ bool ApiStatusSyncer::SyncPod(const api::Pod& pod, bool needs_status, bool can_d
              "oldPodUID", uid, "podUID", current_uid);
       return false;
     }
-    auto st = statuses_.GetPodStatus(uid);
+    auto st = statuses_.GetPodStatus(status_uid);
     if (st && (needs_status || can_delete)) {
       nlohmann::json old_status =
           current->contains("status") ? (*current)["status"] : nlohmann::json::object();

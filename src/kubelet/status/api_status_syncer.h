@@ -14,6 +14,13 @@
 //   * Once `can_be_deleted` holds (deletionTimestamp set, containers stopped and cleaned up), the
 //     final status is pushed, then DELETE with gracePeriodSeconds 0 and preconditions.uid
 //     ("Pod fully terminated and removed from etcd").
+// Static pods (API-server mode with mirror pods, upstream syncBatch's podToMirror translation):
+// the status of a static pod (kept under its own UID) is pushed to its mirror pod, the same
+// object name with the mirror's UID as the GET check and the patch precondition; the version last
+// pushed is kept per mirror UID, so a recreated mirror pod gets the status again. A static pod
+// without a mirror pod is skipped ("Static pod does not have a corresponding mirror pod") and
+// tried again in a later round. Mirror pods are never deleted here (upstream canBeDeleted), only
+// by the Kubelet's mirror pod logic.
 // A round runs when Notify() is called (a status changed) and every `sync_period` (upstream
 // syncBatch every 10 s). Failures are logged and retried in the next round.
 //
@@ -62,9 +69,17 @@ class PodStatusClient {
                                  const std::string& uid) = 0;
 };
 
+// A static pod and the UID of its mirror pod ("" while it has none).
+struct MirroredPod {
+  api::Pod pod;
+  std::string mirror_uid;
+};
+
 struct ApiStatusSyncerDelegate {
   // The API pods the kubelet currently holds (pod manager, source "api").
   std::function<std::vector<api::Pod>()> pods;
+  // The static pods whose status goes to their mirror pods; unset: none.
+  std::function<std::vector<MirroredPod>()> static_pods;
   // Whether a deleted pod's containers and resources are gone (upstream canBeDeleted's pod
   // worker part); only asked for pods with a deletionTimestamp.
   std::function<bool(const api::Pod&)> terminated;
@@ -102,8 +117,10 @@ class ApiStatusSyncer {
 
  private:
   void Run();
-  // Returns whether the pod's state should be kept (false: the pod is gone).
-  bool SyncPod(const api::Pod& pod, bool needs_status, bool can_delete);
+  // Returns whether the pod's state should be kept (false: the pod is gone). `api_uid` is the
+  // UID of the API object (the mirror pod's for a static pod), `pod.metadata.uid` keys the
+  // status.
+  bool SyncPod(const api::Pod& pod, const std::string& api_uid, bool needs_status, bool can_delete);
 
   PodStatusClient& client_;
   const StatusManager& statuses_;
@@ -113,8 +130,9 @@ class ApiStatusSyncer {
   std::thread thread_;
 
   // Syncer thread (SyncBatch) only.
+  // Both keyed by the API object's UID (a mirror pod's for a static pod).
   std::map<std::string, uint64_t> synced_versions_;  // uid -> version last pushed
-  std::set<std::string> deleted_;                    // uids whose DELETE succeeded
+  std::set<std::string> deleted_;                    // uids whose DELETE succeeded or gone
 
   absl::Mutex mu_;
   bool pending_ ABSL_GUARDED_BY(mu_) = false;

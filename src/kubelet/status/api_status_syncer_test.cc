@@ -124,12 +124,20 @@ class ApiStatusSyncerTest : public ::testing::Test {
       absl::MutexLock lock(&mu_);
       return terminated_;
     };
+    d.static_pods = [this] {
+      absl::MutexLock lock(&mu_);
+      return static_pods_;
+    };
     syncer_ = std::make_unique<ApiStatusSyncer>(client_, statuses_, std::move(d),
                                                 ApiStatusSyncerOptions{}, clock_);
   }
   void SetPods(std::vector<api::Pod> pods) {
     absl::MutexLock lock(&mu_);
     pods_ = std::move(pods);
+  }
+  void SetStaticPods(std::vector<MirroredPod> pods) {
+    absl::MutexLock lock(&mu_);
+    static_pods_ = std::move(pods);
   }
   void SetTerminated(bool t) {
     absl::MutexLock lock(&mu_);
@@ -141,9 +149,53 @@ class ApiStatusSyncerTest : public ::testing::Test {
   StatusManager statuses_;
   absl::Mutex mu_;
   std::vector<api::Pod> pods_ ABSL_GUARDED_BY(mu_);
+  std::vector<MirroredPod> static_pods_ ABSL_GUARDED_BY(mu_);
   bool terminated_ ABSL_GUARDED_BY(mu_) = false;
   std::unique_ptr<ApiStatusSyncer> syncer_;
 };
+
+TEST_F(ApiStatusSyncerTest, StaticPodStatusGoesToItsMirrorPod) {
+  // The static pod's status is kept under its own UID; the API object is the mirror pod.
+  statuses_.SetPodStatus("static-uid", Running());
+  SetStaticPods({{MakePod("s", "static-uid"), ""}});
+  syncer_->SyncBatch();
+  EXPECT_TRUE(client_.TakeCalls().empty());  // no mirror pod yet: skipped, not forgotten
+
+  client_.Put("s", "mirror-1");
+  SetStaticPods({{MakePod("s", "static-uid"), "mirror-1"}});
+  syncer_->SyncBatch();
+  EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET s", "PATCH s"}));
+  EXPECT_EQ(client_.patches().back()["metadata"]["uid"], "mirror-1");
+  EXPECT_EQ(client_.patches().back()["status"]["phase"], "Running");
+  syncer_->SyncBatch();
+  EXPECT_TRUE(client_.TakeCalls().empty());
+
+  // A recreated mirror pod (new UID) gets the status again, with its own UID.
+  client_.Put("s", "mirror-2");
+  SetStaticPods({{MakePod("s", "static-uid"), "mirror-2"}});
+  syncer_->SyncBatch();
+  EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET s", "PATCH s"}));
+  EXPECT_EQ(client_.patches().back()["metadata"]["uid"], "mirror-2");
+}
+
+TEST_F(ApiStatusSyncerTest, StaleMirrorUidIsSkippedAndMirrorPodsAreNeverDeleted) {
+  statuses_.SetPodStatus("static-uid", Running());
+  client_.Put("s", "mirror-new");
+  SetStaticPods({{MakePod("s", "static-uid"), "mirror-old"}});
+  syncer_->SyncBatch();
+  EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET s"}));
+
+  // A mirror pod among the API pods, deleted and "terminated": never deleted by the syncer.
+  api::Pod mirror = MakePod("m", "mirror-uid");
+  mirror.metadata.annotations["kubernetes.io/config.mirror"] = "hash";
+  mirror.metadata.deletion_timestamp = api::Time::FromUnix(1700000000);
+  client_.Put("m", "mirror-uid");
+  SetPods({mirror});
+  SetTerminated(true);
+  syncer_->SyncBatch();
+  for (const std::string& call : client_.TakeCalls())
+    EXPECT_EQ(call.rfind("DELETE", 0), std::string::npos) << call;
+}
 
 TEST_F(ApiStatusSyncerTest, PatchCarriesUidOrderAndStatusAsPodsShowsIt) {
   client_.Put("a", "uid-a");
