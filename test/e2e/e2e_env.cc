@@ -35,6 +35,23 @@ bool LoadE2EEnvFile(const std::string& path) {
   return RuntimeDescribed();
 }
 
+std::string RuntimeUnavailableReason() {
+  const char* endpoint = std::getenv("KUBELET_E2E_CONTAINERD_ENDPOINT");
+  if (endpoint != nullptr && *endpoint != '\0') return "";
+  const char* skipped = std::getenv("KUBELET_E2E_SKIPPED");
+  if (skipped != nullptr && *skipped != '\0') return skipped;
+  const char* file = std::getenv("KUBELET_E2E_ENV_FILE");
+  if (file == nullptr || *file == '\0') {
+    return "no KUBELET_E2E_ENV_FILE and no KUBELET_E2E_CONTAINERD_ENDPOINT (run through ctest)";
+  }
+  return std::string("no KUBELET_E2E_CONTAINERD_ENDPOINT in ") + file;
+}
+
+std::string RuntimeName() {
+  const char* rt = std::getenv("KUBELET_E2E_RUNTIME");
+  return rt != nullptr && *rt != '\0' ? rt : "containerd";
+}
+
 bool LoadE2EEnv() {
   const char* file = std::getenv("KUBELET_E2E_ENV_FILE");
   if (file == nullptr || *file == '\0') return RuntimeDescribed();

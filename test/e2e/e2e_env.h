@@ -13,6 +13,11 @@
 // Binaries registered with kubelet_add_e2e_test() also link kubelet_e2e_env_autoload, which calls
 // LoadE2EEnv() before main(); others call it themselves first. Tests then getenv() the variables.
 //
+// The same binary runs on either runtime: harness/crio-env.sh (CTest fixture "crio") writes the
+// same keys for CRI-O (KUBELET_E2E_CONTAINERD_ENDPOINT is then CRI-O's endpoint) plus
+// KUBELET_E2E_RUNTIME=crio; a fixture that could not start its runtime writes
+// KUBELET_E2E_SKIPPED=<reason> instead of the socket.
+//
 // Not thread-safe: setenv() races with any concurrent getenv(); call before starting threads.
 #ifndef KUBELET_TEST_E2E_E2E_ENV_H_
 #define KUBELET_TEST_E2E_E2E_ENV_H_
@@ -32,6 +37,19 @@ bool LoadE2EEnv();
 
 // As LoadE2EEnv(), reading `path` (ignores $KUBELET_E2E_ENV_FILE).
 bool LoadE2EEnvFile(const std::string& path);
+
+// Text every skip for a missing runtime carries; CTest's SKIP_REGULAR_EXPRESSION of the tests
+// kubelet_add_e2e_test() registers matches it, so such a run shows as skipped, never passed.
+inline constexpr char kRuntimeSkipMarker[] = "runtime fixture unavailable: ";
+
+// Why no runtime is described (KUBELET_E2E_SKIPPED from the fixture, or what is missing);
+// "" when KUBELET_E2E_CONTAINERD_ENDPOINT is set. Skip with
+//   GTEST_SKIP() << kRuntimeSkipMarker << RuntimeUnavailableReason();
+std::string RuntimeUnavailableReason();
+
+// The runtime the env describes: $KUBELET_E2E_RUNTIME ("containerd" or "crio"), "containerd"
+// when unset (containerd-env.sh predates the key).
+std::string RuntimeName();
 
 }  // namespace kubelet::e2e
 

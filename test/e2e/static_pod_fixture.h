@@ -1,8 +1,8 @@
 // The shared fixture of the end-to-end tests that run static pods through the kubelet binary on
-// the harness's real containerd: a temp dir with a manifest folder and a KubeletConfiguration,
-// a CRI client to observe what the kubelet did (by the labels it puts on sandboxes and
-// containers), and clean-up of everything the test's pods left behind. Each test gets a node name
-// of its own, so pods of different tests never mix.
+// the harness's real runtime (containerd, or CRI-O for the `_crio` variants; RuntimeName()): a temp
+// dir with a manifest folder and a KubeletConfiguration, a CRI client to observe what the kubelet
+// did (by the labels it puts on sandboxes and containers), and clean-up of everything the test's
+// pods left behind. Each test gets a node name of its own, so pods of different tests never mix.
 //
 // Every kubelet a test starts serves its API on a port of its own with the standalone forms of
 // authentication and authorization (StandaloneServingConfig()) and keeps its state (--root-dir)
@@ -34,6 +34,7 @@
 #include "absl/strings/str_cat.h"
 #include "cri/remote/remote_runtime.h"
 #include "gtest/gtest.h"
+#include "test/e2e/e2e_env.h"
 #include "test/e2e/kubelet_process.h"
 
 namespace kubelet::e2e {
@@ -56,7 +57,9 @@ class StaticPodTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const char* endpoint = std::getenv("KUBELET_E2E_CONTAINERD_ENDPOINT");
-    if (endpoint == nullptr || *endpoint == '\0') GTEST_SKIP() << "no e2e containerd";
+    if (endpoint == nullptr || *endpoint == '\0') {
+      GTEST_SKIP() << kRuntimeSkipMarker << RuntimeUnavailableReason();
+    }
     endpoint_ = endpoint;
     const char* reg = std::getenv("KUBELET_E2E_REGISTRY");
     registry_ = reg ? reg : "";

@@ -19,6 +19,9 @@
 # curl, iproute2, iptables; docker-registry for the registry part; protoc is
 # optional (lets `down` tear pods down through CRI; see cri-lib.sh).
 #
+# Sourced instead of run, it only defines its functions (crio-env.sh reuses the
+# network, image and registry parts).
+#
 # Both subcommands are idempotent: `up` on a healthy DIR is a no-op (with
 # --fresh it rebuilds), `up` on a broken DIR cleans it first; `down` is safe
 # twice, after a half-done `up` and after containerd died.
@@ -599,13 +602,14 @@ EOF
   die "docker-registry did not answer on $REGISTRY within 15s"
 }
 
-# push_blob FILE DIGEST: monolithic upload (POST opens a session, PUT finishes it).
+# push_blob FILE DIGEST [REPO]: monolithic upload (POST opens a session, PUT finishes it) into
+# REPO (default $REGISTRY_REPO).
 push_blob() {
-  local file=$1 digest=$2 location sep
-  if curl -fsS -o /dev/null -I "http://$REGISTRY/v2/$REGISTRY_REPO/blobs/$digest" 2>/dev/null; then
+  local file=$1 digest=$2 repo=${3:-$REGISTRY_REPO} location sep
+  if curl -fsS -o /dev/null -I "http://$REGISTRY/v2/$repo/blobs/$digest" 2>/dev/null; then
     return 0
   fi
-  location=$(curl -fsS -X POST -D - -o /dev/null "http://$REGISTRY/v2/$REGISTRY_REPO/blobs/uploads/" |
+  location=$(curl -fsS -X POST -D - -o /dev/null "http://$REGISTRY/v2/$repo/blobs/uploads/" |
     tr -d '\r' | awk 'tolower($1)=="location:"{print $2}')
   [[ -n "$location" ]] || die "registry gave no upload location for $digest"
   [[ "$location" == http* ]] || location=http://$REGISTRY$location
@@ -1122,4 +1126,7 @@ main() {
   esac
 }
 
-main "$@"
+# Sourced (by crio-env.sh, which reuses the network, image and registry functions): define only.
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+  main "$@"
+fi
