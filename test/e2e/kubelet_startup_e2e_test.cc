@@ -1,4 +1,5 @@
-// End-to-end: the kubelet binary's start-up sequence against the harness's real containerd.
+// End-to-end: the kubelet binary's start-up sequence against the harness's real runtime
+// (containerd, or CRI-O in the _crio variant).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -8,6 +9,7 @@
 #include <cstdlib>
 
 #include "gtest/gtest.h"
+#include "test/e2e/e2e_env.h"
 #include "test/e2e/kubelet_process.h"
 
 namespace kubelet::e2e {
@@ -17,7 +19,9 @@ class KubeletStartupTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const char* endpoint = std::getenv("KUBELET_E2E_CONTAINERD_ENDPOINT");
-    if (endpoint == nullptr || *endpoint == '\0') GTEST_SKIP() << "no e2e containerd";
+    if (endpoint == nullptr || *endpoint == '\0') {
+      GTEST_SKIP() << kRuntimeSkipMarker << RuntimeUnavailableReason();
+    }
     endpoint_ = endpoint;
     dir_ = MakeTempDir("kubelet-startup-");
     healthz_port_ = FreePort();
@@ -53,6 +57,10 @@ class KubeletStartupTest : public ::testing::Test {
   int healthz_port_ = 0;
 };
 
+// What the runtime calls itself in CRI Version (RuntimeName): upstream logs it at start-up and
+// reports it as `<name>://<version>` in the node status and /pods.
+std::string CriRuntimeName() { return RuntimeName() == "crio" ? "cri-o" : "containerd"; }
+
 TEST_F(KubeletStartupTest, ServesHealthzNotifiesSystemdAndStopsOnSigterm) {
   // A datagram socket standing in for systemd's notify socket.
   std::string notify_path = dir_ + "/notify.sock";
@@ -84,9 +92,15 @@ TEST_F(KubeletStartupTest, ServesHealthzNotifiesSystemdAndStopsOnSigterm) {
   std::string log = k->Log();
   EXPECT_NE(log.find("\"Standalone mode, no API client\""), std::string::npos) << log;
   EXPECT_NE(log.find("node=\"node-a.example\""), std::string::npos) << log;
-  EXPECT_NE(log.find("\"Container runtime initialized\" containerRuntime=\"containerd\""),
-            std::string::npos)
+  EXPECT_NE(
+      log.find("\"Container runtime initialized\" containerRuntime=\"" + CriRuntimeName() + "\""),
+      std::string::npos)
       << log;
+  if (RuntimeName() == "crio") {
+    EXPECT_NE(log.find("containerRuntime=\"cri-o\" version=\"1.28.11\" apiVersion=\"v1\""),
+              std::string::npos)
+        << log;
+  }
   EXPECT_NE(log.find("Flag --container-runtime has been deprecated"), std::string::npos) << log;
 
   k->Signal(SIGTERM);
@@ -96,6 +110,29 @@ TEST_F(KubeletStartupTest, ServesHealthzNotifiesSystemdAndStopsOnSigterm) {
   EXPECT_EQ(*code, 0) << k->Log();
   EXPECT_NE(k->Log().find("\"Kubelet stopped\""), std::string::npos);
   EXPECT_EQ(HttpGet(healthz_port_, "/healthz").status, 0);  // no longer listening
+}
+
+// An endpoint without a scheme (OpenShift's units still say
+// --container-runtime-endpoint=/var/run/crio/crio.sock) is taken as a unix socket, with
+// upstream's deprecation notice naming the URL it became.
+TEST_F(KubeletStartupTest, EndpointWithoutSchemeIsAUnixSocketWithDeprecationNotice) {
+  std::string path = endpoint_.substr(std::string("unix://").size());
+  ASSERT_EQ(endpoint_, "unix://" + path);
+  auto k = StartKubelet({"--config", WriteConfig(), "--container-runtime-endpoint", path});
+  ASSERT_NE(k, nullptr);
+  ASSERT_TRUE(k->WaitForLog("\"Started healthz server\"", absl::Seconds(60))) << k->Log();
+  std::string log = k->Log();
+  EXPECT_NE(log.find("\"Using this endpoint is deprecated, please consider using full URL "
+                     "format\" endpoint=\"" +
+                     path + "\" URL=\"" + endpoint_ + "\""),
+            std::string::npos)
+      << log;
+  EXPECT_NE(
+      log.find("\"Container runtime initialized\" containerRuntime=\"" + CriRuntimeName() + "\""),
+      std::string::npos)
+      << log;
+  k->Signal(SIGTERM);
+  ASSERT_TRUE(k->Wait(absl::Seconds(30)).has_value()) << k->Log();
 }
 
 TEST_F(KubeletStartupTest, UnreachableRuntimeFailsNamingTheEndpoint) {

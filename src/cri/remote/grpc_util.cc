@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "common/log.h"
 #include "cri/remote/remote_runtime.h"
 
 namespace kubelet::cri {
@@ -79,6 +80,11 @@ namespace internal {
 absl::StatusOr<std::shared_ptr<grpc::Channel>> DialEndpoint(const std::string& endpoint) {
   absl::StatusOr<std::string> path = UnixSocketPathFromEndpoint(endpoint);
   if (!path.ok()) return path.status();
+  if (SchemeOf(endpoint).empty()) {
+    // Upstream (util.GetAddressAndDialer) says so once per connection it dials.
+    KLOG_INFO("Using this endpoint is deprecated, please consider using full URL format",
+              "endpoint", endpoint, "URL", absl::StrCat("unix://", endpoint));
+  }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMsgSize);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, kBaseBackoffMs);
