@@ -15,6 +15,9 @@ PACKAGES=(
   prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   # runtime and test harness: containerd + runc + CNI, images built from busybox, a registry
   containerd runc containernetworking-plugins busybox-static docker-registry
+  # CRI-O (binaries from ../shared/crio) runs its containers through conmon; xz unpacks it, jq
+  # edits OCI configs in its runtime wrapper on restricted hosts
+  conmon xz-utils jq
   iproute2 iptables curl ca-certificates procps util-linux etcd-server openssl
 )
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine and runs every test: unit tests, then the end-to-end tests
-# against a private containerd that the CTest fixture starts and tears down, then a short
-# session of every libFuzzer target (a second build with clang, ASan and UBSan).
+# against a private containerd and a private CRI-O that CTest fixtures start and tear down, then
+# a short session of every libFuzzer target (a second build with clang, ASan and UBSan).
 # Usage: scripts/test.sh [extra ctest args]   (BUILD_DIR overrides the build directory;
 # FUZZ=0 skips the fuzz build and its runs)
 set -euo pipefail
@@ -18,6 +18,12 @@ if [ -d ../shared/k8s ]; then
   KUBEBUILDER_ASSETS=$(cd "$(../shared/k8s/unpack.sh "$BUILD_DIR/k8s-bin")" && pwd)
   export KUBEBUILDER_ASSETS
   export KUBELET_CP_REQUIRED=1
+fi
+# CRI-O v1.28.11 as the second runtime of the core e2e suites (CTest fixture "crio", tests
+# <suite>_crio): when it is at hand the fixture must start, KUBELET_CRIO_REQUIRED=1 turns its
+# SKIPPED into a failure.
+if [ -d ../shared/crio ]; then
+  export KUBELET_CRIO_REQUIRED=1
 fi
 LAUNCHER=()
 if command -v ccache >/dev/null; then
