@@ -106,6 +106,10 @@ TEST_F(MirrorPodsTest, MirrorPodFollowsTheStaticPod) {
   ASSERT_EQ(containers.size(), 1u);
   EXPECT_EQ(containers[0].id(), container_id);
   EXPECT_EQ(containers[0].state(), runtime::v1::CONTAINER_RUNNING);
+  // The mirror pods never ran: the only sandbox is the static pod's.
+  std::vector<PodSandbox> sandboxes = Sandboxes("web");
+  ASSERT_EQ(sandboxes.size(), 1u);
+  EXPECT_EQ(sandboxes[0].metadata().uid(), hash);
 
   // A changed manifest: a new static pod (new hash), and its mirror replaces the old one.
   PodParts parts;
