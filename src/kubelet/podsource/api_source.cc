@@ -1,5 +1,6 @@
 #include "kubelet/podsource/api_source.h"
 
+#include <set>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -26,18 +27,57 @@ std::string ApiSource::KeyOf(const nlohmann::json& object) {
   return ns.empty() ? name : ns + "/" + name;
 }
 
+void ApiSource::Store(const std::string& key, const nlohmann::json& object,
+                      std::map<std::string, api::Pod>* previous) {
+  absl::StatusOr<api::Pod> pod = absl::UnknownError("not decoded");
+  try {
+    if (object.is_object() && (!object.contains("kind") || !object.contains("apiVersion"))) {
+      // A list item: the API server leaves out the type of a list's items.
+      nlohmann::json typed = object;
+      if (!typed.contains("kind")) typed["kind"] = "Pod";
+      if (!typed.contains("apiVersion")) typed["apiVersion"] = "v1";
+      pod = api::DecodePod(typed.dump());
+    } else {
+      pod = api::DecodePod(object.dump());
+    }
+  } catch (const std::exception& e) {
+    pod = absl::InvalidArgumentError(e.what());
+  }
+  if (pod.ok()) {
+    logged_.erase(key);
+    api::SetDefaultsPod(&*pod);
+    pods_[key] = *std::move(pod);
+    return;
+  }
+  std::string message(pod.status().message());
+  auto it = logged_.find(key);
+  if (it == logged_.end() || it->second != message) {
+    KLOG_ERROR(pod.status(), "Failed to decode pod from the API server", "pod", key);
+    logged_[key] = message;
+  }
+  // The last good version of a known pod stays.
+  if (previous != nullptr) {
+    if (auto old = previous->find(key); old != previous->end()) pods_[key] = old->second;
+  }
+}
+
 void ApiSource::Replace(std::vector<nlohmann::json> objects) {
   absl::MutexLock lock(&deliver_mu_);
-  objects_.clear();
-  for (nlohmann::json& o : objects) {
+  std::map<std::string, api::Pod> previous;
+  previous.swap(pods_);
+  for (const nlohmann::json& o : objects) {
     std::string key = KeyOf(o);
     if (key.empty()) {
       KLOG_ERROR(absl::InvalidArgumentError("object without metadata.name"),
                  "Failed to decode pod from the API server");
       continue;
     }
-    objects_[key] = std::move(o);
+    Store(key, o, &previous);
   }
+  // Errors of objects that are gone are forgotten.
+  std::set<std::string> keys;
+  for (const nlohmann::json& o : objects) keys.insert(KeyOf(o));
+  std::erase_if(logged_, [&](const auto& entry) { return !keys.count(entry.first); });
   Deliver();
 }
 
@@ -51,15 +91,16 @@ void ApiSource::Update(const nlohmann::json& object) {
     return;
   }
   absl::MutexLock lock(&deliver_mu_);
-  objects_[key] = object;
+  Store(key, object, nullptr);  // a failed update leaves pods_[key] as it was
   Deliver();
 }
 
 void ApiSource::Delete(const nlohmann::json& object) {
   std::string key = KeyOf(object);
+  if (key.empty()) return;
   absl::MutexLock lock(&deliver_mu_);
-  if (objects_.erase(key) == 0) return;
   logged_.erase(key);
+  if (pods_.erase(key) == 0) return;
   Deliver();
 }
 
@@ -68,27 +109,8 @@ void ApiSource::Stop() { stopping_ = true; }
 void ApiSource::Deliver() {
   if (stopping_.load()) return;
   std::vector<api::Pod> pods;
-  pods.reserve(objects_.size());
-  for (const auto& [key, object] : objects_) {
-    absl::StatusOr<api::Pod> pod = absl::UnknownError("not decoded");
-    try {
-      pod = api::DecodePod(object.dump());
-    } catch (const std::exception& e) {
-      pod = absl::InvalidArgumentError(e.what());
-    }
-    if (!pod.ok()) {
-      std::string message(pod.status().message());
-      auto it = logged_.find(key);
-      if (it == logged_.end() || it->second != message) {
-        KLOG_ERROR(pod.status(), "Failed to decode pod from the API server", "pod", key);
-        logged_[key] = message;
-      }
-      continue;
-    }
-    logged_.erase(key);
-    api::SetDefaultsPod(&*pod);
-    pods.push_back(std::move(*pod));
-  }
+  pods.reserve(pods_.size());
+  for (const auto& [key, pod] : pods_) pods.push_back(pod);
   if (config_.SetSource(kApiSourceName, std::move(pods), &stopping_)) ++deliveries_;
 }
 

@@ -4,12 +4,14 @@
 //
 // This class knows nothing of the API client: whoever runs the list-and-watch (a Reflector, in
 // src/app) hands it the raw JSON objects through Replace/Add/Update/Delete, which have the
-// shape of apiclient::ResourceEventHandler. Each call updates the stored objects (keyed by
-// <namespace>/<name>) and delivers the snapshot of every object that decodes as a Pod
-// (api::DecodePod + api::SetDefaultsPod). An object that fails to decode is left out of the
-// snapshot with one logged error naming it ("Failed to decode pod from the API server"); the
-// other pods are unaffected. A failing API server never reaches this class: the last snapshot
-// delivered stays in force until the next list or event.
+// shape of apiclient::ResourceEventHandler. Each object is decoded once, when it arrives
+// (api::DecodePod + api::SetDefaultsPod; list items, which the API server sends without kind and
+// apiVersion, count as v1 Pods), and each call delivers the snapshot of the stored pods (keyed
+// by <namespace>/<name>). An object that fails to decode is logged once per content ("Failed to
+// decode pod from the API server") and changes nothing: a pod known before keeps its last good
+// version (a pod is never stopped because a new version of it cannot be read), an unknown one
+// stays out. The other pods are unaffected. A failing API server never reaches this class: the
+// last snapshot delivered stays in force until the next list or event.
 //
 // The constructor registers source "api" with PodConfig (AddSource), so the kubelet's
 // sources-ready state waits for the first list, as upstream.
@@ -29,6 +31,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "api/pod.h"
 #include "kubelet/podsource/pod_config.h"
 #include "nlohmann/json.hpp"
 
@@ -56,7 +59,10 @@ class ApiSource {
 
  private:
   static std::string KeyOf(const nlohmann::json& object);
-  // Delivers the current set of decodable pods. Called with deliver_mu_ held, never mu_.
+  // Decodes `object` into pods_[key] (see the header comment for failures).
+  void Store(const std::string& key, const nlohmann::json& object,
+             std::map<std::string, api::Pod>* previous) ABSL_EXCLUSIVE_LOCKS_REQUIRED(deliver_mu_);
+  // Delivers the current set of pods. Called with deliver_mu_ held.
   void Deliver() ABSL_EXCLUSIVE_LOCKS_REQUIRED(deliver_mu_);
 
   PodConfig& config_;
@@ -65,7 +71,7 @@ class ApiSource {
 
   // Serializes change + delivery so snapshots reach PodConfig in the order of the changes.
   absl::Mutex deliver_mu_;
-  std::map<std::string, nlohmann::json> objects_ ABSL_GUARDED_BY(deliver_mu_);
+  std::map<std::string, api::Pod> pods_ ABSL_GUARDED_BY(deliver_mu_);
   // Last decode error logged per key, so a broken object is reported once per content.
   std::map<std::string, std::string> logged_ ABSL_GUARDED_BY(deliver_mu_);
 };

@@ -125,6 +125,37 @@ TEST_F(ApiSourceTest, RelistDropsMissingPods) {
   EXPECT_EQ(config_.Pending(), 0u);
 }
 
+TEST_F(ApiSourceTest, ListItemsWithoutKindAreV1Pods) {
+  // A LIST answer's items carry no kind and apiVersion (the list has them).
+  nlohmann::json a = PodJson("a", "uid-a");
+  a.erase("kind");
+  a.erase("apiVersion");
+  source_.Replace({a});
+  auto u = config_.Next(absl::Seconds(1));
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(Names(*u), std::vector<std::string>{"a"});
+}
+
+TEST_F(ApiSourceTest, KnownPodKeepsItsLastGoodVersionWhenANewOneCannotBeRead) {
+  LogCapture logs;
+  source_.Replace({PodJson("a", "uid-a"), PodJson("b", "uid-b")});
+  ASSERT_TRUE(config_.Next(absl::Seconds(1)).has_value());
+  nlohmann::json bad = PodJson("a", "uid-a", "busybox:1.37");
+  bad["spec"]["containers"][0]["ports"] = {{{"containerPort", "abc"}}};
+  // Neither a relist nor a watch event with an unreadable version stops the pod.
+  source_.Replace({bad, PodJson("b", "uid-b")});
+  source_.Update(bad);
+  EXPECT_EQ(config_.Pending(), 0u);
+  EXPECT_EQ(logs.Count({"Failed to decode pod from the API server", "default/a"}), 1)
+      << logs.Dump();
+  // A readable version is taken again.
+  source_.Update(PodJson("a", "uid-a", "busybox:1.37"));
+  auto u = config_.Next(absl::Seconds(1));
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->op, PodOperation::kUpdate);
+  EXPECT_EQ(u->pods[0].spec.containers[0].image, "busybox:1.37");
+}
+
 TEST_F(ApiSourceTest, StopEndsABlockedDelivery) {
   FakeClock clock;
   PodConfig small(clock, PodConfigOptions{.queue_capacity = 1});
