@@ -267,4 +267,26 @@ absl::StatusOr<std::string> ControlPlane::NodeKubeconfig(const std::string& node
   return path;
 }
 
+namespace {
+absl::Status RunHarness(const std::string& script, const std::string& command,
+                        const std::string& dir) {
+  absl::StatusOr<CommandResult> r =
+      RunCommand({"bash", script, command, dir}, {}, absl::Seconds(120));
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0) {
+    return absl::InternalError(
+        absl::StrCat("controlplane-env.sh ", command, " exited ", r->exit_code, ": ", r->err));
+  }
+  return absl::OkStatus();
+}
+}  // namespace
+
+absl::Status ControlPlane::StopApiServer() const {
+  return RunHarness(script_, "apiserver-stop", dir_);
+}
+
+absl::Status ControlPlane::StartApiServer() const {
+  return RunHarness(script_, "apiserver-start", dir_);
+}
+
 }  // namespace kubelet::e2e

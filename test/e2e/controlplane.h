@@ -94,6 +94,13 @@ class ControlPlane {
   // serving cert for the name, localhost and 127.0.0.1, signed by the cluster CA).
   absl::StatusOr<std::string> NodeKubeconfig(const std::string& node_name) const;
 
+  // An API server outage: stops kube-apiserver (etcd, the controller manager and the scheduler
+  // keep running) / starts it again on the same port with the same flags and waits until it is
+  // ready. The cluster is shared: only tests that run alone (every e2e test runs serially) may
+  // use them, and must start it again whatever happens.
+  absl::Status StopApiServer() const;
+  absl::Status StartApiServer() const;
+
  private:
   explicit ControlPlane(std::map<std::string, std::string> env);
 

@@ -6,6 +6,10 @@
 #   controlplane-env.sh up DIR [--fresh] [--kubelet-ca FILE|cluster]
 #                                         start it under DIR (idempotent; --fresh rebuilds)
 #   controlplane-env.sh down DIR          stop it; DIR keeps only logs/ (safe after a failed up)
+#   controlplane-env.sh apiserver-stop DIR
+#   controlplane-env.sh apiserver-start DIR
+#                                         stop kube-apiserver / start it again on the same
+#                                         port with the same flags (outage tests)
 #   controlplane-env.sh node-cert DIR NAME
 #                                         mint a node identity (O=system:nodes,
 #                                         CN=system:node:NAME) plus a serving cert for NAME,
@@ -70,6 +74,8 @@ usage() {
   cat >&2 <<'EOF'
 usage: controlplane-env.sh up DIR [--fresh] [--kubelet-ca FILE|cluster]
        controlplane-env.sh down DIR
+       controlplane-env.sh apiserver-stop DIR
+       controlplane-env.sh apiserver-start DIR
        controlplane-env.sh node-cert DIR NODE_NAME
 EOF
   exit 2
@@ -404,12 +410,18 @@ apiserver_ready() {
     --key "$DIR/pki/admin.key" "https://127.0.0.1:$APISERVER_PORT/readyz")" == ok ]]
 }
 
+# start_apiserver [PORT]: on a free port (retried when it loses a race for it), or on PORT.
 start_apiserver() {
-  local try rc kubelet_ca_args=()
+  local try rc kubelet_ca_args=() fixed_port=${1:-}
   split_args KUBELET_CP_APISERVER_ARGS
   [[ -z "$KUBELET_CA" ]] || kubelet_ca_args=(--kubelet-certificate-authority="$KUBELET_CA")
   for ((try = 0; try < 5; try++)); do
-    free_port APISERVER_PORT
+    if [[ -n "$fixed_port" ]]; then
+      ((try == 0)) || die "kube-apiserver could not bind its port $fixed_port"
+      APISERVER_PORT=$fixed_port
+    else
+      free_port APISERVER_PORT
+    fi
     log "starting kube-apiserver on 127.0.0.1:$APISERVER_PORT (log: $LOG_DIR/kube-apiserver.log)"
     # --advertise-address: without it the apiserver advertises the host's primary address.
     # Endpoints may not hold a loopback address, so the `kubernetes` Service gets none
@@ -586,6 +598,36 @@ skip() {
   write_env "KUBELET_CP_SKIPPED='$reason'" "KUBELET_CP_DIR=$DIR"
   echo "SKIPPED: $reason"
   exit 0
+}
+
+# env_get KEY: KUBELET_CP_<KEY> from DIR/env.
+env_get() { sed -n "s/^KUBELET_CP_$1=//p" "$DIR/env" | tail -n1; }
+
+# apiserver-stop / apiserver-start: an outage of the API server alone (etcd, the controller
+# manager and the scheduler keep running), restarted with the flags and the port `up` used.
+cmd_apiserver_stop() {
+  [[ -f "$DIR/$MARKER" ]] || die "$DIR is not a control plane of this harness"
+  state_load
+  stop_pid "${S_APISERVER_PID:-}" kube-apiserver
+}
+
+cmd_apiserver_start() {
+  [[ -f "$DIR/$MARKER" && -f "$DIR/env" ]] || die "$DIR is not a running control plane"
+  state_load
+  if pid_alive "${S_APISERVER_PID:-}" "$DIR/"; then
+    log "kube-apiserver already runs (pid $S_APISERVER_PID)"
+    return 0
+  fi
+  ASSETS=$(env_get ASSETS)
+  LOG_DIR=$(env_get LOG_DIR)
+  KUBELET_CA=$(env_get KUBELET_CA)
+  ETCD_PORT=$(env_get ETCD_PORT)
+  [[ -n "$ASSETS" && -n "$LOG_DIR" && -n "$ETCD_PORT" && -n "${S_APISERVER_PORT:-}" ]] ||
+    die "$DIR/env lacks what a restart needs"
+  local t0
+  t0=$(now)
+  start_apiserver "$S_APISERVER_PORT"
+  log "kube-apiserver back on 127.0.0.1:$APISERVER_PORT in $(since "$t0")s"
 }
 
 cmd_up() {
@@ -789,6 +831,8 @@ main() {
       cmd_up
       ;;
     down) cmd_down ;;
+    apiserver-stop) cmd_apiserver_stop ;;
+    apiserver-start) cmd_apiserver_start ;;
     node-cert) cmd_node_cert "$node_name" ;;
     *) usage ;;
   esac
