@@ -155,6 +155,14 @@ absl::StatusOr<std::vector<EnvVar>> MakeEnvironmentVariables(
     const api::Pod& pod, const api::Container& container, const std::vector<std::string>& pod_ips,
     const EnvContext& ctx) {
   const std::string& ns = pod.metadata.namespace_;
+  // Upstream computes the service variables (and fails on an unsynced cache) before anything
+  // else.
+  std::map<std::string, std::string> service_env;
+  if (ctx.service_env) {
+    absl::StatusOr<std::map<std::string, std::string>> s = ctx.service_env(pod);
+    if (!s.ok()) return s.status();
+    service_env = *std::move(s);
+  }
   std::map<std::string, std::map<std::string, std::string>> config_maps;
   std::map<std::string, std::map<std::string, std::string>> secrets;
   // Fetches (and caches) a config map or secret. Returns nullptr with OK status when the object is
@@ -207,7 +215,13 @@ absl::StatusOr<std::vector<EnvVar>> MakeEnvironmentVariables(
   for (const api::EnvVar& var : container.env) {
     std::string value = var.value;
     if (!value.empty()) {
-      value = Expand(value, [&](std::string_view n) { return env.Get(n); });
+      value = Expand(value, [&](std::string_view n) -> std::optional<std::string> {
+        if (std::optional<std::string> v = env.Get(n)) return v;
+        if (auto it = service_env.find(std::string(n)); it != service_env.end()) {
+          return it->second;
+        }
+        return std::nullopt;
+      });
     } else if (var.value_from.has_value()) {
       const api::EnvVarSource& src = *var.value_from;
       if (src.field_ref.has_value()) {
@@ -243,7 +257,11 @@ absl::StatusOr<std::vector<EnvVar>> MakeEnvironmentVariables(
     }
     env.Set(var.name, std::move(value));
   }
-  return env.List();
+  std::vector<EnvVar> out = env.List();
+  for (auto& [name, value] : service_env) {
+    if (!env.Get(name).has_value()) out.push_back(EnvVar{name, std::move(value)});
+  }
+  return out;
 }
 
 std::pair<std::vector<std::string>, std::vector<std::string>> ExpandContainerCommandAndArgs(

@@ -18,7 +18,10 @@
 //     with the divisor, rounded up; unset limits fall back to node allocatable.
 //   * configMapKeyRef / secretKeyRef through hooks; without them the standalone kubelet's
 //     "couldn't get configMap <ns>/<name>, no kubeClient defined" error.
-// Service link variables are not generated (no API server services).
+//   * service variables (service_env.h) through a hook, computed first (its error fails the
+//     whole environment): "$(VAR)" in env values falls back to them after the container's own
+//     variables; they follow the container's variables in the output, sorted by name, except
+//     those the container defines itself. Without the hook (standalone) there are none.
 // Pure functions apart from the hooks; thread-safe.
 #ifndef KUBELET_KUBELET_KUBERUNTIME_ENV_H_
 #define KUBELET_KUBELET_KUBERUNTIME_ENV_H_
@@ -43,12 +46,17 @@ struct EnvVar {
 using DataLookup = std::function<absl::StatusOr<std::map<std::string, std::string>>(
     const std::string& ns, const std::string& name)>;
 
+// The service variables of a pod's containers (service_env.h).
+using ServiceEnvLookup =
+    std::function<absl::StatusOr<std::map<std::string, std::string>>(const api::Pod& pod)>;
+
 struct EnvContext {
   std::vector<std::string> node_ips;  // primary first
   bool pod_host_ips = false;          // PodHostIPs feature gate
   api::ResourceList node_allocatable;
-  DataLookup get_config_map;  // may be empty
-  DataLookup get_secret;      // may be empty
+  DataLookup get_config_map;     // may be empty
+  DataLookup get_secret;         // may be empty
+  ServiceEnvLookup service_env;  // may be empty: no service variables
 };
 
 absl::StatusOr<std::vector<EnvVar>> MakeEnvironmentVariables(

@@ -100,6 +100,10 @@ struct Options {
   std::function<absl::StatusOr<std::map<std::string, std::string>>(const std::string& ns,
                                                                    const std::string& name)>
       get_secret;
+  // Service environment variables for a pod's containers (API-server mode: the services
+  // cache, service_env.h). An error (services not read yet) fails the start with
+  // CreateContainerConfigError. Unset: none, as a standalone upstream kubelet.
+  std::function<absl::StatusOr<std::map<std::string, std::string>>(const api::Pod&)> service_env;
   // Registry credentials to try, in order, for pulling `image` (keyring + pull secrets). Unset or
   // empty: anonymous pull.
   std::function<std::vector<runtime::v1::AuthConfig>(const api::Pod&, const std::string& image)>
