@@ -127,6 +127,8 @@ absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx);
 // API-server mode only: Node registration, node status and the node Lease.
 absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx);
 absl::Status WireApiPods(WiringStage stage, WiringContext& ctx);
+// API-server mode only: the services watch behind the containers' service variables.
+absl::Status WireServices(WiringStage stage, WiringContext& ctx);
 
 // The event recorder every subsystem records to (upstream makeEventRecorder), made once in
 // app::Run before the stages. Standalone (`events_client` null): events only go to the log
