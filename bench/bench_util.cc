@@ -4,10 +4,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 namespace kubelet::bench {
 
@@ -95,6 +102,94 @@ double Percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
   return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+namespace {
+runtime::v1::PodSandboxConfig SandboxConfig(const std::string& name, const std::string& uid,
+                                            const std::string& log_dir) {
+  runtime::v1::PodSandboxConfig c;
+  c.mutable_metadata()->set_name(name);
+  c.mutable_metadata()->set_namespace_("bench");
+  c.mutable_metadata()->set_uid(uid);
+  c.set_log_directory(log_dir);
+  c.set_hostname(name);
+  auto* ns = c.mutable_linux()->mutable_security_context()->mutable_namespace_options();
+  ns->set_pid(runtime::v1::CONTAINER);
+  (*c.mutable_labels())["bench"] = "floor";
+  return c;
+}
+
+}  // namespace
+
+absl::Duration RawFloor(kubelet::cri::RuntimeService& rt, int n, int concurrency,
+                        const std::string& tag, const std::string& log_root) {
+  std::atomic<int> next{0};
+  std::atomic<int> failures{0};
+  absl::Time start = absl::Now();
+  std::vector<std::thread> workers;
+  for (int w = 0; w < concurrency; ++w) {
+    workers.emplace_back([&] {
+      for (int i = next++; i < n; i = next++) {
+        std::string name = absl::StrCat("floor-", tag, "-", i);
+        std::string log_dir = log_root + "/" + name;
+        std::filesystem::create_directories(log_dir);
+        auto sc = SandboxConfig(name, name, log_dir);
+        auto sb = rt.RunPodSandbox(sc, "");
+        if (!sb.ok()) {
+          ++failures;
+          continue;
+        }
+        runtime::v1::ContainerConfig cc;
+        cc.mutable_metadata()->set_name("main");
+        cc.mutable_image()->set_image("docker.io/library/busybox:1.36");
+        cc.add_command("sh");
+        cc.add_args("-c");
+        cc.add_args("trap 'exit 0' TERM; while true; do sleep 1; done");
+        cc.set_log_path("main.log");
+        auto* ns = cc.mutable_linux()->mutable_security_context()->mutable_namespace_options();
+        ns->set_pid(runtime::v1::CONTAINER);
+        auto id = rt.CreateContainer(*sb, cc, sc);
+        if (!id.ok() || !rt.StartContainer(*id).ok()) ++failures;
+      }
+    });
+  }
+  for (auto& t : workers) t.join();
+  absl::Duration d = absl::Now() - start;
+  if (failures > 0) std::fprintf(stderr, "floor: %d failures\n", failures.load());
+  return d;
+}
+
+void CleanupFloor(kubelet::cri::RuntimeService& rt) {
+  runtime::v1::PodSandboxFilter f;
+  (*f.mutable_label_selector())["bench"] = "floor";
+  auto list = rt.ListPodSandbox(&f);
+  if (!list.ok()) return;
+  std::vector<std::thread> ts;
+  std::atomic<size_t> next{0};
+  for (int w = 0; w < 8; ++w) {
+    ts.emplace_back([&] {
+      for (size_t i = next++; i < list->size(); i = next++) {
+        (void)rt.StopPodSandbox((*list)[i].id());
+        (void)rt.RemovePodSandbox((*list)[i].id());
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+}
+
+absl::Duration BestRawFloor(kubelet::cri::RuntimeService& rt, int n, const std::string& log_root,
+                            int* best_concurrency) {
+  absl::Duration best = absl::InfiniteDuration();
+  for (int conc : {4, 8, 16, 32}) {
+    if (conc > n && conc != 4) continue;
+    absl::Duration d = RawFloor(rt, n, conc, absl::StrCat(n, "-", conc), log_root);
+    CleanupFloor(rt);
+    if (d < best) {
+      best = d;
+      if (best_concurrency != nullptr) *best_concurrency = conc;
+    }
+  }
+  return best;
 }
 
 }  // namespace kubelet::bench

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "cri/runtime_service.h"
 
 namespace kubelet::bench {
@@ -24,6 +25,16 @@ long RssAnon(pid_t pid);
 std::pair<double, long> Usage(pid_t pid);
 // Pids whose /proc/<pid>/comm is `comm`.
 std::vector<pid_t> PidsByName(const std::string& comm);
+// The raw CRI floor: N pods (sandbox + one busybox container each, labelled bench=floor, logs
+// under `log_root`) run directly over CRI with `concurrency` workers; returns the wall time.
+// CleanupFloor removes every such sandbox.
+absl::Duration RawFloor(kubelet::cri::RuntimeService& rt, int n, int concurrency,
+                        const std::string& tag, const std::string& log_root);
+void CleanupFloor(kubelet::cri::RuntimeService& rt);
+// The best RawFloor over concurrency 4, 8, 16 and 32 (those <= n), cleaned up after each.
+absl::Duration BestRawFloor(kubelet::cri::RuntimeService& rt, int n, const std::string& log_root,
+                            int* best_concurrency = nullptr);
+
 // Sorted copy's percentile p (0..100) of `v` (nearest rank); 0 for an empty vector.
 double Percentile(std::vector<double> v, double p);
 

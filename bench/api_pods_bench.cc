@@ -1,0 +1,288 @@
+// Macro benchmark: pods created through the API server, our kubelet against the upstream v1.28.7
+// kubelet on the same containerd and the same control plane, in the same run, against the raw
+// CRI floor. For each N:
+//
+//   floor(N)     RunPodSandbox + CreateContainer + StartContainer for N pods issued directly
+//                over CRI at the best of several concurrency levels.
+//   <kubelet>(N) N pods (spec.nodeName set) created with one `kubectl create` -> every one
+//                reports phase Running in the API server (what a user waits for).
+//   writes/pod   the kubelet's POST/PUT/PATCH/DELETE requests to the API server (its
+//                rest_client_requests_total) from just before the create until all Running,
+//                divided by N (status patches, events, node status and Lease in that window);
+//                reqs/pod counts every method.
+//   idle         RSS (VmRSS and RssAnon) and CPU (% of one core over 30 s) with the N pods
+//                running.
+//
+// Both kubelets get the same KubeletConfiguration (cgroupfs, anonymous + AlwaysAllow on their
+// port so /metrics can be scraped) and a node identity of their own from the control-plane
+// harness; they run one after the other, never together. Figures are printed, never asserted.
+//
+// Usage: api_pods_bench <our-kubelet> <upstream-kubelet> [N ...]
+// Env: KUBELET_E2E_* (the containerd harness) and KUBELET_CP_ENV_FILE (the control plane).
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "bench/bench_util.h"
+#include "cri/remote/remote_runtime.h"
+#include "nlohmann/json.hpp"
+#include "test/e2e/controlplane.h"
+#include "test/e2e/kubelet_process.h"
+
+namespace {
+
+using kubelet::e2e::ControlPlane;
+using kubelet::e2e::KubeletProcess;
+using namespace kubelet::bench;  // NOLINT
+
+struct Result {
+  bool ok = false;
+  absl::Duration to_running;
+  double writes_per_pod = 0, requests_per_pod = 0;
+  long rss_kib = 0, rss_anon_kib = 0;
+  double idle_cpu_pct = 0;
+  std::string by_method;  // "POST=n PATCH=n ..." over the same window
+};
+
+// Sum of rest_client_requests_total by method, from a /metrics text.
+std::map<std::string, double> RequestsByMethod(const std::string& metrics) {
+  std::map<std::string, double> out;
+  for (absl::string_view line : absl::StrSplit(metrics, '\n')) {
+    if (!absl::StartsWith(line, "rest_client_requests_total{")) continue;
+    size_t m = line.find("method=\"");
+    size_t close = line.rfind('}');
+    if (m == absl::string_view::npos || close == absl::string_view::npos) continue;
+    size_t end = line.find('"', m + 8);
+    std::string method(line.substr(m + 8, end - m - 8));
+    double v = 0;
+    if (absl::SimpleAtod(absl::StripAsciiWhitespace(line.substr(close + 1)), &v)) out[method] += v;
+  }
+  return out;
+}
+
+std::map<std::string, double> Scrape(int port) {
+  auto r = kubelet::e2e::RunCommand(
+      {"curl", "-sk", "--max-time", "10", absl::StrCat("https://127.0.0.1:", port, "/metrics")});
+  if (!r.ok() || r->exit_code != 0) return {};
+  return RequestsByMethod(r->out);
+}
+
+std::string PodList(const std::string& node, int n) {
+  nlohmann::json items = nlohmann::json::array();
+  for (int i = 0; i < n; ++i) {
+    items.push_back(
+        {{"apiVersion", "v1"},
+         {"kind", "Pod"},
+         {"metadata",
+          {{"name", absl::StrCat("p", i, "-", node)},
+           {"namespace", "default"},
+           {"labels", {{"bench", node}}}}},
+         {"spec",
+          {{"nodeName", node},
+           {"automountServiceAccountToken", false},
+           {"terminationGracePeriodSeconds", 5},
+           {"containers",
+            {{{"name", "main"},
+              {"image", "docker.io/library/busybox:1.36"},
+              {"command", {"sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"}}}}}}}});
+  }
+  return nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}.dump();
+}
+
+// Pods of `node` in phase Running, per the API server; -1 when the list failed.
+int RunningInApi(const ControlPlane& cp, const std::string& node) {
+  auto r = cp.Kubectl({"get", "pods", "-n", "default", "-l", "bench=" + node, "-o", "json"});
+  if (!r.ok() || r->exit_code != 0) return -1;
+  nlohmann::json j = nlohmann::json::parse(r->out, nullptr, false);
+  if (!j.is_object()) return -1;
+  int running = 0;
+  for (const auto& p : j.value("items", nlohmann::json::array())) {
+    if (p["status"].value("phase", "") == "Running") ++running;
+  }
+  return running;
+}
+
+bool NodeReady(const ControlPlane& cp, const std::string& node) {
+  auto r = cp.Kubectl({"get", "node", node, "-o", "json"});
+  if (!r.ok() || r->exit_code != 0) return false;
+  nlohmann::json j = nlohmann::json::parse(r->out, nullptr, false);
+  if (!j.is_object()) return false;
+  for (const auto& c : j["status"].value("conditions", nlohmann::json::array())) {
+    if (c.value("type", "") == "Ready") return c.value("status", "") == "True";
+  }
+  return false;
+}
+
+void RemoveSandboxes(kubelet::cri::RuntimeService& rt, const std::string& node) {
+  auto list = rt.ListPodSandbox(nullptr);
+  if (!list.ok()) return;
+  for (const auto& s : *list) {
+    if (!absl::EndsWith(s.metadata().name(), node)) continue;
+    (void)rt.StopPodSandbox(s.id());
+    (void)rt.RemovePodSandbox(s.id());
+  }
+}
+
+Result RunKubelet(const std::string& bin, const std::string& kind, int n, const ControlPlane& cp,
+                  kubelet::cri::RuntimeService& rt, const std::string& endpoint,
+                  const std::string& dir) {
+  Result res;
+  const std::string node = absl::StrCat("bench-", kind, "-", n);
+  absl::StatusOr<std::string> kubeconfig = cp.NodeKubeconfig(node);
+  if (!kubeconfig.ok()) {
+    std::fprintf(stderr, "%s: node identity: %s\n", kind.c_str(),
+                 std::string(kubeconfig.status().message()).c_str());
+    return res;
+  }
+  const int port = kubelet::e2e::FreePort();
+  const std::string cfg = absl::StrCat(dir, "/", node, ".yaml");
+  kubelet::e2e::WriteFile(
+      cfg, absl::StrCat("apiVersion: kubelet.config.k8s.io/v1beta1\n"
+                        "kind: KubeletConfiguration\n"
+                        "containerRuntimeEndpoint: ",
+                        endpoint, "\ncgroupDriver: cgroupfs\nfailSwapOn: false\nhealthzPort: ",
+                        kubelet::e2e::FreePort(), "\nport: ", port,
+                        "\nreadOnlyPort: 0\naddress: 127.0.0.1\nmaxPods: 250\n"
+                        "authentication:\n  anonymous:\n    enabled: true\n"
+                        "  webhook:\n    enabled: false\n"
+                        "authorization:\n  mode: AlwaysAllow\n"));
+  auto k = KubeletProcess::Start(
+      bin,
+      {"--config", cfg, "--kubeconfig", *kubeconfig, "--hostname-override", node, "--root-dir",
+       absl::StrCat(dir, "/root-", node), "--cert-dir", absl::StrCat(dir, "/pki-", node), "--v=2"},
+      {}, absl::StrCat(dir, "/", node, ".log"));
+  if (!k.ok()) {
+    std::fprintf(stderr, "%s: %s\n", kind.c_str(), std::string(k.status().message()).c_str());
+    return res;
+  }
+  absl::Time started = absl::Now();
+  while (!NodeReady(cp, node) && absl::Now() - started < absl::Minutes(2)) {
+    absl::SleepFor(absl::Milliseconds(500));
+  }
+  if (!NodeReady(cp, node)) {
+    std::fprintf(stderr, "%s: node not Ready within 2 min (log: %s/%s.log)\n", kind.c_str(),
+                 dir.c_str(), node.c_str());
+    (*k)->Signal(SIGTERM);
+    (*k)->Wait(absl::Seconds(30));
+    return res;
+  }
+  absl::SleepFor(absl::Seconds(5));  // settle: first status rounds, image list
+  std::map<std::string, double> before = Scrape(port);
+
+  const std::string list = PodList(node, n);
+  absl::Time t0 = absl::Now();
+  auto created = cp.Kubectl({"create", "-f", "-"}, list, absl::Minutes(2));
+  if (!created.ok() || created->exit_code != 0) {
+    std::fprintf(stderr, "%s: kubectl create failed: %s\n", kind.c_str(),
+                 created.ok() ? created->err.c_str() : "");
+  } else {
+    while (RunningInApi(cp, node) < n && absl::Now() - t0 < absl::Minutes(10)) {
+      absl::SleepFor(absl::Milliseconds(200));
+    }
+    res.to_running = absl::Now() - t0;
+    res.ok = RunningInApi(cp, node) == n;
+    std::map<std::string, double> after = Scrape(port);
+    double writes = 0, all = 0;
+    for (const auto& [method, v] : after) {
+      double d = v - (before.count(method) ? before[method] : 0);
+      all += d;
+      if (d > 0) absl::StrAppend(&res.by_method, method, "=", d, " ");
+      if (method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE") {
+        writes += d;
+      }
+    }
+    res.writes_per_pod = writes / n;
+    res.requests_per_pod = all / n;
+    // Idle with the pods running.
+    absl::SleepFor(absl::Seconds(5));
+    auto [cpu0, rss0] = Usage((*k)->pid());
+    const absl::Duration window = absl::Seconds(30);
+    absl::SleepFor(window);
+    auto [cpu1, rss1] = Usage((*k)->pid());
+    res.idle_cpu_pct = (cpu1 - cpu0) / absl::ToDoubleSeconds(window) * 100.0;
+    res.rss_kib = rss1;
+    res.rss_anon_kib = RssAnon((*k)->pid());
+  }
+
+  // Tear down: delete the pods through the API, let the kubelet stop them, then stop it.
+  (void)cp.Kubectl({"delete", "pods", "-n", "default", "-l", "bench=" + node, "--wait=false"});
+  absl::Time td = absl::Now();
+  while ((RunningApp(rt, node) > 0 || RunningInApi(cp, node) > 0) &&
+         absl::Now() - td < absl::Minutes(3)) {
+    absl::SleepFor(absl::Milliseconds(500));
+  }
+  (*k)->Signal(SIGTERM);
+  (*k)->Wait(absl::Seconds(30));
+  (void)cp.Kubectl({"delete", "pods", "-n", "default", "-l", "bench=" + node, "--force",
+                    "--grace-period=0", "--wait=false"});
+  (void)cp.Kubectl({"delete", "node", node, "--wait=false"});
+  (void)cp.Kubectl({"delete", "lease", "-n", "kube-node-lease", node, "--wait=false"});
+  RemoveSandboxes(rt, node);
+  return res;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s <our-kubelet> <upstream-kubelet> [N ...]\n", argv[0]);
+    return 2;
+  }
+  const std::string ours = argv[1], upstream = argv[2];
+  std::vector<int> sizes;
+  for (int i = 3; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
+  if (sizes.empty()) sizes = {30, 110};
+  const std::string endpoint = Env("KUBELET_E2E_CONTAINERD_ENDPOINT");
+  if (endpoint.empty()) {
+    std::fprintf(stderr, "KUBELET_E2E_CONTAINERD_ENDPOINT is not set (start the harness)\n");
+    return 2;
+  }
+  absl::StatusOr<ControlPlane> cp = ControlPlane::FromEnv();
+  if (!cp.ok()) {
+    std::fprintf(stderr, "control plane: %s\n", std::string(cp.status().message()).c_str());
+    return 2;
+  }
+  auto rt = kubelet::cri::NewRemoteRuntimeService(endpoint, absl::Minutes(2));
+  if (!rt.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(rt.status().message()).c_str());
+    return 1;
+  }
+  const std::string dir = kubelet::e2e::MakeTempDir("kubelet-api-pods-bench-");
+  std::printf("logs: %s\n", dir.c_str());
+  std::printf("%-5s %-9s %-12s %-9s %-9s %-10s %-16s %-16s %-18s %-14s\n", "pods", "floor_ms",
+              "upstream_ms", "ours_ms", "ours/up", "ours/floor", "writes/pod up|us",
+              "reqs/pod up|us", "rss_MiB up|us (%)", "idle_cpu% up|us");
+  for (int n : sizes) {
+    absl::Duration floor = BestRawFloor(**rt, n, dir + "/floor-logs");
+    Result up = RunKubelet(upstream, "upstream", n, *cp, **rt, endpoint, dir);
+    Result us = RunKubelet(ours, "ours", n, *cp, **rt, endpoint, dir);
+    auto ms = [](absl::Duration d) { return absl::ToDoubleMilliseconds(d); };
+    std::printf("%-5d %-9.0f %-12.0f %-9.0f %-9.2f %-10.2f %-16s %-16s %-18s %-14s%s\n", n,
+                ms(floor), ms(up.to_running), ms(us.to_running),
+                ms(us.to_running) / ms(up.to_running), ms(us.to_running) / ms(floor),
+                absl::StrFormat("%.2f|%.2f", up.writes_per_pod, us.writes_per_pod).c_str(),
+                absl::StrFormat("%.2f|%.2f", up.requests_per_pod, us.requests_per_pod).c_str(),
+                absl::StrFormat("%ld|%ld (%.0f%%)", up.rss_kib / 1024, us.rss_kib / 1024,
+                                up.rss_kib > 0 ? 100.0 * us.rss_kib / up.rss_kib : 0.0)
+                    .c_str(),
+                absl::StrFormat("%.2f|%.2f", up.idle_cpu_pct, us.idle_cpu_pct).c_str(),
+                up.ok && us.ok ? "" : "   (a run did not reach all Running: see the logs)");
+    std::printf("      RssAnon KiB: upstream %ld, ours %ld\n", up.rss_anon_kib, us.rss_anon_kib);
+    std::printf("      requests by method: upstream %s; ours %s\n", up.by_method.c_str(),
+                us.by_method.c_str());
+    std::fflush(stdout);
+  }
+  return 0;
+}
