@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "common/log.h"
 #include "kubelet/volume/atomic_writer.h"
+#include "kubelet/volume/content_plugins.h"
 #include "kubelet/volume/mount_utils.h"
 #include "kubelet/volume/plugins.h"
 #include "kubelet/volume/subpath.h"
@@ -32,7 +33,17 @@ std::string PluginOf(const api::Volume& v) {
   if (v.empty_dir.has_value()) return kEmptyDirPluginName;
   if (v.host_path.has_value()) return kHostPathPluginName;
   if (v.downward_api.has_value()) return kDownwardAPIPluginName;
+  if (v.config_map.has_value()) return kConfigMapPluginName;
+  if (v.secret.has_value()) return kSecretPluginName;
+  if (v.projected.has_value()) return kProjectedPluginName;
   return "";
+}
+
+// Volumes whose files are republished on every sync of the pod (upstream remounts them so
+// changed objects, labels and refreshed tokens reach running pods).
+bool Republished(const api::Volume& v) {
+  return v.downward_api.has_value() || v.config_map.has_value() || v.secret.has_value() ||
+         v.projected.has_value();
 }
 
 std::string SourceName(const api::Volume& v) {
@@ -130,6 +141,43 @@ absl::StatusOr<VolumeManager::MountedVolume> VolumeManager::SetUpVolume(const ap
     mv.read_only = true;
     return mv;
   }
+  if (vol.config_map.has_value() || vol.secret.has_value() || vol.projected.has_value()) {
+    absl::StatusOr<Payload> payload;
+    bool memory = true;  // secret and projected: tmpfs; configMap: the kubelet's disk
+    const char* plugin = kProjectedPluginName;
+    if (vol.config_map.has_value()) {
+      payload = ConfigMapVolumePayload(pod, *vol.config_map, options_.objects);
+      memory = false;
+      plugin = kConfigMapPluginName;
+    } else if (vol.secret.has_value()) {
+      payload = SecretVolumePayload(pod, *vol.secret, options_.objects);
+      plugin = kSecretPluginName;
+    } else {
+      const api::ResourceList alloc =
+          options_.node_allocatable ? options_.node_allocatable() : api::ResourceList{};
+      payload =
+          ProjectedVolumePayload(pod, *vol.projected, options_.objects, options_.tokens, alloc);
+    }
+    if (!payload.ok()) return payload.status();
+    const std::string dir = VolumeDir(uid, plugin, vol.name);
+    const int64_t mem = options_.node_allocatable_memory ? options_.node_allocatable_memory() : 0;
+    if (absl::Status st =
+            SetUpEmptyDir(dir, memory, memory ? MemoryBackedSizeBytes(pod, std::nullopt, mem) : 0);
+        !st.ok()) {
+      return st;
+    }
+    AtomicWriter writer(dir, absl::StrCat("pod ", PodKey(pod), " volume ", vol.name), clock_);
+    if (absl::Status st = writer.Write(*payload); !st.ok()) return st;
+    if (pod.spec.security_context.has_value() && pod.spec.security_context->fs_group.has_value()) {
+      if (absl::Status st = SetVolumeOwnership(dir, *pod.spec.security_context->fs_group);
+          !st.ok()) {
+        return st;
+      }
+    }
+    mv.host_path = dir;
+    mv.read_only = true;
+    return mv;
+  }
   return absl::UnimplementedError(absl::StrCat("volume type ", log::Quote(SourceName(vol)),
                                                " is not supported by this kubelet"));
 }
@@ -141,6 +189,8 @@ absl::Status VolumeManager::PrepareForSync(const api::Pod& pod) {
     PodState& ps = pods_[uid];
     ps.prepared_generation = generation_;
   }
+  // Before any Get: the objects the pod references are watched from now on.
+  if (options_.objects != nullptr) options_.objects->RegisterPod(pod);
   std::shared_ptr<absl::Mutex> pod_lock = PodLock(uid);
   const absl::Time deadline = clock_.Now() + options_.mount_timeout;
   const absl::Time real_deadline = absl::Now() + options_.mount_timeout;
@@ -163,9 +213,10 @@ absl::Status VolumeManager::PrepareForSync(const api::Pod& pod) {
           const PodState& ps = pods_[uid];
           mounted = ps.volumes.count(vol.name) > 0;
         }
-        // Set-up is done once; downwardAPI files are republished on every sync (upstream
-        // remounts such volumes so label / annotation changes reach the files).
-        if (mounted && !vol.downward_api.has_value()) continue;
+        // Set-up is done once; downwardAPI, configMap, secret and projected files are
+        // republished on every sync (upstream remounts such volumes so label / annotation /
+        // object changes and refreshed tokens reach the files).
+        if (mounted && !Republished(vol)) continue;
         absl::StatusOr<MountedVolume> mv = SetUpVolume(pod, vol);
         if (!mv.ok()) {
           KLOG_ERROR(mv.status(),
@@ -284,6 +335,10 @@ absl::Status VolumeManager::TearDownPod(const std::string& uid) {
   }
   pods_.erase(uid);
   reported_.erase(uid);
+  // The pod's objects are no longer watched for it; its tokens are forgotten (upstream
+  // deleteServiceAccountToken on TearDown). Both are thread-safe and do not block.
+  if (options_.objects != nullptr) options_.objects->UnregisterPod(uid);
+  if (options_.tokens != nullptr) options_.tokens->DeleteServiceAccountToken(uid);
   return absl::OkStatus();
 }
 
@@ -355,6 +410,7 @@ void VolumeManager::Housekeeping(const std::set<std::string>& active) {
       it = idle ? pod_locks_.erase(it) : std::next(it);
     }
   }
+  if (options_.tokens != nullptr) options_.tokens->Cleanup();
   CheckUsage();
 }
 

@@ -1,5 +1,7 @@
 // VolumeManager: sets up and tears down the volumes of the pods on this node (upstream
-// pkg/kubelet/volumemanager), for the emptyDir, hostPath and downwardAPI plugins (plugins.h).
+// pkg/kubelet/volumemanager), for the emptyDir, hostPath and downwardAPI plugins (plugins.h) and
+// the configMap, secret and projected plugins (content_plugins.h) whose objects and tokens come
+// from `objects` / `tokens` (API-server mode; null standalone, where they fail as upstream's).
 //
 // State:
 //   desired  pods whose volumes should be set up: added by PrepareForSync, removed by
@@ -10,8 +12,9 @@
 //            are adopted again by their next PrepareForSync, which is idempotent).
 //
 // Reconciling is synchronous where upstream's reconciler is a loop: PrepareForSync sets up every
-// volume of the pod that is not set up yet (and republishes downwardAPI files, which upstream
-// remounts on each sync) and retries failing ones every `retry_period` until `mount_timeout`
+// volume of the pod that is not set up yet (and republishes downwardAPI, configMap, secret and
+// projected files, which upstream remounts on each sync; first it registers the pod's objects
+// with `objects`, and tearing the pod down unregisters them and drops its tokens) and retries failing ones every `retry_period` until `mount_timeout`
 // (upstream WaitForAttachAndMount); then it fails with upstream's message
 //   unable to attach or mount volumes: unmounted volumes=[a], unattached volumes=[a b]: timed
 //   out waiting for the condition
@@ -50,7 +53,9 @@
 #include "cri/proto/api.pb.h"
 #include "kubelet/container/pod_lifecycle.h"
 #include "kubelet/events/event_recorder.h"
+#include "kubelet/volume/cluster_content.h"
 #include "kubelet/volume/container_mounts.h"
+#include "kubelet/volume/token_manager.h"
 
 namespace kubelet::volume {
 
@@ -73,6 +78,11 @@ struct VolumeManagerOptions {
   // FailedMount events (a volume's set-up failed; the wait for the pod's volumes timed out), as
   // upstream records them. Unset: dropped. Borrowed; must outlive the manager.
   events::EventRecorder* recorder = nullptr;
+  // configMaps and secrets (API-server mode); null: standalone. Borrowed; must outlive the
+  // manager.
+  ObjectSource* objects = nullptr;
+  // Service account tokens of projected volumes; null: standalone. Borrowed.
+  TokenManager* tokens = nullptr;
   // How long PrepareForSync waits for the volumes (upstream podAttachAndMountTimeout).
   absl::Duration mount_timeout = absl::Seconds(123);
   // Delay between set-up attempts while waiting (upstream reconciler loop period).
