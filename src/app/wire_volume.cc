@@ -85,10 +85,9 @@ absl::Status WireVolumeManager(WiringStage stage, WiringContext& ctx) {
         auto tokens = std::make_shared<volume::TokenManager>(token_client.get(), *ctx.clock);
         o.objects = objects.get();
         o.tokens = tokens.get();
-        content = std::make_shared<std::tuple<std::shared_ptr<WatchingObjectSource>,
-                                              std::shared_ptr<RestTokenClient>,
-                                              std::shared_ptr<volume::TokenManager>>>(
-            objects, token_client, tokens);
+        content = std::make_shared<
+            std::tuple<std::shared_ptr<WatchingObjectSource>, std::shared_ptr<RestTokenClient>,
+                       std::shared_ptr<volume::TokenManager>>>(objects, token_client, tokens);
         ctx.components.keep_alive.push_back(content);
         ctx.AtShutdown([objects] { objects->Stop(); });
       }

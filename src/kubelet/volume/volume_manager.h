@@ -14,8 +14,9 @@
 // Reconciling is synchronous where upstream's reconciler is a loop: PrepareForSync sets up every
 // volume of the pod that is not set up yet (and republishes downwardAPI, configMap, secret and
 // projected files, which upstream remounts on each sync; first it registers the pod's objects
-// with `objects`, and tearing the pod down unregisters them and drops its tokens) and retries failing ones every `retry_period` until `mount_timeout`
-// (upstream WaitForAttachAndMount); then it fails with upstream's message
+// with `objects`, and tearing the pod down unregisters them and drops its tokens) and retries
+// failing ones every `retry_period` until `mount_timeout` (upstream WaitForAttachAndMount); then it
+// fails with upstream's message
 //   unable to attach or mount volumes: unmounted volumes=[a], unattached volumes=[a b]: timed
 //   out waiting for the condition
 // (the wait ends early, with the same message ending in the reason, when `pod_desired` says the
