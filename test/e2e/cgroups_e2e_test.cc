@@ -273,17 +273,30 @@ TEST_F(CgroupsTest, MissingSystemReservedCgroupFailsStartup) {
 
 TEST_F(CgroupsTest, OOMKillIsReported) {
   StartKubelet();
-  // The shell holds 64Mi of text in a variable under a 32Mi limit.
+  // The shell holds 64Mi of text in a variable under a 32Mi limit. The container's own limit
+  // must be what kills it: CRI-O keeps each container's monitor (conmon) in the pod cgroup, so
+  // with a pod limit equal to the container's the pod cgroup's OOM killer may strike first, and
+  // not necessarily the shell. The init container's larger limit raises the pod cgroup's (max of
+  // init and the sum of app containers, as upstream).
   WriteManifest("oom.yaml",
-                Pod("oom",
-                    "    resources:\n"
-                    "      limits: {cpu: 500m, memory: 32Mi}\n",
-                    "\"x=$(head -c 67108864 /dev/zero | tr '\\\\0' a); echo ${#x}\"", "Never"));
+                BusyboxPod("oom", "\"x=$(head -c 67108864 /dev/zero | tr '\\\\0' a); echo ${#x}\"",
+                           PodParts{.spec = "  restartPolicy: Never\n"
+                                            "  initContainers:\n"
+                                            "  - name: headroom\n"
+                                            "    image: " +
+                                            BusyboxImage() +
+                                            "\n"
+                                            "    command: [\"true\"]\n"
+                                            "    resources:\n"
+                                            "      limits: {cpu: 500m, memory: 96Mi}\n",
+                                    .container = "    resources:\n"
+                                                 "      limits: {cpu: 500m, memory: 32Mi}\n",
+                                    .termination_grace_seconds = 2}));
   std::string reason;
   int exit_code = 0;
   ASSERT_TRUE(WaitUntil(
       [&] {
-        for (const Container& c : Containers("oom")) {
+        for (const Container& c : Containers("oom", "main")) {
           auto st = cri_->ContainerStatus(c.id(), false);
           if (st.ok() && st->status().state() == runtime::v1::CONTAINER_EXITED) {
             reason = st->status().reason();

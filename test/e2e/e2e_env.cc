@@ -52,6 +52,8 @@ std::string RuntimeName() {
   return rt != nullptr && *rt != '\0' ? rt : "containerd";
 }
 
+std::string CriRuntimeName() { return RuntimeName() == "crio" ? "cri-o" : "containerd"; }
+
 bool LoadE2EEnv() {
   const char* file = std::getenv("KUBELET_E2E_ENV_FILE");
   if (file == nullptr || *file == '\0') return RuntimeDescribed();

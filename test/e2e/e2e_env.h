@@ -51,6 +51,10 @@ std::string RuntimeUnavailableReason();
 // when unset (containerd-env.sh predates the key).
 std::string RuntimeName();
 
+// What that runtime calls itself in CRI Version (RuntimeName: "containerd" or "cri-o"): the
+// scheme of container IDs in pod statuses (`cri-o://<id>`) and of the node's runtime version.
+std::string CriRuntimeName();
+
 }  // namespace kubelet::e2e
 
 #endif  // KUBELET_TEST_E2E_E2E_ENV_H_

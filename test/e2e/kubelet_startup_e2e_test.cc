@@ -57,10 +57,6 @@ class KubeletStartupTest : public ::testing::Test {
   int healthz_port_ = 0;
 };
 
-// What the runtime calls itself in CRI Version (RuntimeName): upstream logs it at start-up and
-// reports it as `<name>://<version>` in the node status and /pods.
-std::string CriRuntimeName() { return RuntimeName() == "crio" ? "cri-o" : "containerd"; }
-
 TEST_F(KubeletStartupTest, ServesHealthzNotifiesSystemdAndStopsOnSigterm) {
   // A datagram socket standing in for systemd's notify socket.
   std::string notify_path = dir_ + "/notify.sock";

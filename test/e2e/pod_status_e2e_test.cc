@@ -78,7 +78,7 @@ TEST_F(PodStatusTest, RunningPodHasUpstreamStatusFields) {
   EXPECT_EQ(main.value("ready", false), true);
   EXPECT_EQ(main.value("started", false), true);
   EXPECT_EQ(main.value("restartCount", -1), 0);
-  EXPECT_TRUE(main.value("containerID", "").rfind("containerd://", 0) == 0) << main.dump();
+  EXPECT_TRUE(main.value("containerID", "").starts_with(CriRuntimeName() + "://")) << main.dump();
   EXPECT_FALSE(main.value("imageID", "").empty());
   EXPECT_FALSE(main["state"]["running"].value("startedAt", "").empty()) << main.dump();
 }
@@ -143,11 +143,19 @@ TEST_F(PodStatusTest, CompletedPodSucceeds) {
   EXPECT_EQ(Condition(pod, "Ready").value("reason", ""), "PodCompleted");
 }
 
+// The container's own limit must be what kills it: CRI-O puts each container's monitor (conmon,
+// ~4 MiB) into the pod cgroup, so with a pod limit equal to the container's the pod cgroup runs
+// out first and its OOM killer may hit the monitor or runc's init instead. The init container's
+// larger limit raises the pod cgroup's (max of init and the sum of app containers, as upstream).
 TEST_F(PodStatusTest, OOMKilledIsReported) {
   StartKubelet();
   WriteManifest("oom.yaml",
                 "apiVersion: v1\nkind: Pod\nmetadata:\n  name: oom\nspec:\n"
                 "  restartPolicy: Never\n"
+                "  initContainers:\n"
+                "  - name: headroom\n    image: docker.io/library/busybox:1.36\n"
+                "    command: [\"true\"]\n"
+                "    resources:\n      limits:\n        memory: 64Mi\n"
                 "  containers:\n"
                 "  - name: main\n    image: docker.io/library/busybox:1.36\n"
                 "    command: [\"sh\", \"-c\", \"tail /dev/zero\"]\n"

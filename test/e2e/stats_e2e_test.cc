@@ -339,7 +339,9 @@ TEST_F(KubeletStatsEndpointsTest, SummaryAndMetricsFromTheKubelet) {
   // /metrics/cadvisor.
   auto cadvisor = HttpsGet(api_port_, "/metrics/cadvisor");
   ASSERT_TRUE(cadvisor.has_value()) << kubelet_->Log();
-  const std::string ctr_cgroup = "/kubepods/pod" + uid + "/" + container_id;
+  // The container's cgroup as the runtime names it (cgroupfs): CRI-O prefixes "crio-".
+  const std::string ctr_cgroup =
+      "/kubepods/pod" + uid + "/" + (RuntimeName() == "crio" ? "crio-" : "") + container_id;
   auto cad_cpu = Samples(*cadvisor, "container_cpu_usage_seconds_total", ctr);
   ASSERT_EQ(cad_cpu.size(), 1u) << *cadvisor;
   EXPECT_GT(cad_cpu[0].value, 0);

@@ -213,6 +213,12 @@ crio_up() {
   [[ "$CRIO_VERSION" == "$CRIO_VERSION_WANT" ]] ||
     log "warning: crio says version '$CRIO_VERSION', expected $CRIO_VERSION_WANT"
   pick_network
+  # A Linux bridge takes the lowest MAC of its ports unless given one, so it changes while pods
+  # come and go; CRI-O runs a CNI CHECK after ADD, and the bridge plugin then fails the sandbox
+  # ("Bridge interface ... Mac doesn't match") when another pod joined in between. A fixed,
+  # locally administered address keeps it stable.
+  ip link set "$BRIDGE" address "$(printf '02:%02x:%02x:%02x:%02x:%02x' $((RANDOM % 256)) \
+    $((RANDOM % 256)) $((RANDOM % 256)) $((RANDOM % 256)) $((RANDOM % 256)))"
   pick_instance_dir
   prepare_images
   start_crio_registry
