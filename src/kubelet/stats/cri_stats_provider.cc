@@ -225,6 +225,17 @@ std::string CRIStatsProvider::PodCgroup(const std::string& uid) const {
   return "";
 }
 
+std::string CRIStatsProvider::ContainerCgroup(const std::string& pod_cgroup,
+                                              const std::string& id) const {
+  const std::string plain = pod_cgroup + "/" + id;
+  for (const std::string& c :
+       {plain, pod_cgroup + "/crio-" + id, pod_cgroup + "/cri-containerd-" + id + ".scope",
+        pod_cgroup + "/crio-" + id + ".scope"}) {
+    if (host_.CgroupExists(c)) return c;
+  }
+  return plain;
+}
+
 std::optional<ContainerStats> CRIStatsProvider::SystemContainer(const std::string& name,
                                                                 const std::string& cgroup,
                                                                 absl::Time now) {
@@ -412,7 +423,7 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
           if (spec.name == name) cs.image = spec.image;
         }
       }
-      if (!pod.cgroup.empty()) cs.cgroup = pod.cgroup + "/" + c->id();
+      if (!pod.cgroup.empty()) cs.cgroup = ContainerCgroup(pod.cgroup, c->id());
       if (auto it = container_stats.find(c->id()); it != container_stats.end()) {
         const v1::ContainerStats& st = it->second;
         cs.cpu = CpuFromCri(st.cpu(), now);
@@ -494,6 +505,19 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
 
     std::vector<pid_t> pids;
     if (!pod.cgroup.empty()) pids = host_.CgroupPids(pod.cgroup);
+    // A process in the pod's network namespace, for its interfaces: one of a container's. The
+    // pod cgroup's own first process is the pause process on containerd, but CRI-O runs no
+    // pause process by default (drop_infra_ctr) and keeps its monitors (conmon, host network
+    // namespace) in the pod cgroup.
+    pid_t net_pid = 0;
+    for (const ContainerStats& cs : pod.containers) {
+      if (cs.cgroup.empty()) continue;
+      if (std::vector<pid_t> p = host_.CgroupPids(cs.cgroup); !p.empty()) {
+        net_pid = p.front();
+        break;
+      }
+    }
+    if (net_pid == 0 && !pids.empty()) net_pid = pids.front();
     if (sb_stats != nullptr && sb_stats->has_linux() && sb_stats->linux().has_process() &&
         sb_stats->linux().process().has_process_count()) {
       pod.process_count = sb_stats->linux().process().process_count().value();
@@ -502,18 +526,33 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
     }
 
     if (!only_cpu_and_memory) {
-      if (sb_stats != nullptr && sb_stats->has_linux() && sb_stats->linux().has_network() &&
-          !sb_stats->linux().network().default_interface().name().empty() &&
-          sb_stats->linux().network().default_interface().has_rx_bytes()) {
+      // The runtime's figures when it has them, without loopback (cAdvisor, upstream's source of
+      // pod network stats, ignores it): CRI-O names `lo` as the default interface, containerd
+      // `eth0`. "eth0" is the default when present, as cAdvisor's.
+      std::vector<InterfaceStats> cri_ifaces;
+      std::string cri_default;
+      absl::Time cri_time = now;
+      if (sb_stats != nullptr && sb_stats->has_linux() && sb_stats->linux().has_network()) {
         const v1::NetworkUsage& n = sb_stats->linux().network();
-        NetworkStats ns;
-        ns.time = FromNanosOr(n.timestamp(), now);
-        ns.default_interface = InterfaceFromCri(n.default_interface());
-        ns.interfaces.push_back(ns.default_interface);
-        for (const auto& i : n.interfaces()) ns.interfaces.push_back(InterfaceFromCri(i));
-        pod.network = ns;
-      } else if (!pids.empty() && sandbox->state() == v1::SANDBOX_READY) {
-        pod.network = NetworkFromInterfaces(host_.NetDev(pids.front()), "eth0", now);
+        cri_time = FromNanosOr(n.timestamp(), now);
+        auto add = [&](const v1::NetworkInterfaceUsage& u) {
+          if (u.name().empty() || u.name() == "lo" || !u.has_rx_bytes()) return;
+          for (const InterfaceStats& i : cri_ifaces) {
+            if (i.name == u.name()) return;
+          }
+          cri_ifaces.push_back(InterfaceFromCri(u));
+        };
+        add(n.default_interface());
+        if (!cri_ifaces.empty()) cri_default = cri_ifaces.front().name;
+        for (const auto& i : n.interfaces()) add(i);
+      }
+      if (!cri_ifaces.empty()) {
+        const bool has_eth0 = std::any_of(cri_ifaces.begin(), cri_ifaces.end(),
+                                          [](const InterfaceStats& i) { return i.name == "eth0"; });
+        pod.network =
+            NetworkFromInterfaces(std::move(cri_ifaces), has_eth0 ? "eth0" : cri_default, cri_time);
+      } else if (net_pid != 0 && sandbox->state() == v1::SANDBOX_READY) {
+        pod.network = NetworkFromInterfaces(host_.NetDev(net_pid), "eth0", now);
       }
 
       const std::string volumes_dir = absl::StrCat(options_.root_dir, "/pods/", uid, "/volumes");

@@ -125,6 +125,10 @@ class CRIStatsProvider final : public StatsProvider {
   void PruneSamples(const std::vector<std::string>& seen);
   std::optional<DiskUsage> CachedDu(const std::string& path, absl::Time now);
   std::string PodCgroup(const std::string& uid) const;
+  // The cgroup of container `id` below `pod_cgroup`, named as the runtime names it: `<id>`
+  // (containerd, cgroupfs), `crio-<id>` (CRI-O, cgroupfs), `cri-containerd-<id>.scope` /
+  // `crio-<id>.scope` (systemd); `pod_cgroup/<id>` when none exists (yet).
+  std::string ContainerCgroup(const std::string& pod_cgroup, const std::string& id) const;
   bool SandboxStatsDue(absl::Time now);
 
   const CRIStatsProviderOptions options_;
