@@ -364,6 +364,12 @@ TEST_F(MirrorPodsTest, DeletedMirrorPodIsRecreatedWithoutTouchingThePod) {
   SetStaticPods({s});
   ASSERT_TRUE(WaitFor([&] { return !MirrorUid("web-node1").empty(); }));
   const std::string first = MirrorUid("web-node1");
+  // The kubelet has seen it come back through its source (else it has nothing to react to
+  // until its next periodic sync).
+  ASSERT_TRUE(WaitFor([&] {
+    auto m = kubelet_->pod_manager().GetMirrorPodByPod(s);
+    return m.has_value() && m->metadata.uid == first;
+  }));
 
   // Deleted outright (grace 0): the REMOVE syncs the static pod, which creates it again.
   api_.Remove("web-node1");
@@ -372,6 +378,10 @@ TEST_F(MirrorPodsTest, DeletedMirrorPodIsRecreatedWithoutTouchingThePod) {
     return !uid.empty() && uid != first;
   }));
   const std::string second = MirrorUid("web-node1");
+  ASSERT_TRUE(WaitFor([&] {
+    auto m = kubelet_->pod_manager().GetMirrorPodByPod(s);
+    return m.has_value() && m->metadata.uid == second;
+  }));
 
   // kubectl delete (graceful): the kubelet deletes it with the UID precondition, recreates it.
   api_.MarkDeleting("web-node1");
