@@ -18,56 +18,66 @@ namespace {
 
 constexpr size_t kMaxValueInMessage = 200;  // chars of a bad value quoted in an error
 
-void AppendJson(std::string* out, const Json& j) {
+template <typename J>
+void AppendJson(std::string* out, const J& j, bool sort_keys) {
   switch (j.type()) {
-    case Json::value_t::object: {
+    case J::value_t::object: {
       out->push_back('{');
+      std::vector<typename J::const_iterator> members;
+      members.reserve(j.size());
+      for (auto it = j.begin(); it != j.end(); ++it) members.push_back(it);
+      if (sort_keys) {
+        std::sort(members.begin(), members.end(),
+                  [](const auto& a, const auto& b) { return a.key() < b.key(); });
+      }
       bool first = true;
-      for (auto it = j.begin(); it != j.end(); ++it) {
+      for (const auto& it : members) {
         if (!first) out->push_back(',');
         first = false;
         AppendGoString(out, it.key());
         out->push_back(':');
-        AppendJson(out, it.value());
+        AppendJson(out, it.value(), sort_keys);
       }
       out->push_back('}');
       break;
     }
-    case Json::value_t::array: {
+    case J::value_t::array: {
       out->push_back('[');
       bool first = true;
-      for (const Json& e : j) {
+      for (const J& e : j) {
         if (!first) out->push_back(',');
         first = false;
-        AppendJson(out, e);
+        AppendJson(out, e, sort_keys);
       }
       out->push_back(']');
       break;
     }
-    case Json::value_t::string:
-      AppendGoString(out, j.get_ref<const std::string&>());
+    case J::value_t::string:
+      AppendGoString(out, j.template get_ref<const std::string&>());
       break;
-    case Json::value_t::boolean:
-      out->append(j.get<bool>() ? "true" : "false");
+    case J::value_t::boolean:
+      out->append(j.template get<bool>() ? "true" : "false");
       break;
-    case Json::value_t::number_integer:
-      absl::StrAppend(out, j.get<int64_t>());
+    case J::value_t::number_integer:
+      absl::StrAppend(out, j.template get<int64_t>());
       break;
-    case Json::value_t::number_unsigned:
-      absl::StrAppend(out, j.get<uint64_t>());
+    case J::value_t::number_unsigned:
+      absl::StrAppend(out, j.template get<uint64_t>());
       break;
-    case Json::value_t::number_float:
-      AppendGoFloat(out, j.get<double>());
+    case J::value_t::number_float:
+      AppendGoFloat(out, j.template get<double>());
       break;
     default:  // null, discarded, binary
       out->append("null");
   }
 }
 
-std::string Describe(const Json& v) {
+template <typename J>
+std::string Describe(const J& v) {
   if (v.is_object()) return "object";
   if (v.is_array()) return "array";
-  std::string s = SerializeJson(v);
+  std::string s;
+  AppendJson(&s, v, /*sort_keys=*/false);
   if (s.size() > kMaxValueInMessage) s = s.substr(0, kMaxValueInMessage) + "...";
   return s;
 }
@@ -82,7 +92,19 @@ absl::Status FieldError(const codec::Path& p, absl::string_view message) {
 
 std::string SerializeJson(const Json& j) {
   std::string out;
-  AppendJson(&out, j);
+  AppendJson(&out, j, /*sort_keys=*/false);
+  return out;
+}
+
+std::string SerializeJsonSortedKeys(const Json& j) {
+  std::string out;
+  AppendJson(&out, j, /*sort_keys=*/true);
+  return out;
+}
+
+std::string SerializeJson(const UnorderedJson& j) {
+  std::string out;
+  AppendJson(&out, j, /*sort_keys=*/false);
   return out;
 }
 
@@ -118,7 +140,8 @@ std::string Path::String() const {
   return out;
 }
 
-absl::Status TypeError(const Path& p, std::string_view want, const Json& got) {
+template <typename J>
+absl::Status TypeError(const Path& p, std::string_view want, const J& got) {
   return FieldError(p, absl::StrCat("expected ", AV(want), ", got ", Describe(got)));
 }
 
@@ -127,9 +150,10 @@ Json EncodeString(const std::string& s, uint32_t opts) {
   return Json(s);
 }
 
-absl::Status DecodeString(const Json& j, const Path& p, uint32_t opts, std::string* out) {
+template <typename J>
+absl::Status DecodeString(const J& j, const Path& p, uint32_t opts, std::string* out) {
   if (!j.is_string()) return TypeError(p, "string", j);
-  const std::string& s = j.get_ref<const std::string&>();
+  const std::string& s = j.template get_ref<const std::string&>();
   if ((opts & kBase64) == 0) {
     *out = s;
     return absl::OkStatus();
@@ -140,29 +164,36 @@ absl::Status DecodeString(const Json& j, const Path& p, uint32_t opts, std::stri
   return absl::OkStatus();
 }
 
-absl::Status DecodeInt(const Json& j, const Path& p, int64_t lo, int64_t hi, int64_t* out) {
+template <typename J>
+absl::Status DecodeInt(const J& j, const Path& p, int64_t lo, int64_t hi, std::string_view type,
+                       int64_t* out) {
   if (j.is_number_unsigned()) {
-    const uint64_t u = j.get<uint64_t>();
+    const uint64_t u = j.template get<uint64_t>();
     if (u > static_cast<uint64_t>(hi)) {
-      return FieldError(p, absl::StrCat("value ", u, " out of range"));
+      return FieldError(p, absl::StrCat("value ", u, " out of range for ", AV(type)));
     }
     *out = static_cast<int64_t>(u);
     return absl::OkStatus();
   }
   if (!j.is_number_integer()) return TypeError(p, "integer", j);
-  const int64_t i = j.get<int64_t>();
-  if (i < lo || i > hi) return FieldError(p, absl::StrCat("value ", i, " out of range"));
+  const int64_t i = j.template get<int64_t>();
+  if (i < lo || i > hi) {
+    return FieldError(p, absl::StrCat("value ", i, " out of range for ", AV(type)));
+  }
   *out = i;
   return absl::OkStatus();
 }
 
-absl::Status DecodeUint(const Json& j, const Path& p, uint64_t hi, uint64_t* out) {
+template <typename J>
+absl::Status DecodeUint(const J& j, const Path& p, uint64_t hi, std::string_view type,
+                        uint64_t* out) {
   if (!j.is_number_integer()) return TypeError(p, "integer", j);
-  if (!j.is_number_unsigned() && j.get<int64_t>() < 0) {
-    return FieldError(p, absl::StrCat("value ", j.get<int64_t>(), " out of range"));
+  if (!j.is_number_unsigned() && j.template get<int64_t>() < 0) {
+    return FieldError(
+        p, absl::StrCat("value ", j.template get<int64_t>(), " out of range for ", AV(type)));
   }
-  const uint64_t u = j.get<uint64_t>();
-  if (u > hi) return FieldError(p, absl::StrCat("value ", u, " out of range"));
+  const uint64_t u = j.template get<uint64_t>();
+  if (u > hi) return FieldError(p, absl::StrCat("value ", u, " out of range for ", AV(type)));
   *out = u;
   return absl::OkStatus();
 }
@@ -183,28 +214,31 @@ Json EncodeLeaf(const RawJson& r) {
   return j.ok() ? *std::move(j) : Json(nullptr);
 }
 
-absl::Status DecodeLeaf(const Json& j, const Path& p, Time* out) {
+template <typename J>
+absl::Status DecodeLeaf(const J& j, const Path& p, Time* out) {
   if (!j.is_string()) return TypeError(p, "RFC3339 time string", j);
-  absl::StatusOr<Time> t = Time::ParseRFC3339(j.get_ref<const std::string&>());
+  absl::StatusOr<Time> t = Time::ParseRFC3339(j.template get_ref<const std::string&>());
   if (!t.ok()) return FieldError(p, t.status().message());
   *out = *t;
   return absl::OkStatus();
 }
 
-absl::Status DecodeLeaf(const Json& j, const Path& p, MicroTime* out) {
+template <typename J>
+absl::Status DecodeLeaf(const J& j, const Path& p, MicroTime* out) {
   if (!j.is_string()) return TypeError(p, "RFC3339 time string", j);
-  absl::StatusOr<MicroTime> t = MicroTime::Parse(j.get_ref<const std::string&>());
+  absl::StatusOr<MicroTime> t = MicroTime::Parse(j.template get_ref<const std::string&>());
   if (!t.ok()) return FieldError(p, t.status().message());
   *out = *t;
   return absl::OkStatus();
 }
 
-absl::Status DecodeLeaf(const Json& j, const Path& p, Quantity* out) {
+template <typename J>
+absl::Status DecodeLeaf(const J& j, const Path& p, Quantity* out) {
   std::string text;
   if (j.is_string()) {
-    text = std::string(absl::StripAsciiWhitespace(j.get_ref<const std::string&>()));
+    text = std::string(absl::StripAsciiWhitespace(j.template get_ref<const std::string&>()));
   } else if (j.is_number()) {
-    text = SerializeJson(j);
+    AppendJson(&text, j, /*sort_keys=*/false);
   } else {
     return TypeError(p, "quantity", j);
   }
@@ -214,21 +248,32 @@ absl::Status DecodeLeaf(const Json& j, const Path& p, Quantity* out) {
   return absl::OkStatus();
 }
 
-absl::Status DecodeLeaf(const Json& j, const Path& p, IntOrString* out) {
+template <typename J>
+absl::Status DecodeLeaf(const J& j, const Path& p, IntOrString* out) {
   if (j.is_string()) {
-    *out = IntOrString::FromString(j.get<std::string>());
+    *out = IntOrString::FromString(j.template get<std::string>());
     return absl::OkStatus();
   }
   if (!j.is_number_integer()) return TypeError(p, "integer or string", j);
   int64_t i = 0;
-  absl::Status st = DecodeInt(j, p, INT32_MIN, INT32_MAX, &i);
+  absl::Status st = DecodeInt(j, p, INT32_MIN, INT32_MAX, "int32", &i);
   if (st.ok()) *out = IntOrString::FromInt(static_cast<int32_t>(i));
   return st;
 }
 
-absl::Status DecodeLeaf(const Json& j, const Path& /*p*/, RawJson* out) {
-  out->json = SerializeJson(j);
+template <typename J>
+absl::Status DecodeRaw(const J& j, const Path& p, uint32_t opts, RawJson* out) {
+  if ((opts & kObject) != 0 && !j.is_object()) return TypeError(p, "object", j);
+  out->json.clear();
+  AppendJson(&out->json, j, (opts & kSortKeys) != 0);
   return absl::OkStatus();
+}
+
+void NoteUnknown(const Path& p, std::string_view key) {
+  const Path* root = &p;
+  while (root->parent != nullptr) root = root->parent;
+  if (root->unknown_paths == nullptr) return;
+  root->unknown_paths->push_back(Path{&p, key}.String());
 }
 
 void AppendUnknown(const RawJson& unknown, const std::vector<std::string_view>& known, Json* out) {
@@ -243,6 +288,77 @@ void AppendUnknown(const RawJson& unknown, const std::vector<std::string_view>& 
 }
 
 RawJson KeepUnknown(const Json& members) { return RawJson{SerializeJson(members)}; }
+
+void AppendLeaf(std::string* out, const Time& t) {
+  if (!t.set) {
+    out->append("null");
+    return;
+  }
+  AppendGoString(out, t.RFC3339());
+}
+
+void AppendLeaf(std::string* out, const MicroTime& t) { AppendJson(out, EncodeLeaf(t), false); }
+
+void AppendLeaf(std::string* out, const Quantity& q) { AppendGoString(out, q.String()); }
+
+void AppendLeaf(std::string* out, const IntOrString& v) {
+  if (v.is_string()) {
+    AppendGoString(out, v.str_val);
+  } else {
+    absl::StrAppend(out, v.int_val);
+  }
+}
+
+void AppendLeaf(std::string* out, const RawJson& r) { AppendJson(out, EncodeLeaf(r), false); }
+
+void AppendString(std::string* out, const std::string& s, uint32_t opts) {
+  if ((opts & kBase64) != 0) {
+    AppendGoString(out, absl::Base64Escape(AV(s)));
+  } else {
+    AppendGoString(out, s);
+  }
+}
+
+void AppendInt(std::string* out, int64_t i) { absl::StrAppend(out, i); }
+
+void AppendUint(std::string* out, uint64_t u) { absl::StrAppend(out, u); }
+
+void AppendDouble(std::string* out, double d) { AppendGoFloat(out, d); }
+
+void AppendJsonText(std::string* out, const Json& j) { AppendJson(out, j, false); }
+
+void AppendKey(std::string* out, std::string_view name, bool* first) {
+  if (!*first) out->push_back(',');
+  *first = false;
+  AppendGoString(out, name);
+  out->push_back(':');
+}
+
+void AppendUnknownMembers(std::string* out, const RawJson& unknown,
+                          const std::vector<std::string_view>& known, bool* first) {
+  Json members = Json::object();
+  AppendUnknown(unknown, known, &members);
+  for (auto it = members.begin(); it != members.end(); ++it) {
+    AppendKey(out, it.key(), first);
+    AppendJson(out, it.value(), false);
+  }
+}
+
+// The two trees the decoders accept.
+#define KUBELET_CODEC_INSTANTIATE(J)                                                              \
+  template absl::Status TypeError(const Path&, std::string_view, const J&);                       \
+  template absl::Status DecodeString(const J&, const Path&, uint32_t, std::string*);              \
+  template absl::Status DecodeInt(const J&, const Path&, int64_t, int64_t, std::string_view,      \
+                                  int64_t*);                                                      \
+  template absl::Status DecodeUint(const J&, const Path&, uint64_t, std::string_view, uint64_t*); \
+  template absl::Status DecodeRaw(const J&, const Path&, uint32_t, RawJson*);                     \
+  template absl::Status DecodeLeaf(const J&, const Path&, Time*);                                 \
+  template absl::Status DecodeLeaf(const J&, const Path&, MicroTime*);                            \
+  template absl::Status DecodeLeaf(const J&, const Path&, Quantity*);                             \
+  template absl::Status DecodeLeaf(const J&, const Path&, IntOrString*);
+KUBELET_CODEC_INSTANTIATE(Json)
+KUBELET_CODEC_INSTANTIATE(UnorderedJson)
+#undef KUBELET_CODEC_INSTANTIATE
 
 }  // namespace codec
 }  // namespace kubelet::api

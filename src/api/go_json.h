@@ -1,5 +1,5 @@
 // Go encoding/json's output for scalars, and a nesting check for JSON text, shared by the
-// hand-written Pod codec and the declarative codec so every object the kubelet writes escapes and
+// declarative codec and the Pod codec's YAML path so every object the kubelet writes escapes and
 // formats alike. Thread-safe (no state).
 #ifndef KUBELET_API_GO_JSON_H_
 #define KUBELET_API_GO_JSON_H_

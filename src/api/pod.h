@@ -164,7 +164,7 @@ struct Volume {
   std::optional<ConfigMapVolumeSource> config_map;
   std::optional<ProjectedVolumeSource> projected;
   // Every other upstream VolumeSource member (nfs, iscsi, csi, ephemeral, rbd, ...), keyed by its
-  // JSON name, kept opaque (kVolumeSourceOrder in pod_codec.cc lists the accepted names).
+  // JSON name, kept opaque (the Volume field table in pod_fields.h lists the accepted names).
   std::map<std::string, RawJson> other_sources;
   bool operator==(const Volume&) const = default;
 };

@@ -1,8 +1,10 @@
 #include "api/pod_codec.h"
 
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "api/pod_fields.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -424,6 +426,450 @@ TEST(PodCodec, RoundTripsThroughJson) {
   ASSERT_TRUE(pods.ok()) << pods.status();
   ASSERT_EQ(pods->size(), 2u);
   EXPECT_EQ((*pods)[1], pod);
+}
+
+// A pod using every member the codec knows, as a static pod manifest (YAML, members in no
+// particular order, opaque fields with unsorted keys, the deprecated serviceAccount, managedFields
+// and an unknown metadata member that are not kept).
+constexpr char kRichYaml[] = R"g(apiVersion: v1
+kind: Pod
+metadata:
+  name: rich
+  generateName: rich-
+  namespace: kube-system
+  selfLink: /api/v1/namespaces/kube-system/pods/rich
+  uid: 0b6c9a1e-1111-2222-3333-444455556666
+  resourceVersion: "12345"
+  generation: 3
+  creationTimestamp: "2023-01-02T03:04:05Z"
+  deletionTimestamp: "2023-01-02T03:14:05Z"
+  deletionGracePeriodSeconds: 30
+  labels: {app: rich, tier: "<web>&"}
+  annotations:
+    kubernetes.io/config.source: file
+    note: "tab\there \u2028 sep"
+  ownerReferences:
+  - {apiVersion: v1, kind: Node, name: n1, uid: u-1, controller: true}
+  - {apiVersion: apps/v1, kind: ReplicaSet, name: rs, uid: u-2, blockOwnerDeletion: false}
+  finalizers: [example.com/f]
+  managedFields:
+  - {manager: kubectl, operation: Update}
+  clusterName: dropped
+spec:
+  volumes:
+  - name: hp
+    hostPath: {path: /var/lib/x, type: DirectoryOrCreate}
+  - name: hp2
+    hostPath: {path: /tmp}
+  - name: ed
+    emptyDir: {medium: Memory, sizeLimit: 64Mi}
+  - name: ed2
+    emptyDir: {}
+  - name: sec
+    secret:
+      secretName: s1
+      items: [{key: k, path: p, mode: 0400}]
+      defaultMode: 0644
+      optional: true
+  - name: pvc
+    persistentVolumeClaim: {claimName: c1, readOnly: true}
+  - name: dapi
+    downwardAPI:
+      items:
+      - {path: labels, fieldRef: {fieldPath: metadata.labels}}
+      - path: cpu
+        resourceFieldRef: {containerName: main, resource: limits.cpu, divisor: 1m}
+        mode: 0444
+      - path: mem
+        resourceFieldRef: {resource: limits.memory}
+      defaultMode: 420
+  - name: cm
+    configMap: {name: cm1, items: [{key: a, path: b}], optional: false}
+  - name: proj
+    projected:
+      defaultMode: 0440
+      sources:
+      - secret: {name: s2, items: [{key: x, path: yy}], optional: true}
+      - downwardAPI: {items: [{path: name, fieldRef: {apiVersion: v1, fieldPath: metadata.name}}]}
+      - configMap: {name: cm2}
+      - serviceAccountToken: {audience: api, expirationSeconds: 3600, path: token}
+  - name: proj-empty
+    projected: {sources: []}
+  - name: nfs
+    nfs: {server: 10.0.0.1, path: /exports, readOnly: true}
+  - name: csi
+    csi: {driver: d.example.com, volumeAttributes: {z: "1", a: "2"}, fsType: ext4}
+  - name: eph
+    ephemeral:
+      volumeClaimTemplate:
+        spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+  initContainers:
+  - name: init
+    image: busybox
+    command: [sh, -c, "true"]
+    restartPolicy: Always
+    resources: {}
+  containers:
+  - name: main
+    image: nginx:1.25
+    command: [nginx]
+    args: [-g, "daemon off;"]
+    workingDir: /srv
+    ports:
+    - {name: http, containerPort: 80, protocol: TCP}
+    - {containerPort: 53, hostPort: 5353, protocol: UDP, hostIP: 127.0.0.1}
+    envFrom:
+    - {prefix: CM_, configMapRef: {name: cm1, optional: true}}
+    - secretRef: {name: s1}
+    env:
+    - {name: A, value: "1"}
+    - {name: EMPTY}
+    - name: POD
+      valueFrom: {fieldRef: {apiVersion: v1, fieldPath: metadata.name}}
+    - name: LIM
+      valueFrom: {resourceFieldRef: {resource: limits.memory, divisor: 1Mi}}
+    - name: CMK
+      valueFrom: {configMapKeyRef: {name: cm1, key: k, optional: false}}
+    - name: SK
+      valueFrom: {secretKeyRef: {name: s1, key: k}}
+    resources:
+      limits: {cpu: "2", memory: 1Gi, hugepages-2Mi: 4Mi}
+      requests: {cpu: 250m, memory: 0.5Gi, ephemeral-storage: 1e9}
+      claims: [{name: gpu}]
+    resizePolicy:
+    - {resourceName: cpu, restartPolicy: NotRequired}
+    volumeMounts:
+    - {name: hp, mountPath: /x, readOnly: true, subPath: sub, mountPropagation: HostToContainer}
+    - {name: ed, mountPath: /y, subPathExpr: $(POD)}
+    volumeDevices:
+    - {name: blk, devicePath: /dev/xvda}
+    livenessProbe:
+      httpGet:
+        path: /healthz
+        port: http
+        host: 127.0.0.1
+        scheme: HTTPS
+        httpHeaders: [{name: X-A, value: b}]
+      initialDelaySeconds: 5
+      timeoutSeconds: 2
+      periodSeconds: 10
+      successThreshold: 1
+      failureThreshold: 3
+      terminationGracePeriodSeconds: 7
+    readinessProbe:
+      tcpSocket: {port: 8080, host: localhost}
+    startupProbe:
+      exec: {command: [cat, /tmp/ready]}
+    lifecycle:
+      postStart:
+        exec: {command: [sh, -c, "echo hi"]}
+      preStop:
+        httpGet: {path: /stop, port: 80}
+    terminationMessagePath: /dev/termination-log
+    terminationMessagePolicy: FallbackToLogsOnError
+    imagePullPolicy: IfNotPresent
+    securityContext:
+      capabilities: {add: [NET_ADMIN], drop: [ALL]}
+      privileged: false
+      seLinuxOptions: {user: u, role: r, type: t, level: s0}
+      windowsOptions: {runAsUserName: admin, gmsaCredentialSpecName: g}
+      runAsUser: 1000
+      runAsGroup: 2000
+      runAsNonRoot: true
+      readOnlyRootFilesystem: true
+      allowPrivilegeEscalation: false
+      procMount: Default
+      seccompProfile: {type: Localhost, localhostProfile: p.json}
+    stdin: true
+    stdinOnce: true
+    tty: true
+  - name: side
+    image: busybox
+    readinessProbe:
+      grpc: {port: 9000, service: health}
+    livenessProbe:
+      grpc: {port: 9001}
+  ephemeralContainers:
+  - name: debug
+    image: busybox
+    targetContainerName: main
+    stdin: true
+  restartPolicy: Always
+  terminationGracePeriodSeconds: 45
+  activeDeadlineSeconds: 600
+  dnsPolicy: None
+  nodeSelector: {kubernetes.io/os: linux, disk: ssd}
+  serviceAccount: legacy
+  automountServiceAccountToken: false
+  nodeName: node-1
+  hostNetwork: true
+  hostPID: true
+  hostIPC: true
+  shareProcessNamespace: true
+  securityContext:
+    seLinuxOptions: {level: "s0:c1"}
+    windowsOptions: {hostProcess: false}
+    runAsUser: 0
+    runAsGroup: 0
+    runAsNonRoot: false
+    supplementalGroups: [10, 20]
+    fsGroup: 2000
+    sysctls: [{name: net.core.somaxconn, value: "1024"}]
+    fsGroupChangePolicy: OnRootMismatch
+    seccompProfile: {type: RuntimeDefault}
+  imagePullSecrets: [{name: regcred}, {}]
+  hostname: h
+  subdomain: sd
+  affinity:
+    podAntiAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 100
+        podAffinityTerm: {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: rich}}}
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions: [{values: [linux], operator: In, key: kubernetes.io/os}]
+  schedulerName: default-scheduler
+  tolerations:
+  - {operator: Exists, effect: NoExecute, tolerationSeconds: 300}
+  - {key: k, operator: Equal, value: v, effect: NoSchedule}
+  hostAliases:
+  - {ip: 10.0.0.2, hostnames: [a.example, b.example]}
+  priorityClassName: system-node-critical
+  priority: 2000001000
+  dnsConfig:
+    nameservers: [1.1.1.1]
+    searches: [svc.cluster.local]
+    options: [{name: ndots, value: "2"}, {name: edns0}]
+  readinessGates: [{conditionType: example.com/ready}]
+  runtimeClassName: runc
+  enableServiceLinks: false
+  preemptionPolicy: Never
+  overhead: {cpu: 100m, memory: 32Mi}
+  topologySpreadConstraints:
+  - {whenUnsatisfiable: DoNotSchedule, maxSkew: 1, topologyKey: zone, labelSelector: {matchLabels: {app: rich}}}
+  setHostnameAsFQDN: true
+  os: {name: linux}
+  hostUsers: false
+  schedulingGates: [{name: gate}]
+  resourceClaims:
+  - {name: gpu, source: {resourceClaimName: rc}}
+  - {name: other, source: {resourceClaimTemplateName: rct}}
+  - {name: none}
+status:
+  phase: Running
+  conditions:
+  - {type: Ready, status: "True", lastProbeTime: null, lastTransitionTime: "2023-01-02T03:05:00Z"}
+  - {type: PodScheduled, status: "True", lastTransitionTime: "2023-01-02T03:04:05Z", reason: R, message: M}
+  message: msg
+  reason: rsn
+  nominatedNodeName: nn
+  hostIP: 192.168.1.1
+  hostIPs: [{ip: 192.168.1.1}]
+  podIP: 10.0.0.5
+  podIPs: [{ip: 10.0.0.5}, {ip: "fd00::5"}]
+  startTime: "2023-01-02T03:04:06Z"
+  initContainerStatuses:
+  - name: init
+    state: {terminated: {exitCode: 0, reason: Completed, startedAt: "2023-01-02T03:04:07Z", finishedAt: "2023-01-02T03:04:08Z", containerID: "containerd://i"}}
+    lastState: {}
+    ready: true
+    restartCount: 0
+    image: busybox
+    imageID: sha256:i
+    containerID: containerd://i
+    started: false
+  containerStatuses:
+  - name: main
+    state: {running: {startedAt: "2023-01-02T03:04:09Z"}}
+    lastState: {terminated: {exitCode: 137, signal: 9, reason: OOMKilled, message: boom, containerID: "containerd://old"}}
+    ready: true
+    restartCount: 2
+    image: nginx:1.25
+    imageID: sha256:n
+    containerID: containerd://m
+    started: true
+    allocatedResources: {cpu: 250m, memory: 512Mi}
+    resources:
+      limits: {cpu: "2"}
+      requests: {cpu: 250m}
+  - name: side
+    state: {waiting: {reason: CrashLoopBackOff, message: "back-off 10s"}}
+    lastState: {}
+    ready: false
+    restartCount: 0
+    image: busybox
+    imageID: ""
+  qosClass: Burstable
+  ephemeralContainerStatuses:
+  - {name: debug, state: {}, lastState: {}, ready: false, restartCount: 0, image: busybox, imageID: ""}
+  resize: InProgress
+  resourceClaimStatuses:
+  - {name: gpu, resourceClaimName: rc-1}
+)g";
+
+// EncodePodJson / EncodeContainerJson of kRichYaml as the hand-written Pod codec wrote them before
+// the move onto the declarative codec (captured from that code): the bytes a static pod's hash
+// and the container hash are computed from, so they must never change.
+constexpr char kRichGoldenJson[] =
+    R"g({"kind":"Pod","apiVersion":"v1","metadata":{"name":"rich","generateName":"rich-","na)g"
+    R"g(mespace":"kube-system","selfLink":"/api/v1/namespaces/kube-system/pods/rich","uid":")g"
+    R"g(0b6c9a1e-1111-2222-3333-444455556666","resourceVersion":"12345","generation":3,"crea)g"
+    R"g(tionTimestamp":"2023-01-02T03:04:05Z","deletionTimestamp":"2023-01-02T03:14:05Z","de)g"
+    R"g(letionGracePeriodSeconds":30,"labels":{"app":"rich","tier":"\u003cweb\u003e\u0026"},)g"
+    R"g("annotations":{"kubernetes.io/config.source":"file","note":"tab\there \u2028 sep"},")g"
+    R"g(ownerReferences":[{"apiVersion":"v1","kind":"Node","name":"n1","uid":"u-1","controll)g"
+    R"g(er":true},{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"u-2","block)g"
+    R"g(OwnerDeletion":false}],"finalizers":["example.com/f"]},"spec":{"volumes":[{"name":"h)g"
+    R"g(p","hostPath":{"path":"/var/lib/x","type":"DirectoryOrCreate"}},{"name":"hp2","hostP)g"
+    R"g(ath":{"path":"/tmp"}},{"name":"ed","emptyDir":{"medium":"Memory","sizeLimit":"64Mi"})g"
+    R"g(},{"name":"ed2","emptyDir":{}},{"name":"sec","secret":{"secretName":"s1","items":[{")g"
+    R"g(key":"k","path":"p","mode":256}],"defaultMode":420,"optional":true}},{"name":"pvc",")g"
+    R"g(persistentVolumeClaim":{"claimName":"c1","readOnly":true}},{"name":"dapi","downwardA)g"
+    R"g(PI":{"items":[{"path":"labels","fieldRef":{"fieldPath":"metadata.labels"}},{"path":")g"
+    R"g(cpu","resourceFieldRef":{"containerName":"main","resource":"limits.cpu","divisor":"1)g"
+    R"g(m"},"mode":292},{"path":"mem","resourceFieldRef":{"resource":"limits.memory","diviso)g"
+    R"g(r":"0"}}],"defaultMode":420}},{"name":"cm","configMap":{"name":"cm1","items":[{"key")g"
+    R"g(:"a","path":"b"}],"optional":false}},{"name":"proj","projected":{"sources":[{"secret)g"
+    R"g(":{"name":"s2","items":[{"key":"x","path":"yy"}],"optional":true}},{"downwardAPI":{")g"
+    R"g(items":[{"path":"name","fieldRef":{"apiVersion":"v1","fieldPath":"metadata.name"}}]})g"
+    R"g(},{"configMap":{"name":"cm2"}},{"serviceAccountToken":{"audience":"api","expirationS)g"
+    R"g(econds":3600,"path":"token"}}],"defaultMode":288}},{"name":"proj-empty","projected":)g"
+    R"g({"sources":null}},{"name":"nfs","nfs":{"path":"/exports","readOnly":true,"server":"1)g"
+    R"g(0.0.0.1"}},{"name":"csi","csi":{"driver":"d.example.com","fsType":"ext4","volumeAttr)g"
+    R"g(ibutes":{"a":"2","z":"1"}}},{"name":"eph","ephemeral":{"volumeClaimTemplate":{"spec")g"
+    R"g(:{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}}}],"i)g"
+    R"g(nitContainers":[{"name":"init","image":"busybox","command":["sh","-c","true"],"resou)g"
+    R"g(rces":{},"restartPolicy":"Always"}],"containers":[{"name":"main","image":"nginx:1.25)g"
+    R"g(","command":["nginx"],"args":["-g","daemon off;"],"workingDir":"/srv","ports":[{"nam)g"
+    R"g(e":"http","containerPort":80,"protocol":"TCP"},{"hostPort":5353,"containerPort":53,")g"
+    R"g(protocol":"UDP","hostIP":"127.0.0.1"}],"envFrom":[{"prefix":"CM_","configMapRef":{"n)g"
+    R"g(ame":"cm1","optional":true}},{"secretRef":{"name":"s1"}}],"env":[{"name":"A","value")g"
+    R"g(:"1"},{"name":"EMPTY"},{"name":"POD","valueFrom":{"fieldRef":{"apiVersion":"v1","fie)g"
+    R"g(ldPath":"metadata.name"}}},{"name":"LIM","valueFrom":{"resourceFieldRef":{"resource")g"
+    R"g(:"limits.memory","divisor":"1Mi"}}},{"name":"CMK","valueFrom":{"configMapKeyRef":{"n)g"
+    R"g(ame":"cm1","key":"k","optional":false}}},{"name":"SK","valueFrom":{"secretKeyRef":{")g"
+    R"g(name":"s1","key":"k"}}}],"resources":{"limits":{"cpu":"2","hugepages-2Mi":"4Mi","mem)g"
+    R"g(ory":"1Gi"},"requests":{"cpu":"250m","ephemeral-storage":"1G","memory":"512Mi"},"cla)g"
+    R"g(ims":[{"name":"gpu"}]},"resizePolicy":[{"resourceName":"cpu","restartPolicy":"NotReq)g"
+    R"g(uired"}],"volumeMounts":[{"name":"hp","readOnly":true,"mountPath":"/x","subPath":"su)g"
+    R"g(b","mountPropagation":"HostToContainer"},{"name":"ed","mountPath":"/y","subPathExpr")g"
+    R"g(:"$(POD)"}],"volumeDevices":[{"name":"blk","devicePath":"/dev/xvda"}],"livenessProbe)g"
+    R"g(":{"httpGet":{"path":"/healthz","port":"http","host":"127.0.0.1","scheme":"HTTPS","h)g"
+    R"g(ttpHeaders":[{"name":"X-A","value":"b"}]},"initialDelaySeconds":5,"timeoutSeconds":2)g"
+    R"g(,"periodSeconds":10,"successThreshold":1,"failureThreshold":3,"terminationGracePerio)g"
+    R"g(dSeconds":7},"readinessProbe":{"tcpSocket":{"port":8080,"host":"localhost"}},"startu)g"
+    R"g(pProbe":{"exec":{"command":["cat","/tmp/ready"]}},"lifecycle":{"postStart":{"exec":{)g"
+    R"g("command":["sh","-c","echo hi"]}},"preStop":{"httpGet":{"path":"/stop","port":80}}},)g"
+    R"g("terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"Fallback)g"
+    R"g(ToLogsOnError","imagePullPolicy":"IfNotPresent","securityContext":{"capabilities":{")g"
+    R"g(add":["NET_ADMIN"],"drop":["ALL"]},"privileged":false,"seLinuxOptions":{"user":"u",")g"
+    R"g(role":"r","type":"t","level":"s0"},"windowsOptions":{"gmsaCredentialSpecName":"g","r)g"
+    R"g(unAsUserName":"admin"},"runAsUser":1000,"runAsGroup":2000,"runAsNonRoot":true,"readO)g"
+    R"g(nlyRootFilesystem":true,"allowPrivilegeEscalation":false,"procMount":"Default","secc)g"
+    R"g(ompProfile":{"type":"Localhost","localhostProfile":"p.json"}},"stdin":true,"stdinOnc)g"
+    R"g(e":true,"tty":true},{"name":"side","image":"busybox","resources":{},"livenessProbe":)g"
+    R"g({"grpc":{"port":9001,"service":null}},"readinessProbe":{"grpc":{"port":9000,"service)g"
+    R"g(":"health"}}}],"ephemeralContainers":[{"name":"debug","image":"busybox","resources":)g"
+    R"g({},"stdin":true,"targetContainerName":"main"}],"restartPolicy":"Always","termination)g"
+    R"g(GracePeriodSeconds":45,"activeDeadlineSeconds":600,"dnsPolicy":"None","nodeSelector")g"
+    R"g(:{"disk":"ssd","kubernetes.io/os":"linux"},"serviceAccountName":"legacy","serviceAcc)g"
+    R"g(ount":"legacy","automountServiceAccountToken":false,"nodeName":"node-1","hostNetwork)g"
+    R"g(":true,"hostPID":true,"hostIPC":true,"shareProcessNamespace":true,"securityContext":)g"
+    R"g({"seLinuxOptions":{"level":"s0:c1"},"windowsOptions":{"hostProcess":false},"runAsUse)g"
+    R"g(r":0,"runAsGroup":0,"runAsNonRoot":false,"supplementalGroups":[10,20],"fsGroup":2000)g"
+    R"g(,"sysctls":[{"name":"net.core.somaxconn","value":"1024"}],"fsGroupChangePolicy":"OnR)g"
+    R"g(ootMismatch","seccompProfile":{"type":"RuntimeDefault"}},"imagePullSecrets":[{"name")g"
+    R"g(:"regcred"},{}],"hostname":"h","subdomain":"sd","affinity":{"nodeAffinity":{"require)g"
+    R"g(dDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[)g"
+    R"g({"key":"kubernetes.io/os","operator":"In","values":["linux"]}]}]}},"podAntiAffinity")g"
+    R"g(:{"preferredDuringSchedulingIgnoredDuringExecution":[{"podAffinityTerm":{"labelSelec)g"
+    R"g(tor":{"matchLabels":{"app":"rich"}},"topologyKey":"kubernetes.io/hostname"},"weight")g"
+    R"g(:100}]}},"schedulerName":"default-scheduler","tolerations":[{"operator":"Exists","ef)g"
+    R"g(fect":"NoExecute","tolerationSeconds":300},{"key":"k","operator":"Equal","value":"v")g"
+    R"g(,"effect":"NoSchedule"}],"hostAliases":[{"ip":"10.0.0.2","hostnames":["a.example","b)g"
+    R"g(.example"]}],"priorityClassName":"system-node-critical","priority":2000001000,"dnsCo)g"
+    R"g(nfig":{"nameservers":["1.1.1.1"],"searches":["svc.cluster.local"],"options":[{"name")g"
+    R"g(:"ndots","value":"2"},{"name":"edns0"}]},"readinessGates":[{"conditionType":"example)g"
+    R"g(.com/ready"}],"runtimeClassName":"runc","enableServiceLinks":false,"preemptionPolicy)g"
+    R"g(":"Never","overhead":{"cpu":"100m","memory":"32Mi"},"topologySpreadConstraints":[{"l)g"
+    R"g(abelSelector":{"matchLabels":{"app":"rich"}},"maxSkew":1,"topologyKey":"zone","whenU)g"
+    R"g(nsatisfiable":"DoNotSchedule"}],"setHostnameAsFQDN":true,"os":{"name":"linux"},"host)g"
+    R"g(Users":false,"schedulingGates":[{"name":"gate"}],"resourceClaims":[{"name":"gpu","so)g"
+    R"g(urce":{"resourceClaimName":"rc"}},{"name":"other","source":{"resourceClaimTemplateNa)g"
+    R"g(me":"rct"}},{"name":"none","source":{}}]},"status":{"phase":"Running","conditions":[)g"
+    R"g({"type":"Ready","status":"True","lastProbeTime":null,"lastTransitionTime":"2023-01-0)g"
+    R"g(2T03:05:00Z"},{"type":"PodScheduled","status":"True","lastProbeTime":null,"lastTrans)g"
+    R"g(itionTime":"2023-01-02T03:04:05Z","reason":"R","message":"M"}],"message":"msg","reas)g"
+    R"g(on":"rsn","nominatedNodeName":"nn","hostIP":"192.168.1.1","hostIPs":[{"ip":"192.168.)g"
+    R"g(1.1"}],"podIP":"10.0.0.5","podIPs":[{"ip":"10.0.0.5"},{"ip":"fd00::5"}],"startTime":)g"
+    R"g("2023-01-02T03:04:06Z","initContainerStatuses":[{"name":"init","state":{"terminated")g"
+    R"g(:{"exitCode":0,"reason":"Completed","startedAt":"2023-01-02T03:04:07Z","finishedAt":)g"
+    R"g("2023-01-02T03:04:08Z","containerID":"containerd://i"}},"lastState":{},"ready":true,)g"
+    R"g("restartCount":0,"image":"busybox","imageID":"sha256:i","containerID":"containerd://)g"
+    R"g(i","started":false}],"containerStatuses":[{"name":"main","state":{"running":{"starte)g"
+    R"g(dAt":"2023-01-02T03:04:09Z"}},"lastState":{"terminated":{"exitCode":137,"signal":9,")g"
+    R"g(reason":"OOMKilled","message":"boom","startedAt":null,"finishedAt":null,"containerID)g"
+    R"g(":"containerd://old"}},"ready":true,"restartCount":2,"image":"nginx:1.25","imageID":)g"
+    R"g("sha256:n","containerID":"containerd://m","started":true,"allocatedResources":{"cpu")g"
+    R"g(:"250m","memory":"512Mi"},"resources":{"limits":{"cpu":"2"},"requests":{"cpu":"250m")g"
+    R"g(}}},{"name":"side","state":{"waiting":{"reason":"CrashLoopBackOff","message":"back-o)g"
+    R"g(ff 10s"}},"lastState":{},"ready":false,"restartCount":0,"image":"busybox","imageID":)g"
+    R"g(""}],"qosClass":"Burstable","ephemeralContainerStatuses":[{"name":"debug","state":{})g"
+    R"g(,"lastState":{},"ready":false,"restartCount":0,"image":"busybox","imageID":""}],"res)g"
+    R"g(ize":"InProgress","resourceClaimStatuses":[{"name":"gpu","resourceClaimName":"rc-1"})g"
+    R"g(]}})g";
+
+constexpr char kRichGoldenContainerJson[] =
+    R"g({"name":"main","image":"nginx:1.25","command":["nginx"],"args":["-g","daemon off;"],)g"
+    R"g("workingDir":"/srv","ports":[{"name":"http","containerPort":80,"protocol":"TCP"},{"h)g"
+    R"g(ostPort":5353,"containerPort":53,"protocol":"UDP","hostIP":"127.0.0.1"}],"envFrom":[)g"
+    R"g({"prefix":"CM_","configMapRef":{"name":"cm1","optional":true}},{"secretRef":{"name":)g"
+    R"g("s1"}}],"env":[{"name":"A","value":"1"},{"name":"EMPTY"},{"name":"POD","valueFrom":{)g"
+    R"g("fieldRef":{"apiVersion":"v1","fieldPath":"metadata.name"}}},{"name":"LIM","valueFro)g"
+    R"g(m":{"resourceFieldRef":{"resource":"limits.memory","divisor":"1Mi"}}},{"name":"CMK",)g"
+    R"g("valueFrom":{"configMapKeyRef":{"name":"cm1","key":"k","optional":false}}},{"name":")g"
+    R"g(SK","valueFrom":{"secretKeyRef":{"name":"s1","key":"k"}}}],"resources":{"limits":{"c)g"
+    R"g(pu":"2","hugepages-2Mi":"4Mi","memory":"1Gi"},"requests":{"cpu":"250m","ephemeral-st)g"
+    R"g(orage":"1G","memory":"512Mi"},"claims":[{"name":"gpu"}]},"resizePolicy":[{"resourceN)g"
+    R"g(ame":"cpu","restartPolicy":"NotRequired"}],"volumeMounts":[{"name":"hp","readOnly":t)g"
+    R"g(rue,"mountPath":"/x","subPath":"sub","mountPropagation":"HostToContainer"},{"name":")g"
+    R"g(ed","mountPath":"/y","subPathExpr":"$(POD)"}],"volumeDevices":[{"name":"blk","device)g"
+    R"g(Path":"/dev/xvda"}],"livenessProbe":{"httpGet":{"path":"/healthz","port":"http","hos)g"
+    R"g(t":"127.0.0.1","scheme":"HTTPS","httpHeaders":[{"name":"X-A","value":"b"}]},"initial)g"
+    R"g(DelaySeconds":5,"timeoutSeconds":2,"periodSeconds":10,"successThreshold":1,"failureT)g"
+    R"g(hreshold":3,"terminationGracePeriodSeconds":7},"readinessProbe":{"tcpSocket":{"port")g"
+    R"g(:8080,"host":"localhost"}},"startupProbe":{"exec":{"command":["cat","/tmp/ready"]}},)g"
+    R"g("lifecycle":{"postStart":{"exec":{"command":["sh","-c","echo hi"]}},"preStop":{"http)g"
+    R"g(Get":{"path":"/stop","port":80}}},"terminationMessagePath":"/dev/termination-log","t)g"
+    R"g(erminationMessagePolicy":"FallbackToLogsOnError","imagePullPolicy":"IfNotPresent","s)g"
+    R"g(ecurityContext":{"capabilities":{"add":["NET_ADMIN"],"drop":["ALL"]},"privileged":fa)g"
+    R"g(lse,"seLinuxOptions":{"user":"u","role":"r","type":"t","level":"s0"},"windowsOptions)g"
+    R"g(":{"gmsaCredentialSpecName":"g","runAsUserName":"admin"},"runAsUser":1000,"runAsGrou)g"
+    R"g(p":2000,"runAsNonRoot":true,"readOnlyRootFilesystem":true,"allowPrivilegeEscalation")g"
+    R"g(:false,"procMount":"Default","seccompProfile":{"type":"Localhost","localhostProfile")g"
+    R"g(:"p.json"}},"stdin":true,"stdinOnce":true,"tty":true})g";
+
+TEST(PodCodec, EncodingIsByteIdenticalToTheHandWrittenCodec) {
+  std::vector<std::string> unknown;
+  auto pod = DecodePod(kRichYaml, &unknown);
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  EXPECT_THAT(unknown, ElementsAre("metadata.clusterName"));
+  EXPECT_EQ(EncodePodJson(*pod), kRichGoldenJson);
+  EXPECT_EQ(EncodeContainerJson(pod->spec.containers[0]), kRichGoldenContainerJson);
+  EXPECT_EQ(EncodePodListJson({*pod}),
+            std::string(R"({"kind":"PodList","apiVersion":"v1","metadata":{},"items":[{)") +
+                (kRichGoldenJson + std::strlen(R"({"kind":"Pod","apiVersion":"v1",)")) + "]}");
+
+  // The JSON reads back to the same pod and the same bytes.
+  auto again = DecodePod(kRichGoldenJson);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *pod);
+  EXPECT_EQ(EncodePodJson(*again), kRichGoldenJson);
+
+  // The streaming encoder and the tree encoder agree.
+  EXPECT_EQ(Encode(pod->spec), SerializeJson(ToJson(pod->spec)));
+  EXPECT_EQ(Encode(pod->status), SerializeJson(ToJson(pod->status)));
 }
 
 TEST(PodCodec, NeverCrashesOnHostileInput) {
