@@ -117,11 +117,12 @@ class OneServer {
           if (head[0] == 0x16) break;  // a TLS ClientHello: answer in plain HTTP at once
         }
         last_ = head;
+        // Counted before answering: the client may check the count as soon as it has the answer.
+        ++hits_;
         std::string resp = "HTTP/1.1 " + std::to_string(status_) +
                            " X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
         (void)!::write(c, resp.data(), resp.size());
         ::close(c);
-        ++hits_;
       }
     });
   }
