@@ -67,13 +67,11 @@ TEST_F(ApiPodsTest, PodRunsReportsStatusAndIsDeleted) {
 
   // kubectl delete: the container stops (its TERM trap exits at once, well within the 30 s
   // grace period) and the kubelet removes the object.
-  const absl::Time deleted_at = absl::Now();
   auto del = cp_->Kubectl({"delete", "pod", name, "-n", "default", "--wait=false"});
   ASSERT_TRUE(del.ok()) << del.status();
   ASSERT_EQ(del->exit_code, 0) << del->err;
   ASSERT_TRUE(WaitUntil([&] { return Running("sleeper").empty(); }, absl::Seconds(30)))
       << kubelet_->Log();
-  EXPECT_LT(absl::Now() - deleted_at, absl::Seconds(30));
   ASSERT_TRUE(WaitUntil([&] { return PodGone(name); }, absl::Seconds(40), absl::Milliseconds(500)))
       << kubelet_->Log();
   EXPECT_TRUE(kubelet_->WaitForLog("\"SyncLoop DELETE\" source=\"api\"", absl::Seconds(1)));
@@ -180,14 +178,12 @@ TEST_F(ApiPodsTest, SecondDeleteWithShorterGraceShortensTermination) {
   absl::SleepFor(absl::Seconds(3));
   EXPECT_FALSE(Running("stubborn", "main").empty());
 
-  const absl::Time second = absl::Now();
   del = cp_->Kubectl({"delete", "pod", name, "-n", "default", "--grace-period=2", "--wait=false"});
   ASSERT_TRUE(del.ok()) << del.status();
   ASSERT_EQ(del->exit_code, 0) << del->err;
-  // Well before the first grace period (120 s) could end.
+  // The wait ends well before the first grace period (120 s) could: the bound is the check.
   ASSERT_TRUE(WaitUntil([&] { return Running("stubborn").empty(); }, absl::Seconds(60)))
       << kubelet_->Log();
-  EXPECT_LT(absl::Now() - second, absl::Seconds(60));
   ASSERT_TRUE(WaitUntil([&] { return PodGone(name); }, absl::Seconds(40), absl::Milliseconds(500)))
       << kubelet_->Log();
 }
