@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   # toolchain
-  build-essential cmake ninja-build pkg-config git clang-format
+  build-essential cmake ninja-build pkg-config git clang-format ccache
   # libFuzzer targets: clang with its sanitizer and fuzzer runtimes
   clang libclang-rt-14-dev
   # libraries
@@ -15,6 +15,8 @@ PACKAGES=(
   prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   # runtime and test harness: containerd + runc + CNI, images built from busybox, a registry
   containerd runc containernetworking-plugins busybox-static docker-registry
+  # htpasswd (bcrypt) for the registry that tests image pull secrets
+  apache2-utils
   # CRI-O (binaries from ../shared/crio) runs its containers through conmon; xz unpacks it, jq
   # edits OCI configs in its runtime wrapper on restricted hosts
   conmon xz-utils jq

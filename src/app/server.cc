@@ -122,6 +122,7 @@ const std::set<std::string>& ImplementedFields() {
       "nodeStatusReportFrequency",
       "nodeLeaseDurationSeconds",
       "nodeStatusMaxImages",
+      "configMapAndSecretChangeDetectionStrategy",
       "featureGates",
       "logging",
       "logging.format",
@@ -341,6 +342,12 @@ int RunUnguarded(KubeletServer& s) {
       continue;  // reported above
     }
     KLOG_WARNING("Configuration flag is accepted but not implemented yet", "field", field);
+  }
+  // Exec credential plugins are not run yet: images pull with the pod's pull secrets and the
+  // node's docker config files only.
+  if (!s.flags.image_credential_provider_config_file.empty()) {
+    KLOG_WARNING("Configuration flag is accepted but not implemented yet", "flag",
+                 "image-credential-provider-config");
   }
 
   // Lock file.

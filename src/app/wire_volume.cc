@@ -2,16 +2,14 @@
 // allocatable resources, hands the runtime manager its container_mounts hook, registers the
 // manager as a pod lifecycle participant and, once the Kubelet runs, lets it see which pods are
 // still desired. In API-server mode the configMap, secret and projected plugins read their
-// objects from a WatchingObjectSource and their service account tokens from a TokenManager on
-// the shared API client (cluster_content.h); standalone they fail with upstream's errors.
+// objects and service account tokens from what WireClusterContent built (cluster_content.h);
+// standalone they fail with upstream's errors.
 #include <cstdint>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
-#include <tuple>
 
-#include "app/cluster_content.h"
 #include "app/wiring.h"
 #include "common/log.h"
 #include "kubelet/kubelet.h"
@@ -77,27 +75,18 @@ absl::Status WireVolumeManager(WiringStage stage, WiringContext& ctx) {
         }
       };
 
-      std::shared_ptr<void> content;  // what o.objects / o.tokens point into
-      if (ctx.api_client != nullptr) {
-        auto objects = std::make_shared<WatchingObjectSource>(ctx.api_client, *ctx.clock,
-                                                              WatchingObjectSource::Options{});
-        auto token_client = std::make_shared<RestTokenClient>(ctx.api_client);
-        auto tokens = std::make_shared<volume::TokenManager>(token_client.get(), *ctx.clock);
-        o.objects = objects.get();
-        o.tokens = tokens.get();
-        content = std::make_shared<
-            std::tuple<std::shared_ptr<WatchingObjectSource>, std::shared_ptr<RestTokenClient>,
-                       std::shared_ptr<volume::TokenManager>>>(objects, token_client, tokens);
-        ctx.components.keep_alive.push_back(content);
-        ctx.AtShutdown([objects] { objects->Stop(); });
-      }
+      // Built by WireClusterContent (null standalone); the hook below keeps them alive.
+      std::shared_ptr<volume::ObjectSource> objects = ctx.components.object_source;
+      std::shared_ptr<volume::TokenManager> tokens = ctx.components.token_manager;
+      o.objects = objects.get();
+      o.tokens = tokens.get();
       auto vm = std::make_shared<volume::VolumeManager>(std::move(o), *ctx.clock);
       ctx.components.volume_manager = vm;
       // The hook holds its own reference, whatever the order of destruction in app::Run.
-      ctx.runtime_options->container_mounts = [vm, content](const api::Pod& pod,
-                                                            const api::Container& container) {
-        return vm->ContainerMounts(pod, container);
-      };
+      ctx.runtime_options->container_mounts =
+          [vm, objects, tokens](const api::Pod& pod, const api::Container& container) {
+            return vm->ContainerMounts(pod, container);
+          };
       return absl::OkStatus();
     }
     case WiringStage::kBeforeKubelet:

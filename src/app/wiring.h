@@ -47,7 +47,9 @@ class ContainerManager;
 }
 namespace volume {
 class VolumeManager;
-}
+class ObjectSource;
+class TokenManager;
+}  // namespace volume
 namespace prober {
 class ProberManager;
 }
@@ -69,6 +71,9 @@ enum class WiringStage { kBeforeRuntimeManager, kBeforeKubelet, kAfterKubeletSta
 // What each subsystem built, for the ones wired after it. Owned by app::Run.
 struct Components {
   std::shared_ptr<cm::ContainerManager> container_manager;
+  // API-server mode: configMaps/secrets and service account tokens (null standalone).
+  std::shared_ptr<volume::ObjectSource> object_source;
+  std::shared_ptr<volume::TokenManager> token_manager;
   std::shared_ptr<volume::VolumeManager> volume_manager;
   std::shared_ptr<prober::ProberManager> prober_manager;
   std::shared_ptr<logs::ContainerLogManager> log_manager;
@@ -118,6 +123,8 @@ struct WiringContext {
 
 // One per subsystem (wire_<name>.cc).
 absl::Status WireContainerManager(WiringStage stage, WiringContext& ctx);
+// configMap/secret source, tokens, env lookups and image pull credentials.
+absl::Status WireClusterContent(WiringStage stage, WiringContext& ctx);
 absl::Status WireVolumeManager(WiringStage stage, WiringContext& ctx);
 absl::Status WireProber(WiringStage stage, WiringContext& ctx);
 absl::Status WireLogs(WiringStage stage, WiringContext& ctx);

@@ -204,11 +204,15 @@ absl::StatusOr<std::vector<EnvVar>> MakeEnvironmentVariables(
       env.Set(key, v);
     }
     if (!invalid.empty()) {
-      KLOG_WARNING(absl::StrCat("Keys [", absl::StrJoin(invalid, ", "), "] from the EnvFrom ",
-                                is_secret ? "secret " : "configMap ", ns, "/", name,
-                                " were skipped since they are considered invalid environment "
-                                "variable names."),
-                   "pod", FormatPod(pod));
+      const std::string msg = absl::StrCat(
+          "Keys [", absl::StrJoin(invalid, ", "), "] from the EnvFrom ",
+          is_secret ? "secret " : "configMap ", ns, "/", name,
+          " were skipped since they are considered invalid environment variable names.");
+      KLOG_WARNING(msg, "pod", FormatPod(pod));
+      if (ctx.recorder != nullptr) {
+        ctx.recorder->Record(events::PodRef(pod), events::kWarning,
+                             "InvalidEnvironmentVariableNames", msg);
+      }
     }
   }
 

@@ -6,7 +6,8 @@
 // Semantics:
 //   * envFrom (configMapRef / secretRef, with prefix) first, then env in declaration order; a
 //     later definition of a name replaces the earlier value. Keys that are not valid env var
-//     names are skipped. Output order: envFrom keys (by source, sorted by key), then env entries
+//     names are skipped with upstream's InvalidEnvironmentVariableNames warning event on the
+//     pod. Output order: envFrom keys (by source, sorted by key), then env entries
 //     in declaration order (upstream's order is a Go map's, i.e. random).
 //   * value "$(VAR)" references expand against the variables defined so far (envFrom + earlier
 //     env); "$$" escapes; unknown references stay verbatim.
@@ -34,6 +35,7 @@
 
 #include "absl/status/statusor.h"
 #include "api/pod.h"
+#include "kubelet/events/event_recorder.h"
 
 namespace kubelet::kuberuntime {
 
@@ -57,6 +59,8 @@ struct EnvContext {
   DataLookup get_config_map;     // may be empty
   DataLookup get_secret;         // may be empty
   ServiceEnvLookup service_env;  // may be empty: no service variables
+  // Where envFrom's skipped keys are reported (InvalidEnvironmentVariableNames); may be null.
+  events::EventRecorder* recorder = nullptr;
 };
 
 absl::StatusOr<std::vector<EnvVar>> MakeEnvironmentVariables(

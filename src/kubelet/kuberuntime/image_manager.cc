@@ -155,7 +155,12 @@ absl::StatusOr<std::string> ImageManager::PullImage(
     const runtime::v1::PodSandboxConfig* sandbox_config) {
   if (!TryAcceptPullToken()) return absl::ResourceExhaustedError("pull QPS exceeded");
   std::vector<runtime::v1::AuthConfig> creds;
-  if (options_.pull_credentials) creds = options_.pull_credentials(pod, spec.image());
+  if (options_.pull_credentials) {
+    absl::StatusOr<std::vector<runtime::v1::AuthConfig>> got =
+        options_.pull_credentials(pod, spec.image());
+    if (!got.ok()) return got.status();
+    creds = *std::move(got);
+  }
   AcquirePullSlot();
   absl::StatusOr<std::string> result;
   if (creds.empty()) {

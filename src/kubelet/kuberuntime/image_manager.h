@@ -61,7 +61,8 @@ struct ImageManagerOptions {
   int32_t pull_burst = 10;
   absl::Duration backoff_initial = absl::Seconds(10);
   absl::Duration backoff_max = absl::Seconds(300);
-  std::function<std::vector<runtime::v1::AuthConfig>(const api::Pod&, const std::string& image)>
+  std::function<absl::StatusOr<std::vector<runtime::v1::AuthConfig>>(const api::Pod&,
+                                                                     const std::string& image)>
       pull_credentials;
   // Pulling / Pulled / Failed / BackOff / ErrImageNeverPull events on the container. Unset:
   // dropped. Borrowed.

@@ -160,6 +160,21 @@ TEST_F(ImageManagerTest, CredentialsTriedInOrder) {
   EXPECT_EQ(fake_.pull_requests()[1].auth().username(), "second");
 }
 
+TEST_F(ImageManagerTest, CredentialErrorFailsThePull) {
+  ImageManagerOptions o = Opts();
+  o.pull_credentials =
+      [](const api::Pod&,
+         const std::string&) -> absl::StatusOr<std::vector<runtime::v1::AuthConfig>> {
+    return absl::InvalidArgumentError("pull secret \"regcred\": invalid .dockerconfigjson");
+  };
+  ImageManager m(fake_, clock_, o);
+  api::Pod pod = MakePod("p", {MakeContainer("a", "busybox:1.36")});
+  EnsureImageResult r = m.EnsureImageExists(pod, pod.spec.containers[0], nullptr);
+  EXPECT_EQ(r.reason, kErrImagePull);
+  EXPECT_NE(r.message.find("invalid .dockerconfigjson"), std::string::npos) << r.message;
+  EXPECT_TRUE(fake_.pull_requests().empty());
+}
+
 TEST_F(ImageManagerTest, ParallelPullsRun) {
   ImageManagerOptions o = Opts();
   o.serialize_image_pulls = false;

@@ -238,6 +238,7 @@ EnvContext KubeGenericRuntimeManager::MakeEnvContext() const {
   ctx.get_config_map = options_.get_config_map;
   ctx.get_secret = options_.get_secret;
   ctx.service_env = options_.service_env;
+  ctx.recorder = options_.recorder;
   return ctx;
 }
 

@@ -104,9 +104,11 @@ struct Options {
   // cache, service_env.h). An error (services not read yet) fails the start with
   // CreateContainerConfigError. Unset: none, as a standalone upstream kubelet.
   std::function<absl::StatusOr<std::map<std::string, std::string>>(const api::Pod&)> service_env;
-  // Registry credentials to try, in order, for pulling `image` (keyring + pull secrets). Unset or
-  // empty: anonymous pull.
-  std::function<std::vector<runtime::v1::AuthConfig>(const api::Pod&, const std::string& image)>
+  // Registry credentials to try, in order, for pulling `image` (the pod's pull secrets, then the
+  // node's docker config). Unset or empty: anonymous pull. An error (a pull secret that does
+  // not parse) fails the pull with ErrImagePull.
+  std::function<absl::StatusOr<std::vector<runtime::v1::AuthConfig>>(const api::Pod&,
+                                                                     const std::string& image)>
       pull_credentials;
   // Runs a lifecycle handler (postStart, preStop) for a container; returns an error message on
   // failure. `timeout` bounds the call for preStop (the remaining grace period); the hook must
