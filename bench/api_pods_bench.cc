@@ -35,8 +35,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "bench/api_bench_util.h"
 #include "bench/bench_util.h"
-#include "cri/remote/remote_runtime.h"
 #include "nlohmann/json.hpp"
 #include "test/e2e/controlplane.h"
 #include "test/e2e/kubelet_process.h"
@@ -114,70 +114,19 @@ int RunningInApi(const ControlPlane& cp, const std::string& node) {
   return running;
 }
 
-bool NodeReady(const ControlPlane& cp, const std::string& node) {
-  auto r = cp.Kubectl({"get", "node", node, "-o", "json"});
-  if (!r.ok() || r->exit_code != 0) return false;
-  nlohmann::json j = nlohmann::json::parse(r->out, nullptr, false);
-  if (!j.is_object()) return false;
-  for (const auto& c : j["status"].value("conditions", nlohmann::json::array())) {
-    if (c.value("type", "") == "Ready") return c.value("status", "") == "True";
-  }
-  return false;
-}
-
-void RemoveSandboxes(kubelet::cri::RuntimeService& rt, const std::string& node) {
-  auto list = rt.ListPodSandbox(nullptr);
-  if (!list.ok()) return;
-  for (const auto& s : *list) {
-    if (!absl::EndsWith(s.metadata().name(), node)) continue;
-    (void)rt.StopPodSandbox(s.id());
-    (void)rt.RemovePodSandbox(s.id());
-  }
-}
-
 Result RunKubelet(const std::string& bin, const std::string& kind, int n, const ControlPlane& cp,
                   kubelet::cri::RuntimeService& rt, const std::string& endpoint,
                   const std::string& dir) {
   Result res;
-  const std::string node = absl::StrCat("bench-", kind, "-", n);
-  absl::StatusOr<std::string> kubeconfig = cp.NodeKubeconfig(node);
-  if (!kubeconfig.ok()) {
-    std::fprintf(stderr, "%s: node identity: %s\n", kind.c_str(),
-                 std::string(kubeconfig.status().message()).c_str());
+  absl::StatusOr<ApiKubelet> started =
+      StartApiKubelet(bin, absl::StrCat("bench-", kind, "-", n), cp, endpoint, dir);
+  if (!started.ok()) {
+    std::fprintf(stderr, "%s: %s\n", kind.c_str(), std::string(started.status().message()).c_str());
     return res;
   }
-  const int port = kubelet::e2e::FreePort();
-  const std::string cfg = absl::StrCat(dir, "/", node, ".yaml");
-  kubelet::e2e::WriteFile(
-      cfg, absl::StrCat("apiVersion: kubelet.config.k8s.io/v1beta1\n"
-                        "kind: KubeletConfiguration\n"
-                        "containerRuntimeEndpoint: ",
-                        endpoint, "\ncgroupDriver: cgroupfs\nfailSwapOn: false\nhealthzPort: ",
-                        kubelet::e2e::FreePort(), "\nport: ", port,
-                        "\nreadOnlyPort: 0\naddress: 127.0.0.1\nmaxPods: 250\n"
-                        "authentication:\n  anonymous:\n    enabled: true\n"
-                        "  webhook:\n    enabled: false\n"
-                        "authorization:\n  mode: AlwaysAllow\n"));
-  auto k = KubeletProcess::Start(
-      bin,
-      {"--config", cfg, "--kubeconfig", *kubeconfig, "--hostname-override", node, "--root-dir",
-       absl::StrCat(dir, "/root-", node), "--cert-dir", absl::StrCat(dir, "/pki-", node), "--v=2"},
-      {}, absl::StrCat(dir, "/", node, ".log"));
-  if (!k.ok()) {
-    std::fprintf(stderr, "%s: %s\n", kind.c_str(), std::string(k.status().message()).c_str());
-    return res;
-  }
-  absl::Time started = absl::Now();
-  while (!NodeReady(cp, node) && absl::Now() - started < absl::Minutes(2)) {
-    absl::SleepFor(absl::Milliseconds(500));
-  }
-  if (!NodeReady(cp, node)) {
-    std::fprintf(stderr, "%s: node not Ready within 2 min (log: %s/%s.log)\n", kind.c_str(),
-                 dir.c_str(), node.c_str());
-    (*k)->Signal(SIGTERM);
-    (*k)->Wait(absl::Seconds(30));
-    return res;
-  }
+  ApiKubelet& k = *started;
+  const std::string& node = k.node;
+  const int port = k.port;
   absl::SleepFor(absl::Seconds(5));  // settle: first status rounds, image list
   std::map<std::string, double> before = Scrape(port);
 
@@ -207,13 +156,13 @@ Result RunKubelet(const std::string& bin, const std::string& kind, int n, const 
     res.requests_per_pod = all / n;
     // Idle with the pods running.
     absl::SleepFor(absl::Seconds(5));
-    auto [cpu0, rss0] = Usage((*k)->pid());
+    auto [cpu0, rss0] = Usage(k.process->pid());
     const absl::Duration window = absl::Seconds(30);
     absl::SleepFor(window);
-    auto [cpu1, rss1] = Usage((*k)->pid());
+    auto [cpu1, rss1] = Usage(k.process->pid());
     res.idle_cpu_pct = (cpu1 - cpu0) / absl::ToDoubleSeconds(window) * 100.0;
     res.rss_kib = rss1;
-    res.rss_anon_kib = RssAnon((*k)->pid());
+    res.rss_anon_kib = RssAnon(k.process->pid());
   }
 
   // Tear down: delete the pods through the API, let the kubelet stop them, then stop it.
@@ -223,13 +172,7 @@ Result RunKubelet(const std::string& bin, const std::string& kind, int n, const 
          absl::Now() - td < absl::Minutes(3)) {
     absl::SleepFor(absl::Milliseconds(500));
   }
-  (*k)->Signal(SIGTERM);
-  (*k)->Wait(absl::Seconds(30));
-  (void)cp.Kubectl({"delete", "pods", "-n", "default", "-l", "bench=" + node, "--force",
-                    "--grace-period=0", "--wait=false"});
-  (void)cp.Kubectl({"delete", "node", node, "--wait=false"});
-  (void)cp.Kubectl({"delete", "lease", "-n", "kube-node-lease", node, "--wait=false"});
-  RemoveSandboxes(rt, node);
+  StopApiKubelet(k, cp, rt);
   return res;
 }
 
@@ -244,30 +187,20 @@ int main(int argc, char** argv) {
   std::vector<int> sizes;
   for (int i = 3; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
   if (sizes.empty()) sizes = {30, 110};
-  const std::string endpoint = Env("KUBELET_E2E_CONTAINERD_ENDPOINT");
-  if (endpoint.empty()) {
-    std::fprintf(stderr, "KUBELET_E2E_CONTAINERD_ENDPOINT is not set (start the harness)\n");
-    return 2;
-  }
-  absl::StatusOr<ControlPlane> cp = ControlPlane::FromEnv();
-  if (!cp.ok()) {
-    std::fprintf(stderr, "control plane: %s\n", std::string(cp.status().message()).c_str());
-    return 2;
-  }
-  auto rt = kubelet::cri::NewRemoteRuntimeService(endpoint, absl::Minutes(2));
-  if (!rt.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(rt.status().message()).c_str());
-    return 1;
-  }
-  const std::string dir = kubelet::e2e::MakeTempDir("kubelet-api-pods-bench-");
-  std::printf("logs: %s\n", dir.c_str());
+  int exit_code = 0;
+  absl::StatusOr<ApiBenchEnv> env = LoadApiBenchEnv("kubelet-api-pods-bench-", &exit_code);
+  if (!env.ok()) return exit_code;
+  const ControlPlane& cp = *env->cp;
+  kubelet::cri::RuntimeService& rt = *env->rt;
+  const std::string& endpoint = env->endpoint;
+  const std::string& dir = env->dir;
   std::printf("%-5s %-9s %-12s %-9s %-9s %-10s %-16s %-16s %-18s %-14s\n", "pods", "floor_ms",
               "upstream_ms", "ours_ms", "ours/up", "ours/floor", "writes/pod up|us",
               "reqs/pod up|us", "rss_MiB up|us (%)", "idle_cpu% up|us");
   for (int n : sizes) {
-    absl::Duration floor = BestRawFloor(**rt, n, dir + "/floor-logs");
-    Result up = RunKubelet(upstream, "upstream", n, *cp, **rt, endpoint, dir);
-    Result us = RunKubelet(ours, "ours", n, *cp, **rt, endpoint, dir);
+    absl::Duration floor = BestRawFloor(rt, n, dir + "/floor-logs");
+    Result up = RunKubelet(upstream, "upstream", n, cp, rt, endpoint, dir);
+    Result us = RunKubelet(ours, "ours", n, cp, rt, endpoint, dir);
     auto ms = [](absl::Duration d) { return absl::ToDoubleMilliseconds(d); };
     std::printf("%-5d %-9.0f %-12.0f %-9.0f %-9.2f %-10.2f %-16s %-16s %-18s %-14s%s\n", n,
                 ms(floor), ms(up.to_running), ms(us.to_running),
