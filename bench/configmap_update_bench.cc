@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
@@ -260,11 +261,13 @@ int main(int argc, char** argv) {
                                   std::pair<const char*, const Figures*>{"ours", &us}}) {
     std::printf(
         "%-9s %-16s %-16s %-22s%s\n", name,
-        absl::StrCat(Percentile(fig->watch_ms, 50), "|", Percentile(fig->watch_ms, 100), " ms")
+        absl::StrFormat("%.0f|%.0f ms", Percentile(fig->watch_ms, 50),
+                        Percentile(fig->watch_ms, 100))
             .c_str(),
-        absl::StrCat(Percentile(fig->file_ms, 50), "|", Percentile(fig->file_ms, 100), " ms")
+        absl::StrFormat("%.0f|%.0f ms", Percentile(fig->file_ms, 50), Percentile(fig->file_ms, 100))
             .c_str(),
-        absl::StrCat(Percentile(fig->delay_ms, 50), "|", Percentile(fig->delay_ms, 100), " ms")
+        absl::StrFormat("%.0f|%.0f ms", Percentile(fig->delay_ms, 50),
+                        Percentile(fig->delay_ms, 100))
             .c_str(),
         fig->ok ? "" : "   (incomplete: see the logs)");
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "app/webhook_auth.h"
 #include "app/wiring.h"
 #include "common/log.h"
 #include "kubelet/kubelet.h"
@@ -95,15 +96,7 @@ server::HttpServerOptions BaseOptions(std::string name, std::string address, int
 // Checks the parts of the configuration that need an API server, before anything binds.
 absl::Status CheckStandaloneAuth(const KubeletServer& s) {
   const auto& cfg = s.config;
-  if (!s.flags.kube_config.empty()) {
-    // Never fall back to allowing everything when the operator asked for the webhook.
-    if (cfg.authentication.webhook.enabled || cfg.authorization.mode == "Webhook") {
-      return absl::UnimplementedError(
-          "webhook authentication and authorization (TokenReview / SubjectAccessReview) are not "
-          "implemented yet");
-    }
-    return absl::OkStatus();
-  }
+  if (!s.flags.kube_config.empty()) return absl::OkStatus();
   if (cfg.authentication.webhook.enabled) {
     return absl::FailedPreconditionError(
         "no client provided, cannot use webhook authentication (authentication.webhook.enabled "
@@ -146,18 +139,40 @@ absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx) {
         cfg.tls_cert_file, cfg.tls_private_key_file, s.flags.cert_directory, self);
     if (!cert.ok()) return cert.status();
 
+    server::AuthOptions auth{.anonymous = cfg.authentication.anonymous.enabled,
+                             .x509 = !cfg.authentication.x509.client_ca_file.empty(),
+                             .token_authenticator = nullptr,
+                             .authorizer = nullptr,  // AlwaysAllow
+                             .node_name = ctx.node_name};
+    // Webhook authentication / authorization ask the API server (TokenReview /
+    // SubjectAccessReview, with the kubelet's own credentials); CheckStandaloneAuth refused
+    // them without a client.
+    if (ctx.api_client != nullptr && cfg.authentication.webhook.enabled) {
+      auto tokens = std::make_shared<WebhookTokenAuthenticator>(
+          ctx.api_client, *ctx.clock, cfg.authentication.webhook.cache_ttl);
+      auth.token_authenticator = [tokens](const std::string& token) {
+        return tokens->Authenticate(token);
+      };
+    }
+    if (ctx.api_client != nullptr && cfg.authorization.mode == "Webhook") {
+      auto authorizer = std::make_shared<WebhookAuthorizer>(
+          ctx.api_client, *ctx.clock, cfg.authorization.webhook.cache_authorized_ttl,
+          cfg.authorization.webhook.cache_unauthorized_ttl);
+      auth.authorizer = [authorizer](const server::UserInfo& user,
+                                     const server::RequestAttributes& attrs) {
+        return authorizer->Authorize(user, attrs);
+      };
+    }
     server::HttpServerOptions o = BaseOptions("kubelet", cfg.address, cfg.port);
+    // The webhooks block on the API server: the filter runs off the I/O thread then.
+    if (auth.token_authenticator || auth.authorizer) o.filter_threads = 4;
     o.tls = server::TlsServerOptions{.cert_file = cert->cert_file,
                                      .key_file = cert->key_file,
                                      .client_ca_file = cfg.authentication.x509.client_ca_file,
                                      .min_version = *min_version,
                                      .cipher_list = *ciphers};
     auto srv = std::make_shared<server::HttpServer>(std::move(o));
-    srv->SetFilter(server::MakeAuthFilter(
-        {.anonymous = cfg.authentication.anonymous.enabled,
-         .x509 = !cfg.authentication.x509.client_ca_file.empty(),
-         .authorizer = nullptr,  // AlwaysAllow; Webhook was refused above without a client
-         .node_name = ctx.node_name}));
+    srv->SetFilter(server::MakeAuthFilter(std::move(auth)));
     server::InstallDefaultHandlers(*srv, host);
     if (cfg.enable_debugging_handlers) {
       server::InstallDebuggingHandlers(*srv, host);

@@ -1,9 +1,13 @@
 #include "server/auth.h"
 
+#include <string_view>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "common/strings.h"
 
 namespace kubelet::server {
 namespace {
@@ -11,6 +15,32 @@ namespace {
 bool IsSubpath(const std::string& p, const std::string& path) {
   return p == path ||
          (p.size() > path.size() && p.compare(0, path.size(), path) == 0 && p[path.size()] == '/');
+}
+
+// upstream's AuthenticatedGroupAdder.
+void AddAuthenticatedGroup(UserInfo& u) {
+  for (const std::string& g : u.groups) {
+    if (g == "system:authenticated" || g == "system:unauthenticated") return;
+  }
+  u.groups.push_back("system:authenticated");
+}
+
+// The token of "Authorization: Bearer <token>" (upstream bearertoken: trimmed, split on spaces,
+// the scheme in any case); "" when there is none.
+std::string BearerToken(const HttpRequest& req) {
+  const std::string h = req.Header("authorization");
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  size_t b = 0, e = h.size();
+  while (b < e && space(h[b])) ++b;
+  while (e > b && space(h[e - 1])) --e;
+  const std::string_view v(h.data() + b, e - b);
+  const size_t sp = v.find(' ');
+  if (sp == std::string_view::npos) return "";
+  const std::string_view scheme = v.substr(0, sp);
+  std::string_view rest = v.substr(sp + 1);
+  rest = rest.substr(0, rest.find(' '));
+  if (scheme.size() != 6 || !absl::EqualsIgnoreCase(AV(scheme), "bearer")) return "";
+  return std::string(rest);
 }
 
 }  // namespace
@@ -55,8 +85,17 @@ absl::StatusOr<std::optional<UserInfo>> Authenticate(const AuthOptions& options,
       UserInfo u;
       u.name = req.peer.common_name;
       u.groups = req.peer.organizations;
-      u.groups.push_back("system:authenticated");
+      AddAuthenticatedGroup(u);
       return std::optional<UserInfo>(std::move(u));
+    }
+  }
+  if (options.token_authenticator) {
+    if (std::string token = BearerToken(req); !token.empty()) {
+      absl::StatusOr<std::optional<UserInfo>> u = options.token_authenticator(token);
+      if (!u.ok()) return u.status();
+      if (!u->has_value()) return absl::UnauthenticatedError("invalid bearer token");
+      AddAuthenticatedGroup(**u);
+      return u;
     }
   }
   if (options.anonymous) {
@@ -79,15 +118,25 @@ HttpFilter MakeAuthFilter(AuthOptions options) {
     }
     req->user = std::move(**user);
     RequestAttributes attrs = GetRequestAttributes(options.node_name, *req);
-    KLOG_V(2, "Node request attributes", "user", req->user.name, "verb", attrs.verb, "resource",
+    KLOG_V(5, "Node request attributes", "user", req->user.name, "verb", attrs.verb, "resource",
            attrs.resource, "subresource", attrs.subresource);
-    AuthzDecision d =
+    absl::StatusOr<AuthzDecision> d =
         options.authorizer ? options.authorizer(req->user, attrs) : AuthzDecision{true, ""};
-    if (!d.allowed) {
-      std::string msg =
-          absl::StrCat("Forbidden (user=", req->user.name, ", verb=", attrs.verb,
-                       ", resource=", attrs.resource, ", subresource=", attrs.subresource, ")");
-      KLOG_V(2, msg, "reason", d.reason);
+    const std::string who =
+        absl::StrCat("(user=", req->user.name, ", verb=", attrs.verb, ", resource=", attrs.resource,
+                     ", subresource=", attrs.subresource, ")");
+    if (!d.ok()) {
+      KLOG_ERROR(d.status(), "Authorization error", "user", req->user.name, "verb", attrs.verb,
+                 "resource", attrs.resource, "subresource", attrs.subresource);
+      res->status = 500;
+      res->SetHeader("Content-Type", "text/plain; charset=utf-8");
+      res->body = absl::StrCat("Authorization error ", who);
+      return false;
+    }
+    if (!d->allowed) {
+      std::string msg = absl::StrCat("Forbidden ", who);
+      KLOG_V(2, "Forbidden", "user", req->user.name, "verb", attrs.verb, "resource", attrs.resource,
+             "subresource", attrs.subresource, "reason", d->reason);
       res->status = 403;
       res->SetHeader("Content-Type", "text/plain; charset=utf-8");
       res->body = msg;

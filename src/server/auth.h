@@ -1,17 +1,24 @@
-// Authentication and authorization of kubelet API requests in the forms that work without an
-// API server (upstream cmd/kubelet/app/auth.go BuildAuth and pkg/kubelet/server's auth filter).
+// Authentication and authorization of kubelet API requests (upstream cmd/kubelet/app/auth.go
+// BuildAuth and pkg/kubelet/server's auth filter). The webhook parts (TokenReview,
+// SubjectAccessReview) are injected as functions, so this folder needs no API client.
 //
 // Contract:
-// - Authentication, in upstream's order: a client certificate verified against
-//   authentication.x509.clientCAFile -> user = subject CN, groups = subject O values plus
-//   "system:authenticated"; a presented certificate that does not verify is an error (401). A
-//   bearer token cannot be checked without the webhook and counts as no credential. Then, with
-//   authentication.anonymous.enabled, user "system:anonymous" in group "system:unauthenticated";
-//   otherwise 401 "Unauthorized".
-// - Authorization: attributes as upstream's GetRequestAttributes (verb from the method, resource
-//   "nodes", name = node, subresource stats / metrics / log / checkpoint / proxy by path). The
-//   authorizer is AlwaysAllow unless one is given; a denial answers 403 "Forbidden (user=...,
-//   verb=..., resource=..., subresource=...)".
+// - Authentication, in upstream's order, the first that succeeds wins and an error ends the
+//   chain with 401 (a bad credential is never downgraded to anonymous):
+//   1. a client certificate verified against authentication.x509.clientCAFile -> user = subject
+//      CN, groups = subject O values; a presented certificate that does not verify is an error;
+//   2. with a token authenticator (authentication.webhook.enabled), "Authorization: Bearer <t>"
+//      (scheme in any case) -> the reviewed user; a token it does not accept is the error
+//      "invalid bearer token"; without one a bearer token counts as no credential;
+//   3. with authentication.anonymous.enabled, user "system:anonymous" in group
+//      "system:unauthenticated"; otherwise 401 "Unauthorized".
+//   Authenticated users get the group "system:authenticated" unless they have it (or
+//   "system:unauthenticated") already.
+// - Authorization: attributes as upstream's GetRequestAttributes (verb from the method, HEAD and
+//   others empty, resource "nodes", name = node, subresource stats / metrics / log / checkpoint /
+//   proxy by path). The authorizer is AlwaysAllow unless one is given; a denial answers 403
+//   "Forbidden (user=..., verb=..., resource=..., subresource=...)", an authorizer error 500
+//   "Authorization error (user=..., ...)".
 // - MakeAuthFilter returns an HttpServer filter that stores the user in HttpRequest::user.
 // Thread-safety: the filter is immutable and safe on any thread; the authorizer must be too.
 #ifndef KUBELET_SERVER_AUTH_H_
@@ -40,12 +47,19 @@ struct AuthzDecision {
   bool allowed = false;
   std::string reason;
 };
-using Authorizer = std::function<AuthzDecision(const UserInfo&, const RequestAttributes&)>;
+// An error when the decision could not be made (the webhook failed): 500.
+using Authorizer =
+    std::function<absl::StatusOr<AuthzDecision>(const UserInfo&, const RequestAttributes&)>;
+// The user a bearer token stands for; nullopt when the token is not accepted; an error when it
+// could not be checked. Must be thread-safe.
+using TokenAuthenticator =
+    std::function<absl::StatusOr<std::optional<UserInfo>>(const std::string& token)>;
 
 struct AuthOptions {
   bool anonymous = false;
-  bool x509 = false;      // a client CA is configured
-  Authorizer authorizer;  // empty: AlwaysAllow
+  bool x509 = false;                       // a client CA is configured
+  TokenAuthenticator token_authenticator;  // empty: bearer tokens are not checked
+  Authorizer authorizer;                   // empty: AlwaysAllow
   std::string node_name;
 };
 

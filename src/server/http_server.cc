@@ -446,6 +446,9 @@ struct HttpServer::Impl {
   HttpServerOptions options;
   std::vector<Route> routes;  // fixed before Start()
   HttpFilter filter;
+  // Runs a blocking filter (options.filter_threads > 0); joined by Stop() after the I/O thread,
+  // before the io_context goes away.
+  std::unique_ptr<asio::thread_pool> filter_pool;
   // Live connections, oldest first (I/O thread only; a connection removes itself when it dies).
   std::list<Connection*> sessions;
   size_t max_route_body = 0;  // the largest body any route accepts
@@ -655,12 +658,38 @@ class Session : public StreamSink,
     }
     // Authentication and authorization run on the header alone: an unauthenticated client
     // never gets its body read or buffered.
+    if (impl_->filter && impl_->filter_pool != nullptr) {
+      // The filter may block: it runs on the pool with a copy of the request while this
+      // connection waits (nothing else reads or writes it meanwhile), then the request resumes
+      // here on the I/O thread.
+      auto self = this->shared_from_this();
+      asio::post(*impl_->filter_pool, [self, copy = req, keep_alive, body_pending]() mutable {
+        HttpResponse filtered;
+        const bool passed = self->Guarded(
+            "filter", [&] { return self->impl_->filter(&copy, &filtered); }, &filtered, copy.path);
+        asio::post(self->stream_.get_executor(),
+                   [self, passed, user = std::move(copy.user), filtered = std::move(filtered),
+                    keep_alive, body_pending]() mutable {
+                     self->request_.user = std::move(user);
+                     if (!passed) return self->Respond(std::move(filtered), keep_alive);
+                     self->AfterFilter(keep_alive, body_pending);
+                   });
+      });
+      return;
+    }
     if (impl_->filter && !Guarded(
                              "filter", [&] { return impl_->filter(&req, &out); }, &out)) {
       return Respond(std::move(out), keep_alive);
     }
+    AfterFilter(keep_alive, body_pending);
+  }
+
+  // The method check, then the body (if any) and the handler, for a request that passed the
+  // filter.
+  void AfterFilter(bool keep_alive, bool body_pending) {
+    HttpResponse out;
     bool allowed = route_->methods.empty();
-    for (const std::string& m : route_->methods) allowed = allowed || m == req.method;
+    for (const std::string& m : route_->methods) allowed = allowed || m == request_.method;
     if (!allowed) {
       out = HttpResponse();
       out.Error(405, "405: Method Not Allowed");
@@ -687,16 +716,18 @@ class Session : public StreamSink,
   }
 
   // Runs `fn`; an exception becomes a logged 500 in `out`, and the result is false then.
+  // `path` is for the log (the request being served when empty).
   template <class Fn>
-  bool Guarded(const char* what, Fn&& fn, HttpResponse* out) {
+  bool Guarded(const char* what, Fn&& fn, HttpResponse* out, const std::string& path = "") {
+    const std::string& where = path.empty() ? request_.path : path;
     try {
       return fn();
     } catch (const std::exception& e) {
       KLOG_ERROR(absl::InternalError(e.what()), "HTTP handler failed", "server",
-                 impl_->options.name, "stage", what, "path", request_.path);
+                 impl_->options.name, "stage", what, "path", where);
     } catch (...) {
       KLOG_ERROR(absl::InternalError("unknown exception"), "HTTP handler failed", "server",
-                 impl_->options.name, "stage", what, "path", request_.path);
+                 impl_->options.name, "stage", what, "path", where);
     }
     *out = HttpResponse();
     out->Error(500, "Internal Server Error");
@@ -977,6 +1008,9 @@ absl::Status HttpServer::Start() {
   }
   impl_->bound_port = acc.local_endpoint().port();
   impl_->acceptor.emplace(std::move(acc));
+  if (impl_->filter && o.filter_threads > 0) {
+    impl_->filter_pool = std::make_unique<asio::thread_pool>(o.filter_threads);
+  }
   impl_->Accept();
   impl_->running = true;
   impl_->thread = std::thread([this] {
@@ -1006,6 +1040,8 @@ void HttpServer::Stop() {
     impl_->ioc->stop();
   });
   if (impl_->thread.joinable()) impl_->thread.join();
+  // Filters still running post to a stopped context; their connections go with it.
+  if (impl_->filter_pool != nullptr) impl_->filter_pool->join();
   // No I/O runs any more: release the streaming workers, then give them a moment to return.
   StreamTracker& t = *impl_->streams;
   absl::MutexLock l(&t.mu);

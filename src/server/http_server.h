@@ -24,7 +24,7 @@
 //   http.ServeMux. No match -> 404 "404 page not found". A route may restrict its methods;
 //   another method gets 405 "405: Method Not Allowed" (go-restful's answer). The filter (if set)
 //   runs for every routed request before the method check and the handler, as a go-restful
-//   container filter does.
+//   container filter does. A filter that may block runs off the I/O thread (filter_threads).
 // - Streaming: a handler that sets HttpResponse::stream hands the request to a worker thread,
 //   which writes the body through a ResponseStream (chunked transfer encoding; the connection
 //   closes afterwards). The writer blocks while more than `stream_buffer_bytes` are unsent and
@@ -62,6 +62,8 @@ struct PeerCertificate {
 struct UserInfo {
   std::string name;
   std::vector<std::string> groups;
+  std::string uid;
+  std::map<std::string, std::vector<std::string>> extra;
 };
 
 struct HttpRequest {
@@ -137,6 +139,10 @@ struct HttpServerOptions {
   int max_streams = 128;
   size_t stream_buffer_bytes = 1 << 20;
   absl::Duration stream_stop_timeout = absl::Seconds(5);
+  // > 0: the filter may block (webhook authentication/authorization calls the API server): it
+  // runs on a pool of this many threads while its connection waits, and the request resumes on
+  // the I/O thread. 0: the filter runs on the I/O thread and must not block.
+  int filter_threads = 0;
   std::optional<TlsServerOptions> tls;
 };
 

@@ -82,6 +82,11 @@ class StaticPodTest : public ::testing::Test {
   // every StartKubelet(). Keys the fixture writes itself (see WriteConfig()) must not repeat:
   // the kubelet rejects duplicate keys.
   virtual std::string ExtraConfig() { return ""; }
+  // The kubelet API's port, authentication and authorization lines (default: anonymous as
+  // anonymous_auth_, no webhook, AlwaysAllow); a suite testing other modes replaces them.
+  virtual std::string ServingConfig() {
+    return StandaloneServingConfig(api_port_, anonymous_auth_);
+  }
 
   void TearDown() override {
     if (cri_ == nullptr) return;
@@ -103,7 +108,7 @@ class StaticPodTest : public ::testing::Test {
   }
 
   // Writes the kubelet's configuration to config_path_: the runtime endpoint, the manifest
-  // folder, the healthz port, the knobs below, StandaloneServingConfig() and ExtraConfig().
+  // folder, the healthz port, the knobs below, ServingConfig() and ExtraConfig().
   void WriteConfig() {
     WriteFile(
         config_path_,
@@ -112,7 +117,7 @@ class StaticPodTest : public ::testing::Test {
                      "containerRuntimeEndpoint: ",
                      endpoint_, "\nstaticPodPath: ", manifests_, "\nhealthzPort: ", healthz_port_,
                      "\nfailSwapOn: false\nfileCheckFrequency: ", file_check_frequency_, "\n",
-                     StandaloneServingConfig(api_port_, anonymous_auth_), ExtraConfig()));
+                     ServingConfig(), ExtraConfig()));
   }
 
   // The command line of the test's kubelet, followed by `extra`.

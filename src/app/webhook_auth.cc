@@ -1,0 +1,164 @@
+#include "app/webhook_auth.h"
+
+#include <openssl/evp.h>
+
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "api/authentication.h"
+#include "api/codec.h"
+#include "common/log.h"
+#include "common/strings.h"
+
+namespace kubelet::app {
+namespace {
+
+std::string Sha256Hex(const std::string& data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(md), static_cast<size_t>(len)));
+}
+
+bool Retriable(const absl::StatusOr<apiclient::Response>& r) {
+  if (!r.ok()) return true;  // transport: reset, timeout
+  return r->code == 429 || r->code >= 500;
+}
+
+// POSTs `body` to `path`, retrying transport errors, 429 and 5xx with upstream's webhook
+// back-off; the last answer's error otherwise.
+absl::StatusOr<std::string> PostWithRetry(apiclient::RestClient& client, const std::string& path,
+                                          std::string body, const WebhookRetry& retry) {
+  apiclient::Request req;
+  req.method = "POST";
+  req.path = path;
+  req.body = std::move(body);
+  req.content_type = apiclient::kJsonContentType;
+  absl::Duration delay = retry.initial;
+  absl::StatusOr<apiclient::Response> resp;
+  for (int attempt = 1;; ++attempt) {
+    resp = client.Do(req);
+    if (!Retriable(resp) || attempt >= retry.tries) break;
+    absl::SleepFor(delay);
+    delay = delay * retry.factor;
+  }
+  if (!resp.ok()) return resp.status();
+  if (!resp->ok()) return apiclient::ResponseStatus(*resp);
+  return std::move(resp->body);
+}
+
+}  // namespace
+
+WebhookTokenAuthenticator::WebhookTokenAuthenticator(std::shared_ptr<apiclient::RestClient> client,
+                                                     Clock& clock, absl::Duration cache_ttl,
+                                                     WebhookRetry retry)
+    : client_(std::move(client)), clock_(clock), ttl_(cache_ttl), retry_(retry) {}
+
+absl::StatusOr<std::optional<server::UserInfo>> WebhookTokenAuthenticator::Authenticate(
+    const std::string& token) {
+  const std::string key = Sha256Hex(token);
+  const absl::Time now = clock_.Now();
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) {
+      if (now < it->second.expires) return it->second.user;
+      cache_.erase(it);
+    }
+  }
+  api::TokenReview review;
+  review.spec.token = token;
+  absl::StatusOr<std::string> body = PostWithRetry(
+      *client_, "/apis/authentication.k8s.io/v1/tokenreviews", api::Encode(review), retry_);
+  if (!body.ok()) {
+    KLOG_ERROR(body.status(), "Failed to make webhook authenticator request");
+    return body.status();
+  }
+  absl::StatusOr<api::TokenReview> got = api::Decode<api::TokenReview>(*body);
+  if (!got.ok()) return got.status();
+  std::optional<server::UserInfo> user;
+  if (got->status.authenticated) {
+    user.emplace();
+    user->name = got->status.user.username;
+    user->uid = got->status.user.uid;
+    user->groups = got->status.user.groups;
+    user->extra = got->status.user.extra;
+  } else if (!got->status.error.empty()) {
+    // Not cached, as upstream's (errors are kept for an instant only).
+    return absl::UnauthenticatedError(got->status.error);
+  }
+  absl::MutexLock lock(&mu_);
+  // Expired entries go when the cache is swept at its bound.
+  if (cache_.size() >= 8192) {
+    for (auto it = cache_.begin(); it != cache_.end();) {
+      it = now >= it->second.expires ? cache_.erase(it) : std::next(it);
+    }
+    if (cache_.size() >= 8192) cache_.clear();
+  }
+  cache_[key] = Entry{user, now + ttl_};
+  return user;
+}
+
+WebhookAuthorizer::WebhookAuthorizer(std::shared_ptr<apiclient::RestClient> client, Clock& clock,
+                                     absl::Duration authorized_ttl, absl::Duration unauthorized_ttl,
+                                     WebhookRetry retry)
+    : client_(std::move(client)),
+      clock_(clock),
+      authorized_ttl_(authorized_ttl),
+      unauthorized_ttl_(unauthorized_ttl),
+      retry_(retry) {}
+
+absl::StatusOr<server::AuthzDecision> WebhookAuthorizer::Authorize(
+    const server::UserInfo& user, const server::RequestAttributes& attrs) {
+  api::SubjectAccessReview review;
+  review.spec.user = user.name;
+  review.spec.uid = user.uid;
+  review.spec.groups = user.groups;
+  review.spec.extra = user.extra;
+  api::ResourceAttributes& ra = review.spec.resource_attributes.emplace();
+  ra.verb = attrs.verb;
+  ra.version = "v1";
+  ra.resource = attrs.resource;
+  ra.subresource = attrs.subresource;
+  ra.name = attrs.name;
+  const std::string key = api::Encode(review.spec);
+  const absl::Time now = clock_.Now();
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) {
+      if (now < it->second.expires) return it->second.decision;
+      cache_.erase(it);
+    }
+  }
+  absl::StatusOr<std::string> body = PostWithRetry(
+      *client_, "/apis/authorization.k8s.io/v1/subjectaccessreviews", api::Encode(review), retry_);
+  if (!body.ok()) {
+    KLOG_ERROR(body.status(), "Failed to make webhook authorizer request");
+    return body.status();
+  }
+  absl::StatusOr<api::SubjectAccessReview> got = api::Decode<api::SubjectAccessReview>(*body);
+  if (!got.ok()) return got.status();
+  if (got->status.allowed && got->status.denied) {
+    return absl::InternalError(
+        "webhook subject access review returned both allow and deny response");
+  }
+  server::AuthzDecision d{got->status.allowed, got->status.reason};
+  // Large attribute sets are not cached (upstream's 10000-byte bound).
+  if (key.size() < 10000) {
+    absl::MutexLock lock(&mu_);
+    if (cache_.size() >= kMaxEntries) {
+      for (auto it = cache_.begin(); it != cache_.end();) {
+        it = now >= it->second.expires ? cache_.erase(it) : std::next(it);
+      }
+      if (cache_.size() >= kMaxEntries) cache_.clear();
+    }
+    cache_[key] = Entry{d, now + (d.allowed ? authorized_ttl_ : unauthorized_ttl_)};
+  }
+  return d;
+}
+
+}  // namespace kubelet::app

@@ -1,0 +1,152 @@
+// The kubelet API (:10250) with upstream's default authentication and authorization, on the
+// real v1.28.7 control plane with OUR kubelet binary: authentication.webhook (TokenReview),
+// authorization.mode Webhook (SubjectAccessReview), x509 client certificates from the cluster
+// CA, anonymous off.
+//   * no credentials, or a token the API server does not know: 401 "Unauthorized";
+//   * a service account without RBAC: 403 "Forbidden (user=..., verb=get, resource=nodes,
+//     subresource=proxy)";
+//   * a service account granted nodes/proxy and nodes/stats: /pods and /stats/summary answer,
+//     /metrics stays forbidden (subresource metrics);
+//   * the API server reaches the kubelet with its client certificate: kubectl logs works.
+// No timing is asserted.
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "test/e2e/api_mode_fixture.h"
+
+namespace kubelet::e2e {
+namespace {
+
+class KubeletAuthTest : public ApiModeTest {
+ protected:
+  std::string ExtraConfig() override { return "address: 127.0.0.1\n"; }
+  std::string ServingConfig() override {
+    return absl::StrCat("port: ", api_port_,
+                        "\nauthentication:\n"
+                        "  anonymous:\n    enabled: false\n"
+                        "  webhook:\n    enabled: true\n    cacheTTL: 2m\n"
+                        "  x509:\n    clientCAFile: ",
+                        cp_->ca_file(), "\nauthorization:\n  mode: Webhook\n");
+  }
+
+  struct Answer {
+    int code = 0;
+    std::string body;
+  };
+  // GET https://127.0.0.1:<port><path>, with the bearer token when not empty.
+  Answer Get(const std::string& path, const std::string& token = "") {
+    std::vector<std::string> argv = {"curl", "-sk", "--max-time", "20", "-w", "\n%{http_code}"};
+    if (!token.empty()) argv.insert(argv.end(), {"-H", "Authorization: Bearer " + token});
+    argv.push_back(absl::StrCat("https://127.0.0.1:", api_port_, path));
+    auto r = RunCommand(argv, {}, absl::Seconds(30));
+    Answer a;
+    if (!r.ok()) return a;
+    const size_t nl = r->out.rfind('\n');
+    if (nl == std::string::npos) return a;
+    a.body = r->out.substr(0, nl);
+    a.code = std::atoi(r->out.c_str() + nl + 1);
+    return a;
+  }
+
+  std::string Token(const std::string& sa) {
+    auto r = cp_->Kubectl({"create", "token", sa, "-n", "default"});
+    if (!r.ok() || r->exit_code != 0) return "";
+    return std::string(absl::StripAsciiWhitespace(r->out));
+  }
+};
+
+TEST_F(KubeletAuthTest, WebhookAuthenticationAndAuthorization) {
+  StartKubelet({"--kubeconfig", kubeconfig_});
+  absl::Status ready = WaitNodeReady(absl::Seconds(90));
+  ASSERT_TRUE(ready.ok()) << ready << "\n" << kubelet_->Log();
+
+  // No credentials: 401, as upstream's filter answers.
+  Answer a = Get("/pods");
+  EXPECT_EQ(a.code, 401);
+  EXPECT_EQ(a.body, "Unauthorized");
+  // A token the API server does not accept: 401 too (never anonymous).
+  a = Get("/pods", "not-a-real-token");
+  EXPECT_EQ(a.code, 401);
+  EXPECT_EQ(a.body, "Unauthorized");
+
+  // A service account the API server knows, without RBAC: 403 with upstream's message.
+  const std::string nobody = absl::StrCat("nobody-", node_);
+  const std::string viewer = absl::StrCat("viewer-", node_);
+  for (const std::string& sa : {nobody, viewer}) {
+    auto r = cp_->Kubectl({"create", "serviceaccount", sa, "-n", "default"});
+    ASSERT_TRUE(r.ok() && r->exit_code == 0) << (r.ok() ? r->err : "");
+  }
+  const std::string nobody_token = Token(nobody);
+  ASSERT_FALSE(nobody_token.empty());
+  a = Get("/pods", nobody_token);
+  EXPECT_EQ(a.code, 403);
+  EXPECT_EQ(a.body, absl::StrCat("Forbidden (user=system:serviceaccount:default:", nobody,
+                                 ", verb=get, resource=nodes, subresource=proxy)"));
+
+  // RBAC on nodes/proxy and nodes/stats (not nodes/metrics) for the viewer.
+  const std::string role = absl::StrCat("kubelet-viewer-", node_);
+  ASSERT_TRUE(
+      Apply(absl::StrCat("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n"
+                         "  name: ",
+                         role,
+                         "\nrules:\n- apiGroups: [\"\"]\n  resources: [nodes/proxy, nodes/stats]\n"
+                         "  verbs: [get]\n---\n"
+                         "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\n"
+                         "metadata:\n  name: ",
+                         role, "\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n",
+                         "  kind: ClusterRole\n  name: ", role,
+                         "\nsubjects:\n- kind: ServiceAccount\n  name: ", viewer,
+                         "\n  namespace: default\n"))
+          .ok());
+  const std::string viewer_token = Token(viewer);
+  ASSERT_FALSE(viewer_token.empty());
+  // RBAC reaches the authorizer's informers within moments; the viewer's first (denied) answer
+  // would be cached for 30 s, so keep asking until allowed.
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        a = Get("/pods", viewer_token);
+        return a.code == 200;
+      },
+      absl::Seconds(90), absl::Seconds(2)))
+      << a.code << " " << a.body;
+  EXPECT_TRUE(absl::StrContains(a.body, "\"kind\":\"PodList\"")) << a.body.substr(0, 200);
+  a = Get("/stats/summary", viewer_token);
+  EXPECT_EQ(a.code, 200) << a.body;
+  EXPECT_TRUE(absl::StrContains(a.body, "\"nodeName\"")) << a.body.substr(0, 200);
+  a = Get("/metrics", viewer_token);
+  EXPECT_EQ(a.code, 403);
+  EXPECT_EQ(a.body, absl::StrCat("Forbidden (user=system:serviceaccount:default:", viewer,
+                                 ", verb=get, resource=nodes, subresource=metrics)"));
+
+  // The API server reaches the kubelet with its client certificate (cluster CA, system:masters).
+  const std::string pod = PodName("talker");
+  PodParts parts;
+  parts.spec = absl::StrCat("  nodeName: ", node_, "\n  automountServiceAccountToken: false\n");
+  ASSERT_TRUE(Apply(BusyboxPod(pod,
+                               "\"echo hello-from-auth; trap 'exit 0' TERM; "
+                               "while true; do sleep 1; done\"",
+                               parts))
+                  .ok());
+  std::string logs;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        auto r = cp_->Kubectl({"logs", pod, "-n", "default"});
+        logs = r.ok() ? r->out + r->err : "";
+        return r.ok() && r->exit_code == 0 && absl::StrContains(r->out, "hello-from-auth");
+      },
+      absl::Seconds(120), absl::Seconds(1)))
+      << logs << "\n"
+      << kubelet_->Log();
+
+  (void)cp_->Kubectl({"delete", "clusterrolebinding,clusterrole", role, "--wait=false"});
+  (void)cp_->Kubectl({"delete", "serviceaccount", nobody, viewer, "-n", "default", "--wait=false"});
+}
+
+}  // namespace
+}  // namespace kubelet::e2e
