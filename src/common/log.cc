@@ -106,6 +106,8 @@ void Configure(Options options) {
 
 int Verbosity() { return GetState().verbosity.load(std::memory_order_relaxed); }
 
+void SetVerbosity(int level) { GetState().verbosity.store(level, std::memory_order_relaxed); }
+
 absl::Status ParseFormat(std::string_view name, Format* out) {
   if (name == "text" || name.empty()) {
     *out = Format::kText;

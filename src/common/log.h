@@ -42,6 +42,8 @@ struct Options {
 
 void Configure(Options options);
 int Verbosity();
+// Changes the verbosity at run time (/debug/flags/v); thread-safe.
+void SetVerbosity(int level);
 inline bool V(int level) { return level <= Verbosity(); }
 // Parses "text" / "json"; an error names the accepted values.
 absl::Status ParseFormat(std::string_view name, Format* out);

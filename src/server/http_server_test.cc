@@ -4,9 +4,11 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "common/log.h"
 #include "gtest/gtest.h"
 #include "server/configz.h"
 #include "server/healthz.h"
+#include "server/kubelet_server.h"
 #include "server/raw_http_test_util.h"
 
 namespace kubelet::server {
@@ -106,7 +108,6 @@ TEST(Configz, RendersSections) {
   EXPECT_EQ(c.Render(), "{\"kubeletconfig\":{\"a\":1}}");
 }
 
-
 // A filter that blocks (webhook calls) runs on the filter pool: while one request waits in it,
 // another connection is served, and the waiting request then goes on to its handler (its
 // user, set by the filter, included) or to the filter's answer; a request body is read only
@@ -159,6 +160,39 @@ TEST(HttpServer, BlockingFilterRunsOffTheIoThread) {
   }
   t.join();
   EXPECT_EQ(Body(slow), "user-of-/slow|body");
+  server.Stop();
+}
+
+// PUT /debug/flags/v changes the log verbosity at run time, with upstream's answers.
+TEST(DebugFlags, VerbosityPut) {
+  HttpServer server(HttpServerOptions{.port = 0});
+  InstallDebuggingHandlers(server, nullptr);
+  ASSERT_TRUE(server.Start().ok());
+  const int before = log::Verbosity();
+  auto put = [&](const std::string& body) {
+    return RawExchange(server.port(),
+                       "PUT /debug/flags/v HTTP/1.1\r\nHost: x\r\n"
+                       "Content-Length: " +
+                           std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+  };
+  std::string r = put("7");
+  EXPECT_EQ(r.rfind("HTTP/1.1 200", 0), 0u) << r;
+  EXPECT_EQ(Body(r), "successfully set klog.logging.verbosity to 7\n");
+  EXPECT_EQ(log::Verbosity(), 7);
+  r = put("seven");
+  EXPECT_EQ(r.rfind("HTTP/1.1 400", 0), 0u) << r;
+  EXPECT_EQ(Body(r),
+            "failed set klog.logging.verbosity seven: strconv.ParseInt: parsing \"seven\": "
+            "invalid syntax\n");
+  r = put("99999999999");
+  EXPECT_EQ(Body(r),
+            "failed set klog.logging.verbosity 99999999999: strconv.ParseInt: parsing "
+            "\"99999999999\": value out of range\n");
+  EXPECT_EQ(log::Verbosity(), 7);
+  r = Get(server.port(), "/debug/flags/v");
+  EXPECT_EQ(r.rfind("HTTP/1.1 406", 0), 0u) << r;
+  EXPECT_EQ(Body(r), "unsupported http method\n");
+  log::SetVerbosity(before);
   server.Stop();
 }
 

@@ -1,6 +1,7 @@
 #include "server/kubelet_server.h"
 
 #include <cctype>
+#include <cstdint>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -16,6 +17,29 @@
 
 namespace kubelet::server {
 namespace {
+
+// Go's strconv.ParseInt(s, 10, 32), with its error text.
+absl::StatusOr<int> ParseGoInt32(const std::string& s) {
+  const std::string quoted = absl::StrCat("strconv.ParseInt: parsing ", log::Quote(s), ": ");
+  size_t i = 0;
+  bool negative = false;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
+  if (i == s.size()) return absl::InvalidArgumentError(quoted + "invalid syntax");
+  int64_t v = 0;
+  bool range = false;
+  for (; i < s.size(); ++i) {
+    if (s[i] == '_' || s[i] < '0' || s[i] > '9') {
+      return absl::InvalidArgumentError(quoted + "invalid syntax");
+    }
+    if (!range) v = v * 10 + (s[i] - '0');
+    if (v > (int64_t{1} << 31)) range = true;
+  }
+  if (negative) v = -v;
+  if (range || v > INT32_MAX || v < INT32_MIN) {
+    return absl::OutOfRangeError(quoted + "value out of range");
+  }
+  return static_cast<int>(v);
+}
 
 constexpr char kJson[] = "application/json";
 
@@ -178,6 +202,29 @@ void InstallDefaultHandlers(HttpServer& server, std::shared_ptr<HostInterface> h
 }
 
 void InstallDebuggingHandlers(HttpServer& server, std::shared_ptr<HostInterface> host) {
+  // upstream routes.StringFlagPutHandler(logs.GlogSetter): PUT the new verbosity as the body.
+  server.Handle(
+      "/debug/flags/v",
+      [](const HttpRequest& req, HttpResponse* res) {
+        res->SetHeader("Content-Type", "text/plain");
+        res->SetHeader("X-Content-Type-Options", "nosniff");
+        if (req.method != "PUT") {
+          res->status = 406;
+          res->body = "unsupported http method\n";
+          return;
+        }
+        absl::StatusOr<int> level = ParseGoInt32(req.body);
+        if (!level.ok()) {
+          res->status = 400;
+          res->body = absl::StrCat("failed set klog.logging.verbosity ", req.body, ": ",
+                                   level.status().message(), "\n");
+          return;
+        }
+        log::SetVerbosity(*level);
+        KLOG_INFO("Changed the log verbosity", "verbosity", *level);
+        res->body = absl::StrCat("successfully set klog.logging.verbosity to ", req.body, "\n");
+      },
+      {}, /*max_body_bytes=*/64);
   server.Handle(
       "/containerLogs/",
       [host](const HttpRequest& req, HttpResponse* res) {
