@@ -50,6 +50,8 @@ void Reflector::Stop() {
     stopping_ = true;
   }
   cancel_->Cancel();
+  // Several threads may stop the same reflector; one joins, the others wait for it.
+  absl::MutexLock join(&join_mu_);
   if (thread_.joinable()) thread_.join();
 }
 

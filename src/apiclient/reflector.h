@@ -21,7 +21,8 @@
 //   flapping API server does not flood logs.
 // - The handler's methods run on the reflector's thread, one at a time, never under a lock of the
 //   reflector; they must not call Stop().
-// - Stop() (any thread but the handler's) cancels the call in flight, wakes a back-off sleep and
+// - Stop() (any thread but the handler's, several at once too) cancels the call in flight, wakes a
+// back-off sleep and
 //   joins the thread. The destructor stops.
 // Ownership: `client` and `handler` are borrowed and must outlive the reflector.
 //
@@ -112,6 +113,7 @@ class Reflector {
   Clock& clock_;
   // Cancels the call in flight on Stop(); installed on the reflector thread.
   std::shared_ptr<Cancellation> cancel_ = std::make_shared<Cancellation>();
+  absl::Mutex join_mu_;  // serializes Stop()'s join: several threads may stop one reflector
   std::thread thread_;
 
   // Reflector thread only.

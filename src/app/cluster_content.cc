@@ -120,9 +120,13 @@ void WatchingObjectSource::RegisterPod(const api::Pod& pod) {
       if (item == nullptr) {
         const auto& [resource, ns, name] = k;
         item = std::make_shared<Item>();
+        // The callback names its item too: a released item's reflector still stopping must not
+        // speak for a newer item of the same key.
+        const Item* self = item.get();
         item->store = std::make_unique<apiclient::Store>(
-            options_.on_object_changed ? std::function<void()>([this, k] { OnStoreChange(k); })
-                                       : std::function<void()>());
+            options_.on_object_changed
+                ? std::function<void()>([this, k, self] { OnStoreChange(k, self); })
+                : std::function<void()>());
         apiclient::ReflectorOptions ro = options_.reflector;
         ro.name = absl::StrCat(resource, " ", ns, "/", name);
         ro.path = absl::StrCat("/api/v1/namespaces/", ns, "/", resource);
@@ -143,12 +147,12 @@ void WatchingObjectSource::RegisterPod(const api::Pod& pod) {
   for (const std::shared_ptr<Item>& item : to_stop) item->reflector->Stop();
 }
 
-void WatchingObjectSource::OnStoreChange(const ObjectKey& key) {
+void WatchingObjectSource::OnStoreChange(const ObjectKey& key, const Item* which) {
   std::vector<std::string> pods;
   {
     absl::MutexLock lock(&mu_);
     auto it = items_.find(key);
-    if (it == items_.end()) return;
+    if (it == items_.end() || it->second.get() != which) return;
     Item& item = *it->second;
     const auto& [resource, ns, name] = key;
     std::optional<nlohmann::json> obj = item.store->Get(absl::StrCat(ns, "/", name));
@@ -296,10 +300,8 @@ void CachingObjectSource::RegisterPod(const api::Pod& pod) {
     if (it != pods_.end()) Release(it->second.keys);
     pods_[pod.metadata.uid] = std::move(refs);
   }
-  for (const std::shared_ptr<Entry>& e : stale) {
-    absl::MutexLock lock(&e->mu);
-    e->fetched = false;
-  }
+  // Never waits for a fetch in flight (an entry's lock is held across it).
+  for (const std::shared_ptr<Entry>& e : stale) e->stale.store(true);
 }
 
 void CachingObjectSource::Release(const std::set<ObjectKey>& keys) {
@@ -337,6 +339,7 @@ absl::StatusOr<nlohmann::json> CachingObjectSource::Get(const std::string& resou
   }
   if (entry == nullptr) return NotRegistered(ns, name);
   absl::MutexLock lock(&entry->mu);
+  if (entry->stale.exchange(false)) entry->fetched = false;
   const absl::Time now = clock_.Now();
   const bool have_object = entry->object.has_value() && entry->error.ok();
   const bool fresh = entry->fetched &&

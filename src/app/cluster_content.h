@@ -29,6 +29,7 @@
 #ifndef KUBELET_APP_CLUSTER_CONTENT_H_
 #define KUBELET_APP_CLUSTER_CONTENT_H_
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -114,7 +115,7 @@ class WatchingObjectSource final : public ClusterObjectSource {
     std::optional<std::string> seen_version;
   };
   // The store's change callback: reports a new version of `key` to the pods referencing it.
-  void OnStoreChange(const ObjectKey& key);
+  void OnStoreChange(const ObjectKey& key, const Item* which);
   absl::StatusOr<nlohmann::json> Get(const std::string& resource, const char* singular,
                                      const std::string& ns, const std::string& name);
   // Drops references; returns the items to stop (outside the lock).
@@ -145,7 +146,8 @@ class CachingObjectSource final : public ClusterObjectSource {
   // One object's cached answer; its own lock serializes fetches of that object.
   struct Entry {
     absl::Mutex mu;
-    bool fetched ABSL_GUARDED_BY(mu) = false;  // false: stale, fetch on the next Get
+    std::atomic<bool> stale{false};            // set by RegisterPod: fetch on the next Get
+    bool fetched ABSL_GUARDED_BY(mu) = false;  // false: fetch on the next Get
     std::optional<nlohmann::json> object ABSL_GUARDED_BY(mu);
     absl::Status error ABSL_GUARDED_BY(mu);  // NotFound of the last fetch
     absl::Time updated ABSL_GUARDED_BY(mu);

@@ -123,6 +123,7 @@ const std::set<std::string>& ImplementedFields() {
       "nodeLeaseDurationSeconds",
       "nodeStatusMaxImages",
       "configMapAndSecretChangeDetectionStrategy",
+      "streamingConnectionIdleTimeout",
       "featureGates",
       "logging",
       "logging.format",

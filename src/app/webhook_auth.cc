@@ -23,8 +23,12 @@ std::string Sha256Hex(const std::string& data) {
       absl::string_view(reinterpret_cast<const char*>(md), static_cast<size_t>(len)));
 }
 
+// upstream's webhook retry: connection resets and timeouts, 429 and 5xx answers.
 bool Retriable(const absl::StatusOr<apiclient::Response>& r) {
-  if (!r.ok()) return true;  // transport: reset, timeout
+  if (!r.ok()) {
+    return absl::IsUnavailable(r.status()) || absl::IsDeadlineExceeded(r.status()) ||
+           absl::IsAborted(r.status());
+  }
   return r->code == 429 || r->code >= 500;
 }
 
@@ -37,6 +41,7 @@ absl::StatusOr<std::string> PostWithRetry(apiclient::RestClient& client, const s
   req.path = path;
   req.body = std::move(body);
   req.content_type = apiclient::kJsonContentType;
+  req.timeout = retry.call_timeout;
   absl::Duration delay = retry.initial;
   absl::StatusOr<apiclient::Response> resp;
   for (int attempt = 1;; ++attempt) {

@@ -13,8 +13,9 @@
 //     together are an error; allowed -> allow; anything else -> deny with status.reason.
 //     Allowed answers are cached for cacheAuthorizedTTL (default 5m), others for
 //     cacheUnauthorizedTTL (default 30s), errors not at all; at most 8192 entries.
-// Calls that fail on the transport or with a 429 / 5xx are retried with upstream's back-off
-// (500 ms, x1.5, 5 tries) within `retry_budget`; any other failure is the call's error.
+// Calls that fail on the transport (unavailable, timed out) or with a 429 / 5xx are retried with
+// upstream's back-off (500 ms, x1.5, 5 tries); each try is bounded by `call_timeout`; any other
+// failure is the call's error.
 //
 // Thread-safety: thread-safe; concurrent requests for the same key may each call the API.
 // Ownership: each keeps the shared RestClient; the clock is borrowed.
@@ -40,6 +41,7 @@ struct WebhookRetry {
   int tries = 5;
   absl::Duration initial = absl::Milliseconds(500);
   double factor = 1.5;
+  absl::Duration call_timeout = absl::Seconds(10);
 };
 
 class WebhookTokenAuthenticator {

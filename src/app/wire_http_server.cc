@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "app/webhook_auth.h"
 #include "app/wiring.h"
 #include "common/log.h"
@@ -27,10 +28,11 @@ namespace {
 class KubeletHost : public server::HostInterface {
  public:
   KubeletHost(Kubelet* kubelet, kuberuntime::KubeGenericRuntimeManager* runtime,
-              std::shared_ptr<logs::ContainerLogManager> logs,
+              cri::RuntimeService* cri, std::shared_ptr<logs::ContainerLogManager> logs,
               std::shared_ptr<stats::StatsProvider> stats, server::Configz* configz)
       : kubelet_(kubelet),
         runtime_(runtime),
+        cri_(cri),
         logs_(std::move(logs)),
         stats_(std::move(stats)),
         configz_(configz) {}
@@ -69,9 +71,105 @@ class KubeletHost : public server::HostInterface {
   absl::Status SyncLoopHealthy() override { return kubelet_->SyncLoopHealthy(); }
   std::string Configz() override { return configz_ != nullptr ? configz_->Render() : "{}"; }
 
+  absl::StatusOr<std::string> GetExec(const server::StreamRequest& r) override {
+    absl::StatusOr<std::string> id = RunningContainer(r);
+    if (!id.ok()) return id.status();
+    runtime::v1::ExecRequest req;
+    req.set_container_id(*id);
+    for (const std::string& c : r.command) req.add_cmd(c);
+    req.set_tty(r.tty);
+    req.set_stdin(r.stdin_);
+    req.set_stdout(r.stdout_);
+    req.set_stderr(r.stderr_);
+    absl::StatusOr<runtime::v1::ExecResponse> resp = cri_->Exec(req);
+    if (!resp.ok()) return resp.status();
+    return resp->url();
+  }
+
+  absl::StatusOr<std::string> GetAttach(const server::StreamRequest& r) override {
+    absl::StatusOr<std::string> id = RunningContainer(r);
+    if (!id.ok()) return id.status();
+    runtime::v1::AttachRequest req;
+    req.set_container_id(*id);
+    req.set_tty(r.tty);
+    req.set_stdin(r.stdin_);
+    req.set_stdout(r.stdout_);
+    req.set_stderr(r.stderr_);
+    absl::StatusOr<runtime::v1::AttachResponse> resp = cri_->Attach(req);
+    if (!resp.ok()) return resp.status();
+    return resp->url();
+  }
+
+  absl::StatusOr<std::string> GetPortForward(const std::string& ns, const std::string& name,
+                                             const std::string& uid,
+                                             const std::vector<int32_t>& ports) override {
+    absl::StatusOr<container::Pod> pod = RunningPod(ns, name, uid);
+    if (!pod.ok()) return pod.status();
+    std::string sandbox;
+    for (const container::Container& s : pod->sandboxes) {
+      if (s.state == container::State::kRunning) sandbox = s.id.id;
+    }
+    if (sandbox.empty()) {
+      return absl::NotFoundError(absl::StrCat("pod not found (\"", name, "_", ns, "\")"));
+    }
+    runtime::v1::PortForwardRequest req;
+    req.set_pod_sandbox_id(sandbox);
+    for (int32_t p : ports) req.add_port(p);
+    absl::StatusOr<runtime::v1::PortForwardResponse> resp = cri_->PortForward(req);
+    if (!resp.ok()) return resp.status();
+    return resp->url();
+  }
+
+  absl::StatusOr<std::string> RunInContainer(const server::StreamRequest& r) override {
+    absl::StatusOr<std::string> id = RunningContainer(r);
+    if (!id.ok()) return id.status();
+    absl::StatusOr<runtime::v1::ExecSyncResponse> resp =
+        cri_->ExecSync(*id, r.command, absl::ZeroDuration());
+    if (!resp.ok()) return resp.status();
+    // upstream RunInContainer: stdout then stderr, and the exit code as an error.
+    std::string out = resp->stdout() + resp->stderr();
+    if (resp->exit_code() != 0) {
+      return absl::InternalError(absl::StrCat("command '", absl::StrJoin(r.command, " "),
+                                              "' exited with ", resp->exit_code(), ": ", out));
+    }
+    return out;
+  }
+
  private:
+  // The kubelet's pod (upstream GetPodByName) and then the runtime's running pod of that
+  // full name (and UID when given).
+  absl::StatusOr<container::Pod> RunningPod(const std::string& ns, const std::string& name,
+                                            const std::string& uid) {
+    const std::string full_name = absl::StrCat(name, "_", ns);
+    if (!kubelet_->pod_manager().GetPodByFullName(full_name).has_value()) {
+      return absl::NotFoundError("pod does not exist");
+    }
+    absl::StatusOr<std::vector<container::Pod>> pods = runtime_->GetPods(false);
+    if (!pods.ok()) return pods.status();
+    for (container::Pod& p : *pods) {
+      if (p.name == name && p.namespace_ == ns && (uid.empty() || p.id == uid)) {
+        return std::move(p);
+      }
+    }
+    return absl::NotFoundError(absl::StrCat("pod not found (\"", full_name, "\")"));
+  }
+
+  absl::StatusOr<std::string> RunningContainer(const server::StreamRequest& r) {
+    absl::StatusOr<container::Pod> pod = RunningPod(r.namespace_, r.pod, r.uid);
+    if (!pod.ok()) {
+      if (pod.status().message() == "pod does not exist") return pod.status();
+      // upstream findContainer: no running pod means no container.
+      return absl::UnknownError(absl::StrCat("container not found (\"", r.container, "\")"));
+    }
+    for (const container::Container& c : pod->containers) {
+      if (c.name == r.container && c.state == container::State::kRunning) return c.id.id;
+    }
+    return absl::UnknownError(absl::StrCat("container not found (\"", r.container, "\")"));
+  }
+
   Kubelet* kubelet_;
   kuberuntime::KubeGenericRuntimeManager* runtime_;
+  cri::RuntimeService* cri_;
   std::shared_ptr<logs::ContainerLogManager> logs_;
   std::shared_ptr<stats::StatsProvider> stats_;
   server::Configz* configz_;
@@ -116,9 +214,9 @@ absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx) {
   if (stage != WiringStage::kAfterKubeletStart) return absl::OkStatus();
   const KubeletServer& s = *ctx.server;
   const auto& cfg = s.config;
-  auto host =
-      std::make_shared<KubeletHost>(ctx.kubelet, ctx.runtime_manager, ctx.components.log_manager,
-                                    ctx.components.stats_provider, ctx.configz);
+  auto host = std::make_shared<KubeletHost>(ctx.kubelet, ctx.runtime_manager, ctx.runtime,
+                                            ctx.components.log_manager,
+                                            ctx.components.stats_provider, ctx.configz);
 
   if (cfg.enable_server) {
     if (absl::Status st = CheckStandaloneAuth(s); !st.ok()) return st;
@@ -164,6 +262,10 @@ absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx) {
       };
     }
     server::HttpServerOptions o = BaseOptions("kubelet", cfg.address, cfg.port);
+    // streamingConnectionIdleTimeout bounds exec / attach / port-forward tunnels.
+    if (cfg.streaming_connection_idle_timeout > absl::ZeroDuration()) {
+      o.tunnel_idle_timeout = cfg.streaming_connection_idle_timeout;
+    }
     // The webhooks block on the API server: the filter runs off the I/O thread then.
     if (auth.token_authenticator || auth.authorizer) o.filter_threads = 4;
     o.tls = server::TlsServerOptions{.cert_file = cert->cert_file,

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/log.h"
 #include "common/strings.h"
 
@@ -76,12 +77,13 @@ RequestAttributes GetRequestAttributes(const std::string& node_name, const HttpR
 
 absl::StatusOr<std::optional<UserInfo>> Authenticate(const AuthOptions& options,
                                                      const HttpRequest& req) {
+  // upstream's union: a failing authenticator does not stop the next one; if none succeeds,
+  // their errors together are the answer (and anonymous is not tried).
+  std::vector<std::string> errors;
   if (options.x509 && req.peer.presented) {
     if (!req.peer.verified) {
-      return absl::UnauthenticatedError(
-          absl::StrCat("verifying certificate failed: x509: ", req.peer.verify_error));
-    }
-    if (!req.peer.common_name.empty()) {
+      errors.push_back(absl::StrCat("verifying certificate failed: x509: ", req.peer.verify_error));
+    } else if (!req.peer.common_name.empty()) {
       UserInfo u;
       u.name = req.peer.common_name;
       u.groups = req.peer.organizations;
@@ -92,11 +94,16 @@ absl::StatusOr<std::optional<UserInfo>> Authenticate(const AuthOptions& options,
   if (options.token_authenticator) {
     if (std::string token = BearerToken(req); !token.empty()) {
       absl::StatusOr<std::optional<UserInfo>> u = options.token_authenticator(token);
-      if (!u.ok()) return u.status();
-      if (!u->has_value()) return absl::UnauthenticatedError("invalid bearer token");
-      AddAuthenticatedGroup(**u);
-      return u;
+      if (u.ok() && u->has_value()) {
+        AddAuthenticatedGroup(**u);
+        return u;
+      }
+      errors.push_back(u.ok() ? "invalid bearer token" : std::string(u.status().message()));
     }
+  }
+  if (errors.size() == 1) return absl::UnauthenticatedError(errors[0]);
+  if (!errors.empty()) {
+    return absl::UnauthenticatedError(absl::StrCat("[", absl::StrJoin(errors, ", "), "]"));
   }
   if (options.anonymous) {
     return std::optional<UserInfo>(UserInfo{"system:anonymous", {"system:unauthenticated"}});

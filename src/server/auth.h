@@ -3,8 +3,9 @@
 // SubjectAccessReview) are injected as functions, so this folder needs no API client.
 //
 // Contract:
-// - Authentication, in upstream's order, the first that succeeds wins and an error ends the
-//   chain with 401 (a bad credential is never downgraded to anonymous):
+// - Authentication, in upstream's order; the first that succeeds wins; when none does but one
+//   failed, their errors together answer 401 (a bad credential is never downgraded to
+//   anonymous):
 //   1. a client certificate verified against authentication.x509.clientCAFile -> user = subject
 //      CN, groups = subject O values; a presented certificate that does not verify is an error;
 //   2. with a token authenticator (authentication.webhook.enabled), "Authorization: Bearer <t>"

@@ -5,6 +5,7 @@
 #include <openssl/x509.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
@@ -662,18 +663,20 @@ class Session : public StreamSink,
       // The filter may block: it runs on the pool with a copy of the request while this
       // connection waits (nothing else reads or writes it meanwhile), then the request resumes
       // here on the I/O thread.
+      // The pool thread hands its reference on with the continuation, so the session is only
+      // ever released on the I/O thread (its destructor touches the session list).
       auto self = this->shared_from_this();
-      asio::post(*impl_->filter_pool, [self, copy = req, keep_alive, body_pending]() mutable {
+      auto io = stream_.get_executor();
+      asio::post(*impl_->filter_pool, [self, io, copy = req, keep_alive, body_pending]() mutable {
         HttpResponse filtered;
         const bool passed = self->Guarded(
             "filter", [&] { return self->impl_->filter(&copy, &filtered); }, &filtered, copy.path);
-        asio::post(self->stream_.get_executor(),
-                   [self, passed, user = std::move(copy.user), filtered = std::move(filtered),
-                    keep_alive, body_pending]() mutable {
-                     self->request_.user = std::move(user);
-                     if (!passed) return self->Respond(std::move(filtered), keep_alive);
-                     self->AfterFilter(keep_alive, body_pending);
-                   });
+        asio::post(io, [self = std::move(self), passed, user = std::move(copy.user),
+                        filtered = std::move(filtered), keep_alive, body_pending]() mutable {
+          self->request_.user = std::move(user);
+          if (!passed) return self->Respond(std::move(filtered), keep_alive);
+          self->AfterFilter(keep_alive, body_pending);
+        });
       });
       return;
     }
@@ -751,6 +754,10 @@ class Session : public StreamSink,
   void Respond(HttpResponse out, bool keep_alive) {
     if (out.stream) {
       StartStream(std::move(out));
+      return;
+    }
+    if (out.tunnel) {
+      StartTunnel(std::move(out.tunnel));
       return;
     }
     const bool head_only = request_.method == "HEAD";
@@ -852,6 +859,155 @@ class Session : public StreamSink,
                             });
   }
 
+  // ---- Tunnels (HttpResponse::tunnel) ----------------------------------------------------
+
+  // The handler's resolver runs on a worker thread (counted with the streaming workers, so
+  // Stop() waits for it); its answer comes back to the I/O thread, which either sends the
+  // resolver's error or opens the tunnel.
+  void StartTunnel(std::function<std::optional<TunnelTarget>(HttpResponse*)> resolve) {
+    serving_ = true;
+    std::shared_ptr<StreamTracker> tracker = impl_->streams;
+    {
+      absl::MutexLock l(&tracker->mu);
+      ++tracker->active;
+    }
+    auto self = this->shared_from_this();
+    auto io = stream_.get_executor();
+    const std::string name = impl_->options.name;
+    try {
+      std::thread([self, io, tracker, name, resolve = std::move(resolve)]() mutable {
+        HttpResponse error;
+        std::optional<TunnelTarget> target;
+        std::optional<tcp::endpoint> endpoint;
+        try {
+          target = resolve(&error);
+          if (target.has_value()) {
+            beast::error_code ec;
+            asio::ip::address addr = asio::ip::make_address(
+                target->host == "localhost" ? "127.0.0.1" : target->host, ec);
+            if (ec) {
+              error = HttpResponse();
+              error.Error(500,
+                          absl::StrCat("error dialing backend: cannot resolve ", target->host));
+              target.reset();
+            } else {
+              endpoint.emplace(addr, target->port);
+            }
+          }
+        } catch (const std::exception& e) {
+          KLOG_ERROR(absl::InternalError(e.what()), "HTTP tunnel handler failed", "server", name);
+          error = HttpResponse();
+          error.Error(500, "Internal Server Error");
+          target.reset();
+        }
+        // The continuation takes this thread's reference: the session is released on the I/O
+        // thread only.
+        asio::post(io, [self = std::move(self), target = std::move(target), endpoint,
+                        error = std::move(error)]() mutable {
+          if (!target.has_value()) return self->Respond(std::move(error), /*keep_alive=*/false);
+          self->OpenTunnel(*endpoint, *target);
+        });
+        absl::MutexLock l(&tracker->mu);
+        --tracker->active;
+      }).detach();
+    } catch (const std::system_error& e) {
+      KLOG_ERROR(absl::ResourceExhaustedError(e.what()), "Cannot start a tunnel worker", "server",
+                 impl_->options.name);
+      {
+        absl::MutexLock l(&tracker->mu);
+        --tracker->active;
+      }
+      HttpResponse busy;
+      busy.Error(503, "too many streaming requests");
+      Respond(std::move(busy), /*keep_alive=*/false);
+    }
+  }
+
+  // The client's request head for the backend: its method, the backend's target and Host, the
+  // client's other headers but Authorization (the kubelet consumed the credential), then any
+  // body it sent and whatever the client sent after the head.
+  std::string TunnelHead(const TunnelTarget& target) const {
+    std::string head = absl::StrCat(request_.method, " ", target.target,
+                                    " HTTP/1.1\r\nHost: ", target.host, ":", target.port, "\r\n");
+    for (const auto& [k, v] : request_.headers) {
+      if (k == "host" || k == "authorization") continue;
+      absl::StrAppend(&head, k, ": ", v, "\r\n");
+    }
+    head += "\r\n";
+    return head;
+  }
+
+  void OpenTunnel(const tcp::endpoint& endpoint, const TunnelTarget& target) {
+    tunnel_ = std::make_unique<Tunnel>(stream_.get_executor());
+    auto out = std::make_shared<std::string>(TunnelHead(target));
+    out->append(request_.body);
+    const auto pending = buffer_.data();
+    out->append(static_cast<const char*>(pending.data()), pending.size());
+    buffer_.consume(buffer_.size());
+    tunnel_->backend.async_connect(
+        endpoint, [self = this->shared_from_this(), out](beast::error_code ec) {
+          if (ec) {
+            KLOG_ERROR(absl::UnavailableError(ec.message()), "Error while proxying request",
+                       "server", self->impl_->options.name, "path", self->request_.path);
+            HttpResponse err;
+            err.Error(500, absl::StrCat("error dialing backend: ", ec.message()));
+            self->tunnel_.reset();
+            return self->Respond(std::move(err), /*keep_alive=*/false);
+          }
+          asio::async_write(self->tunnel_->backend, asio::buffer(*out),
+                            [self, out](beast::error_code ec, size_t) {
+                              if (ec) return self->CloseTunnel();
+                              self->PumpUp();
+                              self->PumpDown();
+                            });
+        });
+  }
+
+  // Client -> backend; the client's end of input becomes the backend's.
+  void PumpUp() {
+    Tcp().expires_after(ToChrono(impl_->options.tunnel_idle_timeout));
+    stream_.async_read_some(asio::buffer(tunnel_->up), [self = this->shared_from_this()](
+                                                           beast::error_code ec, size_t n) {
+      if (ec) {
+        if (ec == asio::error::eof || ec == ssl::error::stream_truncated) {
+          beast::error_code ignored;
+          self->tunnel_->backend.shutdown(tcp::socket::shutdown_send, ignored);
+          return;  // the backend's answer still flows down
+        }
+        return self->CloseTunnel();
+      }
+      asio::async_write(self->tunnel_->backend, asio::buffer(self->tunnel_->up.data(), n),
+                        [self](beast::error_code ec, size_t) {
+                          if (ec) return self->CloseTunnel();
+                          self->PumpUp();
+                        });
+    });
+  }
+
+  // Backend -> client; the backend's end ends the tunnel.
+  void PumpDown() {
+    tunnel_->backend.async_read_some(
+        asio::buffer(tunnel_->down),
+        [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+          if (ec) return self->CloseTunnel();
+          self->Tcp().expires_after(ToChrono(self->impl_->options.tunnel_idle_timeout));
+          asio::async_write(self->stream_, asio::buffer(self->tunnel_->down.data(), n),
+                            [self](beast::error_code ec, size_t) {
+                              if (ec) return self->CloseTunnel();
+                              self->PumpDown();
+                            });
+        });
+  }
+
+  void CloseTunnel() {
+    if (tunnel_ == nullptr || tunnel_->closed) return;
+    tunnel_->closed = true;
+    beast::error_code ignored;
+    tunnel_->backend.shutdown(tcp::socket::shutdown_both, ignored);
+    tunnel_->backend.close(ignored);
+    Close();
+  }
+
   void EndStream() {
     {
       absl::MutexLock l(&stream_state_->mu);
@@ -867,7 +1023,17 @@ class Session : public StreamSink,
     Tcp().socket().close(ignored);
   }
 
+  // A tunneled connection's backend side and its two copy buffers (only for tunnels).
+  struct Tunnel {
+    explicit Tunnel(const asio::any_io_executor& ex) : backend(ex) {}
+    tcp::socket backend;
+    std::array<char, 32 << 10> up;
+    std::array<char, 32 << 10> down;
+    bool closed = false;
+  };
+
   Stream stream_;
+  std::unique_ptr<Tunnel> tunnel_;
   beast::flat_buffer buffer_;
   std::optional<RequestParser> parser_;
   HttpServer::Impl* impl_;
@@ -1040,8 +1206,13 @@ void HttpServer::Stop() {
     impl_->ioc->stop();
   });
   if (impl_->thread.joinable()) impl_->thread.join();
-  // Filters still running post to a stopped context; their connections go with it.
-  if (impl_->filter_pool != nullptr) impl_->filter_pool->join();
+  // Filters not started yet are dropped, those running finish and post to the stopped context;
+  // their sessions go with the pool and the context, on this thread (the I/O thread is gone).
+  if (impl_->filter_pool != nullptr) {
+    impl_->filter_pool->stop();
+    impl_->filter_pool->join();
+    impl_->filter_pool.reset();
+  }
   // No I/O runs any more: release the streaming workers, then give them a moment to return.
   StreamTracker& t = *impl_->streams;
   absl::MutexLock l(&t.mu);

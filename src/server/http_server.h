@@ -99,6 +99,13 @@ class ResponseStream {
   virtual bool Gone() const = 0;
 };
 
+// Where a tunneled request goes (a container runtime's streaming server).
+struct TunnelTarget {
+  std::string host;  // an IP address, or "localhost"
+  uint16_t port = 0;
+  std::string target;  // the request target on the backend, e.g. "/exec/<token>"
+};
+
 struct HttpResponse {
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;
@@ -106,6 +113,14 @@ struct HttpResponse {
   // When set, `status` and `headers` are sent with chunked encoding and this runs on a worker
   // thread to produce the body; the response ends when it returns.
   std::function<void(ResponseStream&)> stream;
+  // When set, the request is proxied (upgrade-aware, as upstream's UpgradeAwareHandler): this
+  // runs on a worker thread (it may block, e.g. on the runtime) and returns the backend, or
+  // nullopt after filling `error` with the answer to send instead. Then the request head goes
+  // to the backend as the client sent it (the backend's target and Host, without
+  // Authorization), and bytes flow both ways until the backend closes, either side fails, or
+  // nothing moves for `tunnel_idle_timeout`; a client's end of input is passed on as a
+  // half-close.
+  std::function<std::optional<TunnelTarget>(HttpResponse* error)> tunnel;
 
   void SetHeader(std::string name, std::string value);
   // Sets status, a text/plain body and the nosniff header, as Go's http.Error does.
@@ -143,6 +158,9 @@ struct HttpServerOptions {
   // runs on a pool of this many threads while its connection waits, and the request resumes on
   // the I/O thread. 0: the filter runs on the I/O thread and must not block.
   int filter_threads = 0;
+  // A tunnel (HttpResponse::tunnel) with no traffic either way for this long is closed
+  // (streamingConnectionIdleTimeout).
+  absl::Duration tunnel_idle_timeout = absl::Hours(4);
   std::optional<TlsServerOptions> tls;
 };
 

@@ -2,8 +2,11 @@
 
 #include <cctype>
 #include <cstdint>
+#include <functional>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -60,6 +63,94 @@ std::optional<std::string> First(const HttpRequest& req, const std::string& key)
   auto it = req.query.find(key);
   if (it == req.query.end()) return std::nullopt;
   return it->second;
+}
+
+// "1" is true for the remotecommand options (what the API server sends).
+bool QueryTrue(const HttpRequest& req, const std::string& key) {
+  std::optional<std::string> v = First(req, key);
+  return v.has_value() && *v == "1";
+}
+
+// upstream streaming.WriteError: NotFound -> 404, ResourceExhausted -> 429, else 500; the
+// error's text as the body.
+void StreamingError(HttpResponse* res, const absl::Status& st) {
+  int code = 500;
+  if (absl::IsNotFound(st)) code = 404;
+  if (absl::IsResourceExhausted(st)) code = 429;
+  RestfulError(res, code, std::string(st.message()));
+}
+
+bool IsUpgradeRequest(const HttpRequest& req) {
+  if (req.Header("upgrade").empty()) return false;
+  for (const auto& [k, v] : req.headers) {
+    if (k != "connection") continue;
+    for (absl::string_view token : absl::StrSplit(AV(v), ',')) {
+      if (absl::EqualsIgnoreCase(absl::StripAsciiWhitespace(token), "upgrade")) return true;
+    }
+  }
+  return false;
+}
+
+// "http://127.0.0.1:35215/exec/abc?x" -> the tunnel's target; an error for anything else.
+absl::StatusOr<TunnelTarget> ParseStreamingUrl(const std::string& url) {
+  absl::string_view rest = AV(url);
+  if (!absl::ConsumePrefix(&rest, "http://")) {
+    return absl::InternalError(absl::StrCat("unsupported streaming URL ", url));
+  }
+  const size_t slash = rest.find('/');
+  absl::string_view hostport = rest.substr(0, slash);
+  TunnelTarget t;
+  t.target = slash == absl::string_view::npos ? "/" : std::string(rest.substr(slash));
+  size_t colon = hostport.rfind(':');
+  if (colon == absl::string_view::npos) {
+    return absl::InternalError(absl::StrCat("streaming URL without a port: ", url));
+  }
+  absl::string_view host = hostport.substr(0, colon);
+  if (absl::ConsumePrefix(&host, "[")) absl::ConsumeSuffix(&host, "]");
+  uint32_t port = 0;
+  if (!absl::SimpleAtoi(hostport.substr(colon + 1), &port) || port == 0 || port > 65535) {
+    return absl::InternalError(absl::StrCat("bad port in streaming URL ", url));
+  }
+  t.host = std::string(host);
+  t.port = static_cast<uint16_t>(port);
+  return t;
+}
+
+// The path's segments after `prefix` ("/exec/"); empty segments are refused.
+std::optional<std::vector<std::string>> Segments(const std::string& path,
+                                                 absl::string_view prefix) {
+  absl::string_view rest = AV(path);
+  if (!absl::ConsumePrefix(&rest, prefix)) return std::nullopt;
+  std::vector<std::string> parts = absl::StrSplit(rest, '/');
+  for (const std::string& p : parts) {
+    if (p.empty()) return std::nullopt;
+  }
+  return parts;
+}
+
+// Proxies the request to the URL `get` returns (on the tunnel's worker), as upstream's
+// proxyStream with upgradeRequired.
+void ProxyStream(const HttpRequest& req, HttpResponse* res,
+                 std::function<absl::StatusOr<std::string>()> get) {
+  const bool upgrade = IsUpgradeRequest(req);
+  res->tunnel = [get = std::move(get),
+                 upgrade](HttpResponse* error) -> std::optional<TunnelTarget> {
+    absl::StatusOr<std::string> url = get();
+    if (!url.ok()) {
+      StreamingError(error, url.status());
+      return std::nullopt;
+    }
+    if (!upgrade) {
+      error->Error(500, "Upgrade request required");
+      return std::nullopt;
+    }
+    absl::StatusOr<TunnelTarget> target = ParseStreamingUrl(*url);
+    if (!target.ok()) {
+      error->Error(500, std::string(target.status().message()));
+      return std::nullopt;
+    }
+    return *std::move(target);
+  };
 }
 
 // metav1's Convert_Slice_string_To_bool: absent, "false" or "0" are false; anything else true.
@@ -202,6 +293,87 @@ void InstallDefaultHandlers(HttpServer& server, std::shared_ptr<HostInterface> h
 }
 
 void InstallDebuggingHandlers(HttpServer& server, std::shared_ptr<HostInterface> host) {
+  // exec / attach: {ns}/{pod}/{container} or {ns}/{pod}/{uid}/{container}.
+  for (const char* kind : {"exec", "attach"}) {
+    const std::string prefix = absl::StrCat("/", kind, "/");
+    const bool exec = std::string_view(kind) == "exec";
+    server.Handle(
+        prefix,
+        [host, prefix, exec](const HttpRequest& req, HttpResponse* res) {
+          std::optional<std::vector<std::string>> parts = Segments(req.path, prefix);
+          if (!parts.has_value() || parts->size() < 3 || parts->size() > 4) {
+            return RestfulError(res, 404, "404: Page Not Found");
+          }
+          StreamRequest r;
+          r.namespace_ = (*parts)[0];
+          r.pod = (*parts)[1];
+          if (parts->size() == 4) r.uid = (*parts)[2];
+          r.container = parts->back();
+          r.command = req.QueryValues("command");
+          r.tty = QueryTrue(req, "tty");
+          // The API server's names (core/v1 ExecStdinParam, ...).
+          r.stdin_ = QueryTrue(req, "input");
+          r.stdout_ = QueryTrue(req, "output");
+          r.stderr_ = QueryTrue(req, "error");
+          // upstream: a TTY has no separate stderr.
+          if (r.tty) r.stderr_ = false;
+          if (!r.stdin_ && !r.stdout_ && !r.stderr_) {
+            return RestfulError(res, 400, "you must specify at least 1 of stdin, stdout, stderr");
+          }
+          ProxyStream(req, res,
+                      [host, r, exec] { return exec ? host->GetExec(r) : host->GetAttach(r); });
+        },
+        {"GET", "POST"});
+  }
+  server.Handle(
+      "/portForward/",
+      [host](const HttpRequest& req, HttpResponse* res) {
+        std::optional<std::vector<std::string>> parts = Segments(req.path, "/portForward/");
+        if (!parts.has_value() || parts->size() < 2 || parts->size() > 3) {
+          return RestfulError(res, 404, "404: Page Not Found");
+        }
+        std::vector<int32_t> ports;
+        for (const std::string& v : req.QueryValues("ports")) {
+          for (absl::string_view p : absl::StrSplit(AV(v), ',')) {
+            uint32_t port = 0;
+            if (!absl::SimpleAtoi(p, &port) || port == 0 || port > 65535) {
+              return RestfulError(res, 400, absl::StrCat("unable to parse \"", p, "\" as a port"));
+            }
+            ports.push_back(static_cast<int32_t>(port));
+          }
+        }
+        const std::string ns = (*parts)[0], pod = (*parts)[1];
+        const std::string uid = parts->size() == 3 ? (*parts)[2] : "";
+        ProxyStream(req, res, [host, ns, pod, uid, ports] {
+          return host->GetPortForward(ns, pod, uid, ports);
+        });
+      },
+      {"GET", "POST"});
+  // run: POST {ns}/{pod}[/{uid}]/{container}?cmd=... -> the output.
+  server.Handle("/run/",
+                [host](const HttpRequest& req, HttpResponse* res) {
+                  std::optional<std::vector<std::string>> parts = Segments(req.path, "/run/");
+                  if (!parts.has_value() || parts->size() < 3 || parts->size() > 4) {
+                    return RestfulError(res, 404, "404: Page Not Found");
+                  }
+                  StreamRequest r;
+                  r.namespace_ = (*parts)[0];
+                  r.pod = (*parts)[1];
+                  if (parts->size() == 4) r.uid = (*parts)[2];
+                  r.container = parts->back();
+                  r.command =
+                      absl::StrSplit(AV(First(req, "cmd").value_or("")), ' ', absl::SkipEmpty());
+                  RunDeferred(res, [host, r](ResponseStream& out) {
+                    absl::StatusOr<std::string> output = host->RunInContainer(r);
+                    if (!output.ok()) {
+                      out.Fail(absl::IsNotFound(output.status()) ? 404 : 500,
+                               std::string(output.status().message()));
+                      return;
+                    }
+                    out.Write(*output);
+                  });
+                },
+                {"POST"});
   // upstream routes.StringFlagPutHandler(logs.GlogSetter): PUT the new verbosity as the body.
   server.Handle(
       "/debug/flags/v",
@@ -288,6 +460,21 @@ void InstallDebuggingHandlers(HttpServer& server, std::shared_ptr<HostInterface>
                   });
                 },
                 {"GET"});
+}
+
+absl::StatusOr<std::string> HostInterface::GetExec(const StreamRequest&) {
+  return absl::UnimplementedError("exec is not supported");
+}
+absl::StatusOr<std::string> HostInterface::GetAttach(const StreamRequest&) {
+  return absl::UnimplementedError("attach is not supported");
+}
+absl::StatusOr<std::string> HostInterface::GetPortForward(const std::string&, const std::string&,
+                                                          const std::string&,
+                                                          const std::vector<int32_t>&) {
+  return absl::UnimplementedError("port forwarding is not supported");
+}
+absl::StatusOr<std::string> HostInterface::RunInContainer(const StreamRequest&) {
+  return absl::UnimplementedError("run is not supported");
 }
 
 void InstallDebuggingDisabledHandlers(HttpServer& server) {

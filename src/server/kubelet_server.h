@@ -21,6 +21,7 @@
 #ifndef KUBELET_SERVER_KUBELET_SERVER_H_
 #define KUBELET_SERVER_KUBELET_SERVER_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,19 @@
 namespace kubelet::server {
 
 // What the API needs from the kubelet.
+// What an exec / attach session asks for (upstream remotecommand Options).
+struct StreamRequest {
+  std::string namespace_;
+  std::string pod;
+  std::string uid;  // "" when the path names none
+  std::string container;
+  std::vector<std::string> command;  // exec only
+  bool stdin_ = false;
+  bool stdout_ = false;
+  bool stderr_ = false;
+  bool tty = false;
+};
+
 class HostInterface {
  public:
   virtual ~HostInterface() = default;
@@ -54,9 +68,23 @@ class HostInterface {
   virtual absl::Status SyncLoopHealthy() = 0;
   // The /configz body.
   virtual std::string Configz() = 0;
+
+  // Streaming (upstream GetExec / GetAttach / GetPortForward / RunInContainer). Block on the
+  // runtime. NotFound "pod does not exist" when the kubelet has no such pod; an error naming
+  // the container when it does not run; else the runtime's streaming URL (CRI Exec, Attach,
+  // PortForward) or, for Run, the command's combined output. Unimplemented by default.
+  virtual absl::StatusOr<std::string> GetExec(const StreamRequest& request);
+  virtual absl::StatusOr<std::string> GetAttach(const StreamRequest& request);
+  virtual absl::StatusOr<std::string> GetPortForward(const std::string& namespace_,
+                                                     const std::string& pod, const std::string& uid,
+                                                     const std::vector<int32_t>& ports);
+  virtual absl::StatusOr<std::string> RunInContainer(const StreamRequest& request);
 };
 
 void InstallDefaultHandlers(HttpServer& server, std::shared_ptr<HostInterface> host);
+// With the debugging handlers: /exec/, /attach/, /portForward/ (GET or POST with an upgrade,
+// proxied to the runtime's streaming server through HttpResponse::tunnel, as upstream since
+// 1.20) and /run/ (POST, the command's output).
 void InstallDebuggingHandlers(HttpServer& server, std::shared_ptr<HostInterface> host);
 void InstallDebuggingDisabledHandlers(HttpServer& server);
 

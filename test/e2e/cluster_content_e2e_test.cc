@@ -475,6 +475,7 @@ TEST_F(ClusterContentTest, ImagePullSecrets) {
   const std::string password = reg["AUTH_REGISTRY_PASSWORD"];
   ASSERT_FALSE(image.empty()) << up->out;
 
+  verbosity_ = 10;  // credentials must stay out of the log at any verbosity
   StartNode();
   auto pod_yaml = [&](const std::string& name, const std::string& spec_extra) {
     return absl::StrCat("apiVersion: v1\nkind: Pod\nmetadata:\n  name: ", name,
@@ -545,7 +546,9 @@ TEST_F(ClusterContentTest, ImagePullSecrets) {
 
   // The anonymous pod is still refused, and the password never reached the log.
   EXPECT_NE(GetPod(anon)["status"].value("phase", ""), "Running");
-  EXPECT_FALSE(absl::StrContains(kubelet_->Log(), password));
+  const std::string log = kubelet_->Log();
+  EXPECT_FALSE(absl::StrContains(log, password));
+  EXPECT_FALSE(absl::StrContains(log, b64->out));  // the auth field of both secrets
   for (const std::string& n : {regcred, legacy}) {
     (void)cp_->Kubectl({"delete", "secret", n, "-n", "default", "--wait=false"});
   }

@@ -7,8 +7,15 @@
 //     subresource=proxy)";
 //   * a service account granted nodes/proxy and nodes/stats: /pods and /stats/summary answer,
 //     /metrics stays forbidden (subresource metrics);
-//   * the API server reaches the kubelet with its client certificate: kubectl logs works.
+//   * the API server reaches the kubelet with its client certificate: kubectl logs works;
+//   * streaming through the API server, proxied by the kubelet to the runtime's streaming
+//     server: kubectl exec (output, exit codes, stdin with its end, a 3 MB transfer, several
+//     sessions at once), kubectl attach, kubectl port-forward.
 // No timing is asserted.
+#include <signal.h>
+
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -146,6 +153,109 @@ TEST_F(KubeletAuthTest, WebhookAuthenticationAndAuthorization) {
 
   (void)cp_->Kubectl({"delete", "clusterrolebinding,clusterrole", role, "--wait=false"});
   (void)cp_->Kubectl({"delete", "serviceaccount", nobody, viewer, "-n", "default", "--wait=false"});
+}
+
+TEST_F(KubeletAuthTest, ExecAttachAndPortForwardThroughTheApiServer) {
+  StartKubelet({"--kubeconfig", kubeconfig_});
+  absl::Status ready = WaitNodeReady(absl::Seconds(90));
+  ASSERT_TRUE(ready.ok()) << ready << "\n" << kubelet_->Log();
+  const std::string pod = PodName("streams");
+  PodParts parts;
+  parts.spec = absl::StrCat("  nodeName: ", node_, "\n  automountServiceAccountToken: false\n");
+  ASSERT_TRUE(Apply(BusyboxPod(pod,
+                               "\"mkdir -p /www; echo port-forward-ok > /www/index.html; "
+                               "httpd -p 8080 -h /www; trap 'exit 0' TERM; i=0; "
+                               "while true; do echo tick-$i; i=$((i+1)); sleep 1; done\"",
+                               parts))
+                  .ok());
+  ASSERT_TRUE(WaitUntil([&] { return GetPod(pod)["status"].value("phase", "") == "Running"; },
+                        absl::Seconds(120), absl::Seconds(1)))
+      << kubelet_->Log();
+  auto exec = [&](const std::vector<std::string>& cmd, const std::string& stdin_data = "",
+                  bool interactive = false) {
+    std::vector<std::string> args = {"exec", pod, "-n", "default"};
+    if (interactive) args.push_back("-i");
+    args.push_back("--");
+    args.insert(args.end(), cmd.begin(), cmd.end());
+    return cp_->Kubectl(args, stdin_data, absl::Seconds(60));
+  };
+
+  auto r = exec({"echo", "hello-exec"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->exit_code, 0) << r->err << "\n" << kubelet_->Log();
+  EXPECT_EQ(r->out, "hello-exec\n");
+
+  // The command's exit code comes back.
+  r = exec({"sh", "-c", "echo out; echo err >&2; exit 3"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->exit_code, 3) << r->err;
+  EXPECT_EQ(r->out, "out\n");
+  EXPECT_TRUE(absl::StrContains(r->err, "err")) << r->err;
+
+  // stdin reaches the command and its end ends it.
+  const std::string input = "line one\nline two\n";
+  r = exec({"cat"}, input, /*interactive=*/true);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->exit_code, 0) << r->err;
+  EXPECT_EQ(r->out, input);
+
+  // A large transfer arrives whole.
+  r = exec({"sh", "-c", "head -c 3000000 /dev/zero | tr '\\0' x"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->exit_code, 0) << r->err;
+  EXPECT_EQ(r->out.size(), 3000000u);
+  EXPECT_EQ(r->out.find_first_not_of('x'), std::string::npos);
+
+  // Several sessions at once.
+  std::vector<std::unique_ptr<KubeletProcess>> sessions;
+  for (int i = 0; i < 4; ++i) {
+    auto p = KubeletProcess::Start(
+        cp_->kubectl(),
+        {"--kubeconfig", cp_->admin_kubeconfig(), "exec", pod, "-n", "default", "--", "sh", "-c",
+         absl::StrCat("sleep 2; echo session-", i)},
+        {}, absl::StrCat(dir_, "/exec-", i, ".log"));
+    ASSERT_TRUE(p.ok()) << p.status();
+    sessions.push_back(std::move(*p));
+  }
+  for (int i = 0; i < 4; ++i) {
+    std::optional<int> code = sessions[i]->Wait(absl::Seconds(60));
+    ASSERT_TRUE(code.has_value());
+    EXPECT_EQ(*code, 0) << sessions[i]->Log();
+    EXPECT_TRUE(absl::StrContains(sessions[i]->Log(), absl::StrCat("session-", i)))
+        << sessions[i]->Log();
+  }
+
+  // attach: the running container's output.
+  auto attached = RunCommand(
+      {"sh", "-c",
+       absl::StrCat("timeout 6 ", cp_->kubectl(), " --kubeconfig ", cp_->admin_kubeconfig(),
+                    " attach ", pod, " -n default -c main; true")},
+      {}, absl::Seconds(30));
+  ASSERT_TRUE(attached.ok()) << attached.status();
+  EXPECT_TRUE(absl::StrContains(attached->out, "tick-")) << attached->out << attached->err;
+
+  // port-forward to the pod's httpd.
+  const int local = FreePort();
+  auto pf = KubeletProcess::Start(cp_->kubectl(),
+                                  {"--kubeconfig", cp_->admin_kubeconfig(), "port-forward", pod,
+                                   "-n", "default", absl::StrCat(local, ":8080")},
+                                  {}, dir_ + "/port-forward.log");
+  ASSERT_TRUE(pf.ok()) << pf.status();
+  std::string page;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        auto c = RunCommand({"curl", "-s", "--max-time", "5",
+                             absl::StrCat("http://127.0.0.1:", local, "/index.html")},
+                            {}, absl::Seconds(10));
+        page = c.ok() ? c->out : "";
+        return page == "port-forward-ok\n";
+      },
+      absl::Seconds(60), absl::Seconds(1)))
+      << page << "\n"
+      << (*pf)->Log() << "\n"
+      << kubelet_->Log();
+  (*pf)->Signal(SIGTERM);
+  (*pf)->Wait(absl::Seconds(10));
 }
 
 }  // namespace

@@ -27,8 +27,11 @@ absl::StatusOr<Json> ParseJson(std::string_view text) {
   }
   try {
     return Json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    // Never the parser's text: it quotes what it last read, which may be a password.
+    return absl::InvalidArgumentError(absl::StrCat("invalid JSON at byte ", e.byte));
   } catch (const nlohmann::json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("invalid JSON: ", e.what()));
+    return absl::InvalidArgumentError(absl::StrCat("invalid JSON (error ", e.id, ")"));
   }
 }
 
