@@ -128,6 +128,18 @@ std::optional<std::vector<std::string>> Segments(const std::string& path,
   return parts;
 }
 
+// {ns}/{pod}/{container} or {ns}/{pod}/{uid}/{container} after `prefix`.
+std::optional<StreamRequest> ContainerPath(const std::string& path, absl::string_view prefix) {
+  std::optional<std::vector<std::string>> parts = Segments(path, prefix);
+  if (!parts.has_value() || parts->size() < 3 || parts->size() > 4) return std::nullopt;
+  StreamRequest r;
+  r.namespace_ = (*parts)[0];
+  r.pod = (*parts)[1];
+  if (parts->size() == 4) r.uid = (*parts)[2];
+  r.container = parts->back();
+  return r;
+}
+
 // Proxies the request to the URL `get` returns (on the tunnel's worker), as upstream's
 // proxyStream with upgradeRequired.
 void ProxyStream(const HttpRequest& req, HttpResponse* res,
@@ -300,15 +312,9 @@ void InstallDebuggingHandlers(HttpServer& server, std::shared_ptr<HostInterface>
     server.Handle(
         prefix,
         [host, prefix, exec](const HttpRequest& req, HttpResponse* res) {
-          std::optional<std::vector<std::string>> parts = Segments(req.path, prefix);
-          if (!parts.has_value() || parts->size() < 3 || parts->size() > 4) {
-            return RestfulError(res, 404, "404: Page Not Found");
-          }
-          StreamRequest r;
-          r.namespace_ = (*parts)[0];
-          r.pod = (*parts)[1];
-          if (parts->size() == 4) r.uid = (*parts)[2];
-          r.container = parts->back();
+          std::optional<StreamRequest> path = ContainerPath(req.path, prefix);
+          if (!path.has_value()) return RestfulError(res, 404, "404: Page Not Found");
+          StreamRequest r = *std::move(path);
           r.command = req.QueryValues("command");
           r.tty = QueryTrue(req, "tty");
           // The API server's names (core/v1 ExecStdinParam, ...).
@@ -352,15 +358,9 @@ void InstallDebuggingHandlers(HttpServer& server, std::shared_ptr<HostInterface>
   // run: POST {ns}/{pod}[/{uid}]/{container}?cmd=... -> the output.
   server.Handle("/run/",
                 [host](const HttpRequest& req, HttpResponse* res) {
-                  std::optional<std::vector<std::string>> parts = Segments(req.path, "/run/");
-                  if (!parts.has_value() || parts->size() < 3 || parts->size() > 4) {
-                    return RestfulError(res, 404, "404: Page Not Found");
-                  }
-                  StreamRequest r;
-                  r.namespace_ = (*parts)[0];
-                  r.pod = (*parts)[1];
-                  if (parts->size() == 4) r.uid = (*parts)[2];
-                  r.container = parts->back();
+                  std::optional<StreamRequest> path = ContainerPath(req.path, "/run/");
+                  if (!path.has_value()) return RestfulError(res, 404, "404: Page Not Found");
+                  StreamRequest r = *std::move(path);
                   r.command =
                       absl::StrSplit(AV(First(req, "cmd").value_or("")), ' ', absl::SkipEmpty());
                   RunDeferred(res, [host, r](ResponseStream& out) {
