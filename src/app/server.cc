@@ -30,6 +30,7 @@
 #include "common/log.h"
 #include "config/kubelet_configuration.h"
 #include "cri/remote/remote_runtime.h"
+#include "kubelet/certificate/bootstrap.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/kuberuntime/instrumented_services.h"
 #include "kubelet/kuberuntime/kuberuntime_manager.h"
@@ -387,6 +388,26 @@ int RunUnguarded(KubeletServer& s) {
   // Upstream's separate event client: the same server and credentials, its own rate limit
   // (eventRecordQPS / eventBurst), so events never wait behind the kubelet's other calls.
   std::shared_ptr<apiclient::RestClient> events_client;
+  auto hostname = GetHostname(s.flags.hostname_override);
+  if (!hostname.ok()) return fail(hostname.status());
+  const std::string node_name = *hostname;
+  KLOG_INFO("Node name", "node", node_name);
+  // TLS bootstrap (upstream LoadClientCert): with --bootstrap-kubeconfig, a client certificate
+  // is requested and --kubeconfig written before the client is built, unless it is valid.
+  if (!s.flags.kube_config.empty() && !s.flags.bootstrap_kubeconfig.empty()) {
+    certificate::BootstrapOptions bo;
+    bo.kubeconfig_path = s.flags.kube_config;
+    bo.bootstrap_kubeconfig_path = s.flags.bootstrap_kubeconfig;
+    bo.cert_dir = s.flags.cert_directory;
+    bo.node_name = node_name;
+    bo.make_client = [](const apiclient::RestConfig& rc) { return apiclient::NewRestClient(rc); };
+    RealClock bootstrap_clock;
+    if (absl::Status st = certificate::LoadClientCert(bo, bootstrap_clock); !st.ok()) {
+      return fail(absl::Status(st.code(), absl::StrCat("failed to run Kubelet: unable to load "
+                                                       "bootstrap kubeconfig: ",
+                                                       std::string(st.message()))));
+    }
+  }
   if (!s.flags.kube_config.empty()) {
     absl::StatusOr<apiclient::RestConfig> rc = apiclient::LoadRestConfig(s.flags.kube_config);
     if (!rc.ok()) {
@@ -412,11 +433,6 @@ int RunUnguarded(KubeletServer& s) {
   } else {
     KLOG_INFO("Standalone mode, no API client");
   }
-
-  auto hostname = GetHostname(s.flags.hostname_override);
-  if (!hostname.ok()) return fail(hostname.status());
-  const std::string node_name = *hostname;
-  KLOG_INFO("Node name", "node", node_name);
 
   if (::geteuid() != 0) {
     KLOG_ERROR(absl::PermissionDeniedError(absl::StrCat(

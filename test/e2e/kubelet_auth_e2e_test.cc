@@ -8,14 +8,20 @@
 //   * a service account granted nodes/proxy and nodes/stats: /pods and /stats/summary answer,
 //     /metrics stays forbidden (subresource metrics);
 //   * the API server reaches the kubelet with its client certificate: kubectl logs works;
+//   * TLS bootstrap: with only a bootstrap token, the kubelet requests its client certificate
+//     (CSR approved by the controller manager), writes kubelet-client-current.pem and its
+//     kubeconfig, registers as system:node:<node>, and a restart reuses them;
 //   * streaming through the API server, proxied by the kubelet to the runtime's streaming
 //     server: kubectl exec (output, exit codes, stdin with its end, a 3 MB transfer, several
 //     sessions at once), kubectl attach, kubectl port-forward.
 // No timing is asserted.
 #include <signal.h>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -180,7 +186,15 @@ TEST_F(KubeletAuthTest, ExecAttachAndPortForwardThroughTheApiServer) {
     return cp_->Kubectl(args, stdin_data, absl::Seconds(60));
   };
 
-  auto r = exec({"echo", "hello-exec"});
+  // The API server finds the node by its name (an /etc/hosts line the harness adds), which its
+  // resolver may take a moment to see: the first exec is retried until the node is reachable.
+  absl::StatusOr<CommandResult> r;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        r = exec({"echo", "hello-exec"});
+        return r.ok() && r->exit_code == 0;
+      },
+      absl::Seconds(120), absl::Seconds(2)));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->exit_code, 0) << r->err << "\n" << kubelet_->Log();
   EXPECT_EQ(r->out, "hello-exec\n");
@@ -256,6 +270,98 @@ TEST_F(KubeletAuthTest, ExecAttachAndPortForwardThroughTheApiServer) {
       << kubelet_->Log();
   (*pf)->Signal(SIGTERM);
   (*pf)->Wait(absl::Seconds(10));
+}
+
+TEST_F(KubeletAuthTest, TlsBootstrapWithABootstrapToken) {
+  // A bootstrap token (kubeadm's way) allowed to request and have approved node client CSRs.
+  const int64_t n = absl::ToUnixNanos(absl::Now());
+  std::string id, secret;
+  for (int i = 0; i < 6; ++i) id += "abcdefghijklmnopqrstuvwxyz0123456789"[(n >> (5 * i)) % 36];
+  for (int i = 0; i < 16; ++i)
+    secret += "0123456789abcdefghijklmnopqrstuvwxyz"[(n >> (3 * i)) % 36];
+  const std::string binding = absl::StrCat("kubelet-bootstrap-", node_);
+  ASSERT_TRUE(
+      Apply(absl::StrCat(
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: bootstrap-token-", id,
+                "\n  namespace: kube-system\ntype: bootstrap.kubernetes.io/token\nstringData:\n"
+                "  token-id: ",
+                id, "\n  token-secret: ", secret,
+                "\n  usage-bootstrap-authentication: \"true\"\n---\n"
+                "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
+                "  name: ",
+                binding,
+                "-create\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n"
+                "  kind: ClusterRole\n  name: system:node-bootstrapper\nsubjects:\n"
+                "- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n"
+                "  name: system:bootstrappers\n---\n"
+                "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
+                "  name: ",
+                binding,
+                "-approve\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n"
+                "  kind: ClusterRole\n"
+                "  name: system:certificates.k8s.io:certificatesigningrequests:nodeclient\n"
+                "subjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n"
+                "  name: system:bootstrappers\n"))
+          .ok());
+  const std::string bootstrap = dir_ + "/bootstrap.kubeconfig";
+  {
+    std::ofstream out(bootstrap);
+    out << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: "
+        << cp_->server() << "\n    certificate-authority: " << cp_->ca_file()
+        << "\nusers:\n- name: u\n  user:\n    token: " << id << "." << secret
+        << "\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n"
+           "current-context: x\n";
+  }
+  const std::string kubeconfig = dir_ + "/kubelet.kubeconfig";
+  const std::vector<std::string> args = {"--bootstrap-kubeconfig", bootstrap, "--kubeconfig",
+                                         kubeconfig};
+  StartKubelet(args);
+  absl::Status ready = WaitNodeReady(absl::Seconds(120));
+  ASSERT_TRUE(ready.ok()) << ready << "\n" << kubelet_->Log();
+
+  // The certificate files and the kubeconfig the kubelet wrote.
+  const std::string current = dir_ + "/pki/kubelet-client-current.pem";
+  ASSERT_TRUE(std::filesystem::is_symlink(current)) << kubelet_->Log();
+  EXPECT_TRUE(
+      absl::StrContains(std::filesystem::read_symlink(current).string(), "/pki/kubelet-client-20"));
+  std::ifstream kin(kubeconfig);
+  std::stringstream written;
+  written << kin.rdbuf();
+  EXPECT_TRUE(absl::StrContains(written.str(), "client-certificate: " + current)) << written.str();
+  EXPECT_FALSE(absl::StrContains(written.str(), secret));
+
+  // The CSR: this node's, the kubelet client signer, approved.
+  json csrs = GetJson({"get", "csr"});
+  int mine = 0;
+  for (const json& c : csrs.value("items", json::array())) {
+    if (c["spec"].value("username", "") != absl::StrCat("system:bootstrap:", id)) continue;
+    ++mine;
+    EXPECT_EQ(c["spec"].value("signerName", ""), "kubernetes.io/kube-apiserver-client-kubelet");
+    EXPECT_TRUE(ConditionTrue(c, "Approved")) << c.dump();
+  }
+  EXPECT_EQ(mine, 1) << csrs.dump();
+  // The node speaks as system:node:<node> from now on: its Lease is held under that identity.
+  EXPECT_TRUE(
+      WaitUntil([&] { return GetLease().is_object(); }, absl::Seconds(60), absl::Seconds(1)));
+
+  // A restart reuses the certificate: no second request.
+  StopKubelet();
+  StartKubelet(args);
+  EXPECT_TRUE(
+      absl::StrContains(kubelet_->Log(), "Kubeconfig exists and is valid, skipping bootstrap"))
+      << kubelet_->Log();
+  ready = WaitNodeReady(absl::Seconds(90));
+  EXPECT_TRUE(ready.ok()) << ready;
+  csrs = GetJson({"get", "csr"});
+  mine = 0;
+  for (const json& c : csrs.value("items", json::array())) {
+    mine += c["spec"].value("username", "") == absl::StrCat("system:bootstrap:", id) ? 1 : 0;
+  }
+  EXPECT_EQ(mine, 1);
+  (void)cp_->Kubectl(
+      {"delete", "clusterrolebinding", binding + "-create", binding + "-approve", "--wait=false"});
+  (void)cp_->Kubectl(
+      {"delete", "secret", "-n", "kube-system", "bootstrap-token-" + id, "--wait=false"});
 }
 
 }  // namespace

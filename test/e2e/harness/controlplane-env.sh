@@ -438,6 +438,7 @@ start_apiserver() {
       --service-account-signing-key-file="$DIR/pki/sa.key" \
       --service-cluster-ip-range="$SERVICE_CIDR" \
       --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
+      --enable-bootstrap-token-auth=true \
       --allow-privileged=true \
       --kubelet-client-certificate="$DIR/pki/apiserver-kubelet-client.crt" \
       --kubelet-client-key="$DIR/pki/apiserver-kubelet-client.key" \
