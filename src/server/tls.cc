@@ -21,32 +21,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/files.h"
 #include "common/log.h"
+#include "common/openssl.h"
 
 namespace kubelet::server {
 namespace {
 
-struct BioFree {
-  void operator()(BIO* b) const { BIO_free_all(b); }
-};
-struct X509Free {
-  void operator()(X509* x) const { X509_free(x); }
-};
-struct PkeyFree {
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-};
-using BioPtr = std::unique_ptr<BIO, BioFree>;
-using X509Ptr = std::unique_ptr<X509, X509Free>;
-using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyFree>;
+using ossl::BioPtr;
+using ossl::PkeyPtr;
+using ossl::X509Ptr;
 
-std::string OpenSslError() {
-  unsigned long e = ERR_get_error();  // NOLINT(runtime/int): OpenSSL's type
-  ERR_clear_error();
-  if (e == 0) return "unknown OpenSSL error";
-  char buf[256];
-  ERR_error_string_n(e, buf, sizeof(buf));
-  return buf;
-}
+std::string OpenSslError() { return ossl::LastError(); }
 
 bool IsIP(const std::string& s) {
   unsigned char buf[sizeof(struct in6_addr)];
@@ -92,42 +78,6 @@ std::string CertPem(X509* cert) {
   char* data = nullptr;
   long len = BIO_get_mem_data(bio.get(), &data);  // NOLINT(runtime/int)
   return std::string(data, static_cast<size_t>(len));
-}
-
-absl::Status WriteFileAtomically(const std::string& path, const std::string& data, mode_t mode) {
-  std::error_code ec;
-  std::filesystem::path p(path);
-  if (p.has_parent_path()) {
-    std::filesystem::create_directories(p.parent_path(), ec);
-    if (ec) {
-      return absl::UnavailableError(
-          absl::StrCat("mkdir ", p.parent_path().string(), ": ", ec.message()));
-    }
-  }
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) return absl::UnavailableError(absl::StrCat("open ", tmp, ": ", strerror(errno)));
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return absl::UnavailableError(absl::StrCat("write ", tmp, ": ", strerror(err)));
-    }
-    off += static_cast<size_t>(n);
-  }
-  ::fchmod(fd, mode);
-  ::fsync(fd);
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return absl::UnavailableError(absl::StrCat("rename ", tmp, ": ", strerror(err)));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace

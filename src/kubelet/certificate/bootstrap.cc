@@ -1,18 +1,11 @@
 #include "kubelet/certificate/bootstrap.h"
 
-#include <openssl/bio.h>
-#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -21,76 +14,29 @@
 #include "absl/time/clock.h"
 #include "api/certificates.h"
 #include "api/codec.h"
+#include "common/files.h"
 #include "common/log.h"
+#include "common/openssl.h"
 #include "common/strings.h"
 
 namespace kubelet::certificate {
 namespace {
 
-struct BioFree {
-  void operator()(BIO* b) const { BIO_free_all(b); }
-};
-struct PkeyFree {
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-};
-struct X509Free {
-  void operator()(X509* x) const { X509_free(x); }
-};
-struct ReqFree {
-  void operator()(X509_REQ* r) const { X509_REQ_free(r); }
-};
-using BioPtr = std::unique_ptr<BIO, BioFree>;
-using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyFree>;
-using X509Ptr = std::unique_ptr<X509, X509Free>;
-using ReqPtr = std::unique_ptr<X509_REQ, ReqFree>;
+using ossl::BioPtr;
+using ossl::BioString;
+using ossl::PkeyPtr;
+using ossl::ReqPtr;
+using ossl::X509Ptr;
 
 constexpr char kKeyTmp[] = "kubelet-client.key.tmp";
 constexpr char kCurrent[] = "kubelet-client-current.pem";
 const std::vector<std::string> kUsages = {"digital signature", "client auth"};
 
-std::string OpenSslError() {
-  unsigned long e = ERR_get_error();  // NOLINT(runtime/int)
-  if (e == 0) return "unknown error";
-  char buf[256];
-  ERR_error_string_n(e, buf, sizeof(buf));
-  ERR_clear_error();
-  return buf;
-}
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("open ", path, ": no such file"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Writes `data` to `path` through a temporary file in the same folder (mode `mode`).
-absl::Status WriteFileAtomic(const std::string& path, const std::string& data, mode_t mode) {
-  const std::string tmp = absl::StrCat(path, ".tmp-", getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp));
-    out << data;
-    out.flush();
-    if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp));
-  }
-  ::chmod(tmp.c_str(), mode);
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return absl::InternalError(absl::StrCat("rename ", tmp, ": ", ec.message()));
-  return absl::OkStatus();
-}
-
-std::string BioString(BIO* bio) {
-  char* data = nullptr;
-  long len = BIO_get_mem_data(bio, &data);  // NOLINT(runtime/int)
-  return std::string(data, static_cast<size_t>(len));
-}
+std::string OpenSslError() { return ossl::LastError(); }
 
 // The bootstrap key kept across restarts, or a new ECDSA P-256 one.
 absl::StatusOr<PkeyPtr> LoadOrGenerateKey(const std::string& path) {
-  if (absl::StatusOr<std::string> pem = ReadFile(path); pem.ok()) {
+  if (absl::StatusOr<std::string> pem = ReadFileToString(path); pem.ok()) {
     BioPtr bio(BIO_new_mem_buf(pem->data(), static_cast<int>(pem->size())));
     PkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
     if (key) return key;
@@ -102,7 +48,7 @@ absl::StatusOr<PkeyPtr> LoadOrGenerateKey(const std::string& path) {
   if (PEM_write_bio_PrivateKey(bio.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr) != 1) {
     return absl::InternalError(absl::StrCat("encode key: ", OpenSslError()));
   }
-  if (absl::Status st = WriteFileAtomic(path, BioString(bio.get()), 0600); !st.ok()) return st;
+  if (absl::Status st = WriteFileAtomically(path, BioString(bio.get()), 0600); !st.ok()) return st;
   return key;
 }
 
@@ -202,7 +148,8 @@ std::string Timestamp(absl::Time t) {
 
 std::string WrittenKubeconfig(const apiclient::RestConfig& bootstrap, const std::string& cert) {
   std::string ca = bootstrap.ca_pem;
-  if (ca.empty() && !bootstrap.ca_file.empty()) ca = ReadFile(bootstrap.ca_file).value_or("");
+  if (ca.empty() && !bootstrap.ca_file.empty())
+    ca = ReadFileToString(bootstrap.ca_file).value_or("");
   std::string out = "apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n";
   if (!ca.empty()) {
     absl::StrAppend(&out, "    certificate-authority-data: ", absl::Base64Escape(ca), "\n");
@@ -243,7 +190,7 @@ absl::Status ClientConfigStillValid(const std::string& kubeconfig_path, absl::Ti
   if (!rc.ok()) return rc.status();
   std::string pem = rc->client_cert_pem;
   if (pem.empty() && !rc->client_cert_file.empty()) {
-    absl::StatusOr<std::string> f = ReadFile(rc->client_cert_file);
+    absl::StatusOr<std::string> f = ReadFileToString(rc->client_cert_file);
     if (!f.ok()) return f.status();
     pem = *std::move(f);
   }
@@ -326,15 +273,16 @@ absl::Status LoadClientCert(const BootstrapOptions& o, Clock& clock) {
   if (!key_pem.ok()) return key_pem.status();
   const std::string dated =
       absl::StrCat(o.cert_dir, "/kubelet-client-", Timestamp(clock.Now()), ".pem");
-  if (absl::Status st = WriteFileAtomic(dated, cert_pem + *key_pem, 0600); !st.ok()) return st;
+  if (absl::Status st = WriteFileAtomically(dated, cert_pem + *key_pem, 0600); !st.ok()) return st;
   const std::string current = absl::StrCat(o.cert_dir, "/", kCurrent);
-  const std::string link_tmp = absl::StrCat(current, ".tmp-", getpid());
+  const std::string link_tmp = absl::StrCat(current, ".tmp");
   std::filesystem::remove(link_tmp, ec);
   std::filesystem::create_symlink(dated, link_tmp, ec);
   if (!ec) std::filesystem::rename(link_tmp, current, ec);
   if (ec) return absl::InternalError(absl::StrCat("link ", current, ": ", ec.message()));
   std::filesystem::remove(key_path, ec);
-  if (absl::Status st = WriteFileAtomic(o.kubeconfig_path, WrittenKubeconfig(*boot, current), 0600);
+  if (absl::Status st =
+          WriteFileAtomically(o.kubeconfig_path, WrittenKubeconfig(*boot, current), 0600);
       !st.ok()) {
     return st;
   }
