@@ -55,6 +55,16 @@ absl::StatusOr<std::string> PostWithRetry(apiclient::RestClient& client, const s
   return std::move(resp->body);
 }
 
+// Keeps a cache (entries with an `expires` time) under upstream's 8192 entries: at the bound,
+// expired entries go, and everything if that is not enough.
+template <class Cache>
+void MakeRoom(Cache& cache, absl::Time now) {
+  constexpr size_t kMaxEntries = 8192;
+  if (cache.size() < kMaxEntries) return;
+  std::erase_if(cache, [now](const auto& kv) { return now >= kv.second.expires; });
+  if (cache.size() >= kMaxEntries) cache.clear();
+}
+
 }  // namespace
 
 WebhookTokenAuthenticator::WebhookTokenAuthenticator(std::shared_ptr<apiclient::RestClient> client,
@@ -96,13 +106,7 @@ absl::StatusOr<std::optional<server::UserInfo>> WebhookTokenAuthenticator::Authe
     return absl::UnauthenticatedError(got->status.error);
   }
   absl::MutexLock lock(&mu_);
-  // Expired entries go when the cache is swept at its bound.
-  if (cache_.size() >= 8192) {
-    for (auto it = cache_.begin(); it != cache_.end();) {
-      it = now >= it->second.expires ? cache_.erase(it) : std::next(it);
-    }
-    if (cache_.size() >= 8192) cache_.clear();
-  }
+  MakeRoom(cache_, now);
   cache_[key] = Entry{user, now + ttl_};
   return user;
 }
@@ -155,12 +159,7 @@ absl::StatusOr<server::AuthzDecision> WebhookAuthorizer::Authorize(
   // Large attribute sets are not cached (upstream's 10000-byte bound).
   if (key.size() < 10000) {
     absl::MutexLock lock(&mu_);
-    if (cache_.size() >= kMaxEntries) {
-      for (auto it = cache_.begin(); it != cache_.end();) {
-        it = now >= it->second.expires ? cache_.erase(it) : std::next(it);
-      }
-      if (cache_.size() >= kMaxEntries) cache_.clear();
-    }
+    MakeRoom(cache_, now);
     cache_[key] = Entry{d, now + (d.allowed ? authorized_ttl_ : unauthorized_ttl_)};
   }
   return d;

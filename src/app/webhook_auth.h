@@ -78,7 +78,6 @@ class WebhookAuthorizer {
     server::AuthzDecision decision;
     absl::Time expires;
   };
-  static constexpr size_t kMaxEntries = 8192;
   const std::shared_ptr<apiclient::RestClient> client_;
   Clock& clock_;
   const absl::Duration authorized_ttl_;
