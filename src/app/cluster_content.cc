@@ -81,8 +81,13 @@ std::optional<absl::Duration> ObjectTTLFromAnnotations(
 std::set<ObjectKey> ReferencedObjects(const api::Pod& pod) {
   std::set<ObjectKey> out;
   const std::string& ns = pod.metadata.namespace_;
-  for (const std::string& n : api::PodConfigMapNames(pod)) out.emplace("configmaps", ns, n);
-  for (const std::string& n : api::PodSecretNames(pod)) out.emplace("secrets", ns, n);
+  // An empty name names nothing to watch.
+  for (const std::string& n : api::PodConfigMapNames(pod)) {
+    if (!n.empty()) out.emplace("configmaps", ns, n);
+  }
+  for (const std::string& n : api::PodSecretNames(pod)) {
+    if (!n.empty()) out.emplace("secrets", ns, n);
+  }
   return out;
 }
 
