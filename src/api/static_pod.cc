@@ -16,20 +16,16 @@
 #include "api/pod_refs.h"
 #include "api/pod_validation.h"
 #include "common/log.h"
+#include "common/openssl.h"
 #include "common/strings.h"
 
 namespace kubelet::api {
 namespace {
 
 absl::StatusOr<std::string> Md5Hex(std::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  const EVP_MD* md = EVP_md5();
-  if (md == nullptr || EVP_Digest(data.data(), data.size(), digest, &len, md, nullptr) != 1) {
-    return absl::InternalError("md5 digest unavailable");
-  }
-  return absl::BytesToHexString(
-      absl::string_view(reinterpret_cast<const char*>(digest), static_cast<size_t>(len)));
+  const std::string digest = ossl::Digest(EVP_md5(), data);
+  if (digest.empty()) return absl::InternalError("md5 digest unavailable");
+  return absl::BytesToHexString(AV(digest));
 }
 
 // helper.AddOrUpdateTolerationInPod.

@@ -10,17 +10,14 @@
 #include "api/authentication.h"
 #include "api/codec.h"
 #include "common/log.h"
+#include "common/openssl.h"
 #include "common/strings.h"
 
 namespace kubelet::app {
 namespace {
 
 std::string Sha256Hex(const std::string& data) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
-  return absl::BytesToHexString(
-      absl::string_view(reinterpret_cast<const char*>(md), static_cast<size_t>(len)));
+  return absl::BytesToHexString(AV(ossl::Digest(EVP_sha256(), data)));
 }
 
 // upstream's webhook retry: connection resets and timeouts, 429 and 5xx answers.

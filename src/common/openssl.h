@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace kubelet::ossl {
 
@@ -39,6 +40,14 @@ inline std::string LastError() {
   char buf[256];
   ERR_error_string_n(e, buf, sizeof(buf));
   return buf;
+}
+
+// The raw digest of `data` with `md` (EVP_sha256(), EVP_md5(), ...); "" when it is unavailable.
+inline std::string Digest(const EVP_MD* md, std::string_view data) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (md == nullptr || EVP_Digest(data.data(), data.size(), out, &len, md, nullptr) != 1) return "";
+  return std::string(reinterpret_cast<const char*>(out), len);
 }
 
 // What a memory BIO holds.

@@ -178,11 +178,8 @@ std::string DigestedName(const std::string& public_key_der, const std::string& c
   write(common_name);
   for (const std::string& o : organizations) write(o);
   for (const std::string& u : usages) write(u);
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(stream.data(), stream.size(), md, &len, EVP_sha512_256(), nullptr);
-  return absl::StrCat("node-csr-", absl::WebSafeBase64Escape(
-                                       absl::string_view(reinterpret_cast<const char*>(md), len)));
+  return absl::StrCat("node-csr-",
+                      absl::WebSafeBase64Escape(AV(ossl::Digest(EVP_sha512_256(), stream))));
 }
 
 absl::Status ClientConfigStillValid(const std::string& kubeconfig_path, absl::Time now) {
