@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "api/sysctl.h"
 #include "common/log.h"
 #include "common/strings.h"
 
@@ -1580,47 +1581,6 @@ Errs ValidateEphemeralContainers(const PodSpec& spec,
 // ---------------------------------------------------------------------------------------------
 // Pod spec.
 
-enum class SysctlNamespace { kUnknown, kNet, kIPC };
-
-SysctlNamespace GetSysctlNamespace(std::string_view name) {
-  std::string n(name);
-  // NormalizeName: a name whose first separator is '/' uses '/' and '.' swapped.
-  size_t sep = n.find_first_of("./");
-  if (sep != std::string::npos && n[sep] == '/') {
-    for (char& c : n) {
-      if (c == '.') {
-        c = '/';
-      } else if (c == '/') {
-        c = '.';
-      }
-    }
-  }
-  if (n == "kernel.sem") return SysctlNamespace::kIPC;
-  if (absl::StartsWith(n, "kernel.shm") || absl::StartsWith(n, "kernel.msg") ||
-      absl::StartsWith(n, "fs.mqueue.")) {
-    return SysctlNamespace::kIPC;
-  }
-  if (absl::StartsWith(n, "net.")) return SysctlNamespace::kNet;
-  return SysctlNamespace::kUnknown;
-}
-
-// ^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$, at most 253 chars.
-bool IsValidSysctlName(std::string_view name) {
-  if (name.empty() || name.size() > 253) return false;
-  size_t start = 0;
-  for (size_t i = 0; i <= name.size(); ++i) {
-    if (i == name.size() || name[i] == '.' || name[i] == '/') {
-      std::string_view seg = name.substr(start, i - start);
-      if (seg.empty() || !LowerAlnum(seg.front()) || !LowerAlnum(seg.back())) return false;
-      for (char c : seg) {
-        if (!LowerAlnum(c) && c != '-' && c != '_') return false;
-      }
-      start = i + 1;
-    }
-  }
-  return true;
-}
-
 Errs ValidatePodSecurityContext(const PodSpec& spec, const std::string& spec_path) {
   Errs e;
   const std::string path = Child(spec_path, "securityContext");
@@ -1665,7 +1625,7 @@ Errs ValidatePodSecurityContext(const PodSpec& spec, const std::string& spec_pat
       } else if (names.count(n) > 0) {
         e.push_back(Duplicate(np, Q(n)));
       }
-      const SysctlNamespace ns = GetSysctlNamespace(n);
+      const SysctlNamespace ns = SysctlNamespaceOf(n);
       if (spec.host_network && ns == SysctlNamespace::kNet) {
         e.push_back(InvalidS(np, n, "may not be specified when 'hostNetwork' is true"));
       } else if (spec.host_ipc && ns == SysctlNamespace::kIPC) {

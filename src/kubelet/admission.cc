@@ -4,12 +4,16 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "api/resource_helpers.h"
 #include "api/static_pod.h"
+#include "common/strings.h"
 #include "nlohmann/json.hpp"
 
 namespace kubelet {
@@ -298,6 +302,118 @@ NodeAllocatable MachineAllocatable(int64_t max_pods, int64_t reserved_milli_cpu,
     }
   }
   return a;
+}
+
+namespace {
+
+struct SafeSysctl {
+  const char* name;
+  int min_major = 0;  // kernel version it needs; 0: any
+  int min_minor = 0;
+};
+constexpr SafeSysctl kSafeSysctls[] = {
+    {"kernel.shm_rmid_forced"},
+    {"net.ipv4.ip_local_port_range"},
+    {"net.ipv4.tcp_syncookies"},
+    {"net.ipv4.ping_group_range"},
+    {"net.ipv4.ip_unprivileged_port_start"},
+    {"net.ipv4.ip_local_reserved_ports", 3, 16},
+    {"net.ipv4.tcp_keepalive_time", 4, 5},
+};
+
+}  // namespace
+
+SysctlAllowlist::SysctlAllowlist() {
+  for (const SafeSysctl& s : kSafeSysctls) names_[s.name] = api::SysctlNamespaceOf(s.name);
+}
+
+std::vector<std::string> SysctlAllowlist::SafeSysctls(std::string_view kernel_release) {
+  int major = -1, minor = -1;
+  std::vector<absl::string_view> parts =
+      absl::StrSplit(AV(kernel_release), absl::MaxSplits('.', 2));
+  if (parts.size() >= 2) {
+    absl::string_view minor_digits = parts[1];
+    minor_digits = minor_digits.substr(0, minor_digits.find_first_not_of("0123456789"));
+    if (!absl::SimpleAtoi(parts[0], &major) || !absl::SimpleAtoi(minor_digits, &minor)) {
+      major = minor = -1;
+    }
+  }
+  std::vector<std::string> out;
+  for (const SafeSysctl& s : kSafeSysctls) {
+    if (s.min_major > 0 && (major < s.min_major || (major == s.min_major && minor < s.min_minor))) {
+      continue;
+    }
+    out.push_back(s.name);
+  }
+  return out;
+}
+
+absl::Status SysctlAllowlist::Add(const std::string& pattern) {
+  if (!api::IsValidSysctlPattern(pattern)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sysctl \"", pattern,
+                     "\" must have at most 253 characters and match regex "
+                     "([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*([a-z0-9][-_a-z0-9]*)?[a-z0-9*]"));
+  }
+  std::string s = api::NormalizeSysctlName(pattern);
+  if (absl::EndsWith(s, "*")) {
+    std::string prefix = s.substr(0, s.size() - 1);
+    const api::SysctlNamespace ns = api::SysctlNamespaceOf(prefix);
+    if (ns == api::SysctlNamespace::kUnknown) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the sysctls \"", s, "\" are not known to be namespaced"));
+    }
+    prefixes_[prefix] = ns;
+  } else {
+    const api::SysctlNamespace ns = api::SysctlNamespaceOf(s);
+    if (ns == api::SysctlNamespace::kUnknown) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the sysctl \"", s, "\" are not known to be namespaced"));
+    }
+    names_[s] = ns;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SysctlAllowlist> SysctlAllowlist::Create(
+    std::string_view kernel_release, const std::vector<std::string>& allowed_unsafe) {
+  SysctlAllowlist w;
+  w.names_.clear();
+  for (const std::string& s : SafeSysctls(kernel_release)) {
+    if (absl::Status st = w.Add(s); !st.ok()) return st;
+  }
+  for (const std::string& s : allowed_unsafe) {
+    if (absl::Status st = w.Add(s); !st.ok()) return st;
+  }
+  return w;
+}
+
+AdmitResult SysctlAllowlist::Admit(const api::Pod& pod) const {
+  if (!pod.spec.security_context) return {};
+  for (const api::Sysctl& sysctl : pod.spec.security_context->sysctls) {
+    const std::string name = api::NormalizeSysctlName(sysctl.name);
+    std::optional<api::SysctlNamespace> ns;
+    if (auto it = names_.find(name); it != names_.end()) {
+      ns = it->second;
+    } else {
+      for (const auto& [prefix, pns] : prefixes_) {
+        if (absl::StartsWith(name, prefix)) {
+          ns = pns;
+          break;
+        }
+      }
+    }
+    std::string why;
+    if (!ns) {
+      why = absl::StrCat("\"", name, "\" not allowlisted");
+    } else if ((*ns == api::SysctlNamespace::kIPC && pod.spec.host_ipc) ||
+               (*ns == api::SysctlNamespace::kNet && pod.spec.host_network)) {
+      why = absl::StrCat("\"", name, "\" not allowed with host ", AV(api::SysctlNamespaceName(*ns)),
+                         " enabled");
+    }
+    if (!why.empty()) return {false, "SysctlForbidden", "forbidden sysctl: " + why};
+  }
+  return {};
 }
 
 }  // namespace kubelet

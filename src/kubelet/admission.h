@@ -10,16 +10,21 @@
 //      ports (NodePorts);
 //   4. NoExecute taints the pod does not tolerate (TaintToleration; not for static pods).
 // The first failure found is the result. A rejected pod is marked Failed with the reason and
-// message upstream uses. Pure functions; thread-safe.
+// message upstream uses. Before them (upstream's handler order) the pod's sysctls are checked
+// against the SysctlAllowlist. Pure functions and immutable objects; thread-safe.
 #ifndef KUBELET_KUBELET_ADMISSION_H_
 #define KUBELET_KUBELET_ADMISSION_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "api/node.h"
 #include "api/pod.h"
+#include "api/sysctl.h"
 
 namespace kubelet {
 
@@ -61,6 +66,35 @@ bool MatchesRequiredNodeAffinity(const api::Pod& pod, const api::Node& node);
 
 // Whether `tolerations` tolerate `taint` (core/v1 Toleration.ToleratesTaint).
 bool ToleratesTaint(const api::Toleration& toleration, const api::Taint& taint);
+
+// The sysctls a pod may set (upstream sysctl.patternAllowlist, a pod admit handler): the safe
+// set, which is namespaced and isolated from other pods (kernel.shm_rmid_forced,
+// net.ipv4.ip_local_port_range, net.ipv4.tcp_syncookies, net.ipv4.ping_group_range,
+// net.ipv4.ip_unprivileged_port_start, net.ipv4.ip_local_reserved_ports from kernel 3.16,
+// net.ipv4.tcp_keepalive_time from kernel 4.5), plus the names and patterns (ending in '*') of
+// allowedUnsafeSysctls. A pod with any other sysctl is rejected with reason SysctlForbidden and
+// message `forbidden sysctl: "<name>" not allowlisted`; a net sysctl with hostNetwork or an ipc
+// one with hostIPC gives `forbidden sysctl: "<name>" not allowed with host net enabled`.
+class SysctlAllowlist {
+ public:
+  // The safe set only, whatever the kernel.
+  SysctlAllowlist();
+  // The safe set for a kernel release as uname -r prints it ("6.1.0-13-amd64"; entries needing a
+  // newer kernel are left out; an unparsable release leaves them out too) plus
+  // `allowed_unsafe`. Fails with upstream's messages when an entry is not a valid sysctl
+  // pattern or not known to be namespaced.
+  static absl::StatusOr<SysctlAllowlist> Create(std::string_view kernel_release,
+                                                const std::vector<std::string>& allowed_unsafe);
+  // The safe sysctls for `kernel_release`.
+  static std::vector<std::string> SafeSysctls(std::string_view kernel_release);
+
+  AdmitResult Admit(const api::Pod& pod) const;
+
+ private:
+  absl::Status Add(const std::string& pattern);
+  std::map<std::string, api::SysctlNamespace> names_;
+  std::map<std::string, api::SysctlNamespace> prefixes_;
+};
 
 // Machine capacity (online CPUs, MemTotal) minus reservations: what admission checks against.
 NodeAllocatable MachineAllocatable(int64_t max_pods, int64_t reserved_milli_cpu,

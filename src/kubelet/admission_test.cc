@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "absl/strings/match.h"
 #include "api/static_pod.h"
 
 namespace kubelet {
@@ -210,6 +213,92 @@ TEST(AdmissionTest, CriticalPodFailingAPredicateIsNotPreempting) {
   p.spec.node_selector = {{"disk", "hdd"}};
   AdmitResult r = AdmitPod(p, {}, a, TestNode());
   EXPECT_EQ(r.reason, "NodeAffinity");
+}
+
+api::Pod SysctlPod(std::vector<std::pair<std::string, std::string>> sysctls) {
+  api::Pod p = MakePod("s", "", "", false);
+  p.spec.security_context.emplace();
+  for (auto& [n, v] : sysctls) p.spec.security_context->sysctls.push_back({n, v});
+  return p;
+}
+
+TEST(SysctlAllowlistTest, SafeSysctlsAdmittedUnsafeRejectedWithUpstreamMessage) {
+  absl::StatusOr<SysctlAllowlist> w = SysctlAllowlist::Create("6.1.0-13-amd64", {});
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_TRUE(w->Admit(MakePod("none", "", "", false)).admit);
+  EXPECT_TRUE(w->Admit(SysctlPod({{"net.ipv4.ip_local_port_range", "1024 65000"},
+                                  {"kernel.shm_rmid_forced", "1"},
+                                  {"net/ipv4/tcp_keepalive_time", "600"}}))
+                  .admit);
+  AdmitResult r =
+      w->Admit(SysctlPod({{"kernel.shm_rmid_forced", "1"}, {"net.core.somaxconn", "1024"}}));
+  EXPECT_FALSE(r.admit);
+  EXPECT_EQ(r.reason, "SysctlForbidden");
+  EXPECT_EQ(r.message, "forbidden sysctl: \"net.core.somaxconn\" not allowlisted");
+  // A slash-separated name is reported dotted.
+  r = w->Admit(SysctlPod({{"kernel/msgmax", "1"}}));
+  EXPECT_EQ(r.message, "forbidden sysctl: \"kernel.msgmax\" not allowlisted");
+}
+
+TEST(SysctlAllowlistTest, UnsafeNamesAndPatternsAllowedWhenConfigured) {
+  absl::StatusOr<SysctlAllowlist> w =
+      SysctlAllowlist::Create("6.1.0", {"net.core.somaxconn", "kernel.msg*", "fs/mqueue/*"});
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_TRUE(w->Admit(SysctlPod({{"net.core.somaxconn", "1024"}})).admit);
+  EXPECT_TRUE(w->Admit(SysctlPod({{"kernel.msgmax", "8192"}, {"kernel/msgmnb", "1"}})).admit);
+  EXPECT_TRUE(w->Admit(SysctlPod({{"fs.mqueue.msg_max", "20"}})).admit);
+  EXPECT_FALSE(w->Admit(SysctlPod({{"kernel.sem", "1 2 3 4"}})).admit);
+}
+
+TEST(SysctlAllowlistTest, HostNamespacesForbidTheirSysctls) {
+  absl::StatusOr<SysctlAllowlist> w = SysctlAllowlist::Create("6.1.0", {"kernel.shm*"});
+  ASSERT_TRUE(w.ok());
+  api::Pod p = SysctlPod({{"net.ipv4.tcp_syncookies", "1"}});
+  p.spec.host_network = true;
+  AdmitResult r = w->Admit(p);
+  EXPECT_FALSE(r.admit);
+  EXPECT_EQ(r.reason, "SysctlForbidden");
+  EXPECT_EQ(r.message,
+            "forbidden sysctl: \"net.ipv4.tcp_syncookies\" not allowed with host net enabled");
+  p = SysctlPod({{"kernel.shmmax", "1"}});
+  p.spec.host_ipc = true;
+  EXPECT_EQ(w->Admit(p).message,
+            "forbidden sysctl: \"kernel.shmmax\" not allowed with host ipc enabled");
+  p.spec.host_ipc = false;
+  EXPECT_TRUE(w->Admit(p).admit);
+}
+
+TEST(SysctlAllowlistTest, BadPatternsFailWithUpstreamMessages) {
+  absl::StatusOr<SysctlAllowlist> w = SysctlAllowlist::Create("6.1.0", {"vm.swappiness"});
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().message(), "the sysctl \"vm.swappiness\" are not known to be namespaced");
+  w = SysctlAllowlist::Create("6.1.0", {"vm.*"});
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().message(), "the sysctls \"vm.*\" are not known to be namespaced");
+  w = SysctlAllowlist::Create("6.1.0", {"Net.core"});
+  ASSERT_FALSE(w.ok());
+  EXPECT_TRUE(absl::StartsWith(
+      w.status().message(), "sysctl \"Net.core\" must have at most 253 characters and match regex"))
+      << w.status();
+  EXPECT_FALSE(SysctlAllowlist::Create("6.1.0", {"net.*.x"}).ok());
+}
+
+TEST(SysctlAllowlistTest, SafeSetFollowsTheKernelVersion) {
+  auto has = [](const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
+  std::vector<std::string> old = SysctlAllowlist::SafeSysctls("3.10.0-1160.el7.x86_64");
+  EXPECT_TRUE(has(old, "net.ipv4.tcp_syncookies"));
+  EXPECT_FALSE(has(old, "net.ipv4.ip_local_reserved_ports"));
+  EXPECT_FALSE(has(old, "net.ipv4.tcp_keepalive_time"));
+  std::vector<std::string> mid = SysctlAllowlist::SafeSysctls("4.4.0");
+  EXPECT_TRUE(has(mid, "net.ipv4.ip_local_reserved_ports"));
+  EXPECT_FALSE(has(mid, "net.ipv4.tcp_keepalive_time"));
+  std::vector<std::string> now = SysctlAllowlist::SafeSysctls("6.1.0-13-amd64");
+  EXPECT_EQ(now.size(), 7u);
+  EXPECT_EQ(SysctlAllowlist::SafeSysctls("unknown").size(), 5u);
+  // The default-constructed list holds the whole safe set.
+  EXPECT_TRUE(SysctlAllowlist().Admit(SysctlPod({{"net.ipv4.tcp_keepalive_time", "60"}})).admit);
 }
 
 }  // namespace

@@ -475,7 +475,8 @@ void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
       first_seen_.try_emplace(pod.metadata.uid, clock_.Now());
     }
     pod_manager_.AddOrUpdatePod(pod);
-    AdmitResult r = AdmitPod(pod, admitted, options_.allocatable, node);
+    AdmitResult r = options_.sysctls.Admit(pod);
+    if (r.admit) r = AdmitPod(pod, admitted, options_.allocatable, node);
     for (container::PodLifecycleParticipant* part : options_.participants) {
       if (!r.admit) break;
       container::AdmitDecision d = part->Admit(pod, admitted);

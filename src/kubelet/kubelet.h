@@ -90,6 +90,8 @@ struct KubeletOptions {
   int pod_worker_threads = 16;
   container::GCPolicy gc_policy;
   NodeAllocatable allocatable;
+  // The sysctls pods may set, checked first at admission. Default: the safe set.
+  SysctlAllowlist sysctls;
   // The Node as the kubelet knows it, for admission (upstream getNodeAnyWay): the API server's
   // copy in API-server mode, else the Node the kubelet would register. Called on the sync-loop
   // thread; must be cheap and thread-safe. Unset: a Node named node_name with the

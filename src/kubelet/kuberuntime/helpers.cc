@@ -12,6 +12,7 @@
 #include "api/pod_codec.h"
 #include "api/pod_defaults.h"
 #include "api/static_pod.h"
+#include "api/sysctl.h"
 #include "common/strings.h"
 
 namespace kubelet::kuberuntime {
@@ -158,17 +159,7 @@ std::string Expand(std::string_view input,
 }
 
 std::string ConvertSysctlVariableToDotsSeparator(std::string_view name) {
-  std::string out(name);
-  const size_t first = out.find_first_of("./");
-  if (first == std::string::npos || out[first] == '.') return out;
-  for (char& c : out) {
-    if (c == '.') {
-      c = '/';
-    } else if (c == '/') {
-      c = '.';
-    }
-  }
-  return out;
+  return api::NormalizeSysctlName(name);
 }
 
 absl::StatusOr<std::string> ApplyDefaultImageTag(std::string_view image) {

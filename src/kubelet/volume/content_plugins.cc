@@ -220,17 +220,25 @@ absl::StatusOr<Payload> ProjectedVolumePayload(const api::Pod& pod,
   return payload;
 }
 
-absl::Status SetVolumeOwnership(const std::string& dir, int64_t fs_group) {
+absl::Status SetVolumeOwnership(const std::string& dir, int64_t fs_group, bool read_only,
+                                bool on_root_mismatch) {
   const gid_t gid = static_cast<gid_t>(fs_group);
-  auto change = [gid](const fs::path& p) -> absl::Status {
+  const mode_t file_mask = read_only ? 0440 : 0660;
+  const mode_t dir_mask = file_mask | S_ISGID | 0110;
+  if (on_root_mismatch) {
+    struct stat st;
+    if (::stat(dir.c_str(), &st) == 0 && st.st_gid == gid && (st.st_mode & dir_mask) == dir_mask) {
+      return absl::OkStatus();  // upstream: "skipping permission and ownership change for volume"
+    }
+  }
+  auto change = [&](const fs::path& p) -> absl::Status {
     struct stat st;
     if (::lstat(p.c_str(), &st) != 0) return absl::OkStatus();  // gone meanwhile
     if (::lchown(p.c_str(), static_cast<uid_t>(-1), gid) != 0) {
       return absl::InternalError(absl::StrCat("lchown ", p.string(), ": ", strerror(errno)));
     }
     if (S_ISLNK(st.st_mode)) return absl::OkStatus();
-    mode_t mask = 0440;
-    if (S_ISDIR(st.st_mode)) mask |= S_ISGID | 0110;
+    const mode_t mask = S_ISDIR(st.st_mode) ? dir_mask : file_mask;
     if (::chmod(p.c_str(), (st.st_mode & 07777) | mask) != 0) {
       return absl::InternalError(absl::StrCat("chmod ", p.string(), ": ", strerror(errno)));
     }
@@ -243,6 +251,15 @@ absl::Status SetVolumeOwnership(const std::string& dir, int64_t fs_group) {
   }
   if (ec) return absl::InternalError(absl::StrCat("walk ", dir, ": ", ec.message()));
   return absl::OkStatus();
+}
+
+absl::Status ApplyFsGroup(const api::Pod& pod, const std::string& dir, bool read_only) {
+  if (!pod.spec.security_context.has_value() || !pod.spec.security_context->fs_group.has_value()) {
+    return absl::OkStatus();
+  }
+  const api::PodSecurityContext& sc = *pod.spec.security_context;
+  return SetVolumeOwnership(dir, *sc.fs_group, read_only,
+                            sc.fs_group_change_policy.value_or("") == "OnRootMismatch");
 }
 
 }  // namespace kubelet::volume

@@ -68,10 +68,15 @@ absl::StatusOr<Payload> ProjectedVolumePayload(const api::Pod& pod,
                                                ObjectSource* objects, TokenManager* tokens,
                                                const api::ResourceList& node_allocatable);
 
-// Upstream SetVolumeOwnership for a read-only volume: every entry below `dir` (symlinks not
-// followed) gets group `fs_group`; files and directories gain g+r (0440), directories also
-// setgid and x (0110).
-absl::Status SetVolumeOwnership(const std::string& dir, int64_t fs_group);
+// Upstream SetVolumeOwnership: every entry below `dir` (symlinks not followed) gets group
+// `fs_group`; files and directories gain ug+r (0440) in a read-only volume, ug+rw (0660) in a
+// writable one (emptyDir), directories also setgid and ug+x (0110). With `on_root_mismatch`
+// (fsGroupChangePolicy: OnRootMismatch) nothing is walked when `dir` itself already has the
+// group, the setgid bit and those permissions.
+absl::Status SetVolumeOwnership(const std::string& dir, int64_t fs_group, bool read_only = true,
+                                bool on_root_mismatch = false);
+// The pod's fsGroup ownership for a volume at `dir`; nothing without an fsGroup.
+absl::Status ApplyFsGroup(const api::Pod& pod, const std::string& dir, bool read_only);
 
 }  // namespace kubelet::volume
 

@@ -112,6 +112,7 @@ absl::StatusOr<VolumeManager::MountedVolume> VolumeManager::SetUpVolume(const ap
       return absl::InvalidArgumentError(
           absl::StrCat("emptyDir medium ", log::Quote(src.medium), " is not supported"));
     }
+    if (absl::Status st = ApplyFsGroup(pod, dir, /*read_only=*/false); !st.ok()) return st;
     mv.host_path = dir;
     return mv;
   }
@@ -137,6 +138,7 @@ absl::StatusOr<VolumeManager::MountedVolume> VolumeManager::SetUpVolume(const ap
     }
     AtomicWriter writer(dir, absl::StrCat("pod ", PodKey(pod), " volume ", vol.name), clock_);
     if (absl::Status st = writer.Write(*payload); !st.ok()) return st;
+    if (absl::Status st = ApplyFsGroup(pod, dir, /*read_only=*/true); !st.ok()) return st;
     mv.host_path = dir;
     mv.read_only = true;
     return mv;
@@ -168,12 +170,7 @@ absl::StatusOr<VolumeManager::MountedVolume> VolumeManager::SetUpVolume(const ap
     }
     AtomicWriter writer(dir, absl::StrCat("pod ", PodKey(pod), " volume ", vol.name), clock_);
     if (absl::Status st = writer.Write(*payload); !st.ok()) return st;
-    if (pod.spec.security_context.has_value() && pod.spec.security_context->fs_group.has_value()) {
-      if (absl::Status st = SetVolumeOwnership(dir, *pod.spec.security_context->fs_group);
-          !st.ok()) {
-        return st;
-      }
-    }
+    if (absl::Status st = ApplyFsGroup(pod, dir, /*read_only=*/true); !st.ok()) return st;
     mv.host_path = dir;
     mv.read_only = true;
     return mv;
