@@ -121,6 +121,7 @@ absl::StatusOr<ParsedHost> ParseHost(std::string_view url) {
 struct Slot {
   CURL* easy = nullptr;
   CURLM* multi = nullptr;
+  uint64_t cert_generation = 0;  // of the dynamic client certificate its connection presents
   ~Slot() {
     if (easy != nullptr) curl_easy_cleanup(easy);
     if (multi != nullptr) curl_multi_cleanup(multi);
@@ -272,19 +273,24 @@ class CurlRestClient final : public RestClient {
     static_cast<CurlRestClient*>(user)->share_mu_[data % kShareLocks].Unlock();
   }
 
-  std::unique_ptr<Slot> Acquire() {
+  // A slot whose connection presents `generation`'s client certificate (or a new one); idle
+  // slots of older generations are closed.
+  std::unique_ptr<Slot> Acquire(uint64_t generation) {
+    std::vector<std::unique_ptr<Slot>> stale;
     {
       absl::MutexLock lock(&pool_mu_);
-      if (!idle_.empty()) {
+      while (!idle_.empty()) {
         std::unique_ptr<Slot> s = std::move(idle_.back());
         idle_.pop_back();
-        return s;
+        if (s->cert_generation == generation) return s;
+        stale.push_back(std::move(s));
       }
     }
     auto s = std::make_unique<Slot>();
     s->easy = curl_easy_init();
     s->multi = curl_multi_init();
     if (s->easy == nullptr || s->multi == nullptr) return nullptr;
+    s->cert_generation = generation;
     return s;
   }
 
@@ -334,7 +340,9 @@ class CurlRestClient final : public RestClient {
              "verb", request.method, "path", request.path);
     }
 
-    std::unique_ptr<Slot> slot = Acquire();
+    ClientCertificate dynamic_cert;
+    if (config_.client_certificate_source) dynamic_cert = config_.client_certificate_source();
+    std::unique_ptr<Slot> slot = Acquire(dynamic_cert.generation);
     if (slot == nullptr) return absl::ResourceExhaustedError("cannot create a curl handle");
     Transfer t;
     t.easy = slot->easy;
@@ -344,7 +352,7 @@ class CurlRestClient final : public RestClient {
     t.max_frame = options_.max_frame_bytes;
     char errbuf[CURL_ERROR_SIZE] = {0};
     curl_slist* headers = nullptr;
-    absl::Status setup = Setup(slot->easy, request, &t, errbuf, &headers);
+    absl::Status setup = Setup(slot->easy, request, dynamic_cert, &t, errbuf, &headers);
     absl::StatusOr<Response> result = setup.ok() ? Run(*slot, &t, errbuf) : setup;
     curl_easy_setopt(slot->easy, CURLOPT_HTTPHEADER, nullptr);
     curl_slist_free_all(headers);
@@ -365,7 +373,8 @@ class CurlRestClient final : public RestClient {
     return result;
   }
 
-  absl::Status Setup(CURL* e, const Request& r, Transfer* t, char* errbuf, curl_slist** headers) {
+  absl::Status Setup(CURL* e, const Request& r, const ClientCertificate& dynamic_cert, Transfer* t,
+                     char* errbuf, curl_slist** headers) {
     curl_easy_reset(e);
     std::string url = base_url_ + r.path;
     curl_easy_setopt(e, CURLOPT_URL, url.c_str());  // curl copies strings
@@ -402,7 +411,18 @@ class CurlRestClient final : public RestClient {
     } else if (!config_.ca_file.empty()) {
       curl_easy_setopt(e, CURLOPT_CAINFO, config_.ca_file.c_str());
     }
-    if (!config_.client_cert_pem.empty()) {
+    if (config_.client_certificate_source) {
+      if (!dynamic_cert.cert_pem.empty() && !dynamic_cert.key_pem.empty()) {
+        curl_blob cert{const_cast<char*>(dynamic_cert.cert_pem.data()),
+                       dynamic_cert.cert_pem.size(), CURL_BLOB_COPY};
+        curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &cert);
+        curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+        curl_blob key{const_cast<char*>(dynamic_cert.key_pem.data()), dynamic_cert.key_pem.size(),
+                      CURL_BLOB_COPY};
+        curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &key);
+        curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
+      }
+    } else if (!config_.client_cert_pem.empty()) {
       curl_blob blob{const_cast<char*>(config_.client_cert_pem.data()),
                      config_.client_cert_pem.size(), CURL_BLOB_COPY};
       curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &blob);
@@ -411,7 +431,9 @@ class CurlRestClient final : public RestClient {
       curl_easy_setopt(e, CURLOPT_SSLCERT, config_.client_cert_file.c_str());
       curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
     }
-    if (!config_.client_key_pem.empty()) {
+    if (config_.client_certificate_source) {
+      // set above with the certificate
+    } else if (!config_.client_key_pem.empty()) {
       curl_blob blob{const_cast<char*>(config_.client_key_pem.data()),
                      config_.client_key_pem.size(), CURL_BLOB_COPY};
       curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &blob);
@@ -543,11 +565,19 @@ class CurlRestClient final : public RestClient {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<RestClient>> NewRestClient(const RestConfig& config,
+absl::StatusOr<std::unique_ptr<RestClient>> NewRestClient(const RestConfig& given,
                                                           RestClientOptions options) {
   GlobalInit();
-  absl::StatusOr<ParsedHost> host = ParseHost(config.host);
+  absl::StatusOr<ParsedHost> host = ParseHost(given.host);
   if (!host.ok()) return host.status();
+  RestConfig config = given;
+  if (config.client_certificate_source) {
+    // The source replaces the static pair (whose files may not exist yet).
+    config.client_cert_pem.clear();
+    config.client_cert_file.clear();
+    config.client_key_pem.clear();
+    config.client_key_file.clear();
+  }
   // Fail early, naming the file, rather than on the first request.
   const std::pair<const std::string*, const char*> files[] = {
       {&config.ca_file, "ca_file"},
@@ -566,7 +596,8 @@ absl::StatusOr<std::unique_ptr<RestClient>> NewRestClient(const RestConfig& conf
   }
   std::unique_ptr<Clock> own_clock;
   if (options.clock == nullptr) own_clock = std::make_unique<RealClock>();
-  return std::make_unique<CurlRestClient>(config, options, *std::move(host), std::move(own_clock));
+  return std::make_unique<CurlRestClient>(std::move(config), options, *std::move(host),
+                                          std::move(own_clock));
 }
 
 }  // namespace kubelet::apiclient

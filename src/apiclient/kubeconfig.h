@@ -17,6 +17,8 @@
 #ifndef KUBELET_APICLIENT_KUBECONFIG_H_
 #define KUBELET_APICLIENT_KUBECONFIG_H_
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -26,6 +28,17 @@
 #include "absl/time/time.h"
 
 namespace kubelet::apiclient {
+
+// A client certificate that can change while a client runs (client-go's
+// transport.Config.TLS.GetCert): each call returns the pair to present on a new connection, with
+// a generation that changes whenever the pair does. An empty pair: no client certificate (yet).
+// Must be thread-safe and cheap.
+struct ClientCertificate {
+  std::string cert_pem;
+  std::string key_pem;
+  uint64_t generation = 0;
+};
+using ClientCertificateSource = std::function<ClientCertificate()>;
 
 // How to reach and authenticate to the API server. Either the *_pem field or the *_file field
 // of a pair is used; the PEM text wins when both are set.
@@ -39,6 +52,10 @@ struct RestConfig {
   std::string client_cert_file;
   std::string client_key_pem;
   std::string client_key_file;
+  // When set, wins over the client_cert_* / client_key_* fields: a connection opened after the
+  // pair's generation changed presents the new pair, and idle connections made with an older
+  // one are closed rather than reused. Requests running (a watch) keep their connection.
+  ClientCertificateSource client_certificate_source;
   std::string bearer_token;       // "Authorization: Bearer <token>"
   std::string bearer_token_file;  // re-read at most once a minute; wins over bearer_token
   bool insecure = false;          // skip server certificate verification (tests only)

@@ -112,6 +112,7 @@ std::string KeyPem(EVP_PKEY* k) {
 
 struct Pki {
   std::string ca_pem, server_cert_pem, server_key_pem, client_cert_pem, client_key_pem;
+  std::string client2_cert_pem, client2_key_pem;  // another node's identity
   std::string other_ca_pem;  // trusts nothing here
 };
 
@@ -124,6 +125,8 @@ const Pki& TestPki() {
     X509* scert = NewCert(skey, "apiserver", "", ca, ca_key, "server");
     EVP_PKEY* ckey = NewKey();
     X509* ccert = NewCert(ckey, "system:node:node-1", "system:nodes", ca, ca_key, "client");
+    EVP_PKEY* c2key = NewKey();
+    X509* c2cert = NewCert(c2key, "system:node:node-2", "system:nodes", ca, ca_key, "client");
     EVP_PKEY* okey = NewKey();
     X509* other = NewCert(okey, "other-ca", "", nullptr, nullptr, "ca");
     p->ca_pem = Pem(ca);
@@ -131,9 +134,11 @@ const Pki& TestPki() {
     p->server_key_pem = KeyPem(skey);
     p->client_cert_pem = Pem(ccert);
     p->client_key_pem = KeyPem(ckey);
+    p->client2_cert_pem = Pem(c2cert);
+    p->client2_key_pem = KeyPem(c2key);
     p->other_ca_pem = Pem(other);
-    for (X509* x : {ca, scert, ccert, other}) X509_free(x);
-    for (EVP_PKEY* k : {ca_key, skey, ckey, okey}) EVP_PKEY_free(k);
+    for (X509* x : {ca, scert, ccert, c2cert, other}) X509_free(x);
+    for (EVP_PKEY* k : {ca_key, skey, ckey, c2key, okey}) EVP_PKEY_free(k);
     return p;
   }();
   return *pki;
@@ -454,6 +459,38 @@ TEST(RestClientTest, CertificatesAndTokenFromFiles) {
   cfg.client_key_file = "";
   cfg.host = "ftp://127.0.0.1";
   EXPECT_EQ(NewRestClient(cfg).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(RestClientTest, DynamicClientCertificateReachesNewConnections) {
+  TestServer server([](const ServerRequest&, Conn& c) { c.Respond(200, "{}"); });
+  RestConfig cfg = Config(server);
+  absl::Mutex mu;
+  ClientCertificate current;  // none yet
+  cfg.client_cert_file = "/nonexistent/replaced-by-the-source.pem";
+  cfg.client_certificate_source = [&] {
+    absl::MutexLock lock(&mu);
+    return current;
+  };
+  std::unique_ptr<RestClient> client = Client(cfg);
+  ASSERT_TRUE(client->Do(Get("/api/v1/nodes")).ok());
+  EXPECT_EQ(server.requests().at(0).client_cn, "");
+  {
+    absl::MutexLock lock(&mu);
+    current = {TestPki().client_cert_pem, TestPki().client_key_pem, 1};
+  }
+  ASSERT_TRUE(client->Do(Get("/api/v1/nodes")).ok());
+  ASSERT_TRUE(client->Do(Get("/api/v1/nodes")).ok());
+  EXPECT_EQ(server.requests().at(1).client_cn, "system:node:node-1");
+  EXPECT_EQ(server.requests().at(2).client_cn, "system:node:node-1");
+  EXPECT_TRUE(server.requests().at(2).client_verified);
+  const int before = server.connections();
+  {
+    absl::MutexLock lock(&mu);
+    current = {TestPki().client2_cert_pem, TestPki().client2_key_pem, 2};
+  }
+  ASSERT_TRUE(client->Do(Get("/api/v1/nodes")).ok());
+  EXPECT_EQ(server.requests().at(3).client_cn, "system:node:node-2");
+  EXPECT_EQ(server.connections(), before + 1);  // the old connection was not reused
 }
 
 TEST(RestClientTest, UntrustedServerIsRefusedUnlessInsecure) {

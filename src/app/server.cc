@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -22,6 +23,7 @@
 #include "api/quantity.h"
 #include "apiclient/kubeconfig.h"
 #include "apiclient/rest_client.h"
+#include "app/client_credentials.h"
 #include "app/version.h"
 #include "app/wiring.h"
 #include "common/clock.h"
@@ -73,6 +75,7 @@ const std::set<std::string>& ImplementedFields() {
       "clusterDNS",
       "resolvConf",
       "seccompDefault",
+      "allowedUnsafeSysctls",
       "cpuCFSQuota",
       "cpuCFSQuotaPeriod",
       "podPidsLimit",
@@ -125,6 +128,7 @@ const std::set<std::string>& ImplementedFields() {
       "nodeStatusMaxImages",
       "configMapAndSecretChangeDetectionStrategy",
       "streamingConnectionIdleTimeout",
+      "rotateCertificates",
       "featureGates",
       "logging",
       "logging.format",
@@ -384,6 +388,8 @@ int RunUnguarded(KubeletServer& s) {
   // Standalone vs API mode: with --kubeconfig, one API client shared by every component that
   // talks to the API server. Building it never contacts the server (it may not exist yet: a
   // control plane run as static pods of this very kubelet), so start-up goes on regardless.
+  // Declared first, destroyed last: the clients present its certificate.
+  std::unique_ptr<certificate::ClientCertificateManager> client_cert_manager;
   std::shared_ptr<apiclient::RestClient> api_client;
   // Upstream's separate event client: the same server and credentials, its own rate limit
   // (eventRecordQPS / eventBurst), so events never wait behind the kubelet's other calls.
@@ -392,28 +398,14 @@ int RunUnguarded(KubeletServer& s) {
   if (!hostname.ok()) return fail(hostname.status());
   const std::string node_name = *hostname;
   KLOG_INFO("Node name", "node", node_name);
-  // TLS bootstrap (upstream LoadClientCert): with --bootstrap-kubeconfig, a client certificate
-  // is requested and --kubeconfig written before the client is built, unless it is valid.
-  if (!s.flags.kube_config.empty() && !s.flags.bootstrap_kubeconfig.empty()) {
-    certificate::BootstrapOptions bo;
-    bo.kubeconfig_path = s.flags.kube_config;
-    bo.bootstrap_kubeconfig_path = s.flags.bootstrap_kubeconfig;
-    bo.cert_dir = s.flags.cert_directory;
-    bo.node_name = node_name;
-    bo.make_client = [](const apiclient::RestConfig& rc) { return apiclient::NewRestClient(rc); };
-    RealClock bootstrap_clock;
-    if (absl::Status st = certificate::LoadClientCert(bo, bootstrap_clock); !st.ok()) {
-      return fail(absl::Status(st.code(), absl::StrCat("failed to run Kubelet: unable to load "
-                                                       "bootstrap kubeconfig: ",
-                                                       std::string(st.message()))));
-    }
-  }
+  // Credentials (upstream buildKubeletClientConfig): the TLS bootstrap, blocking without
+  // rotateCertificates, in the background with it; the client certificate manager then lives as
+  // long as the process (the clients hold its source).
   if (!s.flags.kube_config.empty()) {
-    absl::StatusOr<apiclient::RestConfig> rc = apiclient::LoadRestConfig(s.flags.kube_config);
-    if (!rc.ok()) {
-      return fail(absl::InvalidArgumentError(
-          absl::StrCat("invalid kubeconfig: ", std::string(rc.status().message()))));
-    }
+    absl::StatusOr<ClientCredentials> creds = LoadClientCredentials(s, node_name);
+    if (!creds.ok()) return fail(creds.status());
+    std::optional<apiclient::RestConfig> rc = std::move(creds->config);
+    client_cert_manager = std::move(creds->manager);
     rc->qps = cfg.kube_api_qps;
     rc->burst = cfg.kube_api_burst;
     rc->user_agent =
@@ -513,6 +505,15 @@ int RunUnguarded(KubeletServer& s) {
   AddReserved(cfg.system_reserved, &reserved_cpu, &reserved_mem);
   AddReserved(cfg.kube_reserved, &reserved_cpu, &reserved_mem);
   ko.allocatable = MachineAllocatable(cfg.max_pods, reserved_cpu, reserved_mem);
+  {
+    // Safe sysctls can always be used; allowedUnsafeSysctls adds to them.
+    struct utsname uts {};
+    (void)uname(&uts);
+    absl::StatusOr<SysctlAllowlist> sysctls =
+        SysctlAllowlist::Create(uts.release, cfg.allowed_unsafe_sysctls);
+    if (!sysctls.ok()) return fail(sysctls.status());
+    ko.sysctls = *std::move(sysctls);
+  }
 
   metrics::Init(node_name, VersionString(), BuildId());
   WiringContext wiring;

@@ -11,12 +11,24 @@
 //   * TLS bootstrap: with only a bootstrap token, the kubelet requests its client certificate
 //     (CSR approved by the controller manager), writes kubelet-client-current.pem and its
 //     kubeconfig, registers as system:node:<node>, and a restart reuses them;
+//   * client certificate rotation (rotateCertificates): a kubelet started with a one-hour client
+//     certificate past its rotation deadline requests a new one with it (a CSR approved through
+//     the selfnodeclient role), stores it under --cert-dir, and goes on working on the new one:
+//     the Node stays Ready, its Lease keeps being renewed, a new pod runs, and
+//     kubelet_certificate_manager_client_ttl_seconds reports the new lifetime;
+//   * background bootstrap (rotateCertificates with --bootstrap-kubeconfig): a static pod runs
+//     before any client certificate exists (the API server unreachable), and once the API server
+//     is reachable the certificate is requested and the node registers;
 //   * streaming through the API server, proxied by the kubelet to the runtime's streaming
 //     server: kubectl exec (output, exit codes, stdin with its end, a 3 MB transfer, several
 //     sessions at once), kubectl attach, kubectl port-forward.
 // No timing is asserted.
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <signal.h>
 
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -26,7 +38,9 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
@@ -35,6 +49,80 @@
 
 namespace kubelet::e2e {
 namespace {
+
+// PEM of a certificate for `cn` (O=system:nodes) and its new key, signed by the CA in
+// `ca_file` / `ca_key_file`, valid from now+`from` for `lifetime`.
+struct MintedPair {
+  std::string cert, key;
+};
+MintedPair MintClientCert(const std::string& ca_file, const std::string& ca_key_file,
+                          const std::string& cn, absl::Duration from, absl::Duration lifetime) {
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  const std::string ca_pem = read(ca_file), ca_key_pem = read(ca_key_file);
+  BIO* b = BIO_new_mem_buf(ca_pem.data(), static_cast<int>(ca_pem.size()));
+  X509* ca = PEM_read_bio_X509(b, nullptr, nullptr, nullptr);
+  BIO_free(b);
+  b = BIO_new_mem_buf(ca_key_pem.data(), static_cast<int>(ca_key_pem.size()));
+  EVP_PKEY* ca_key = PEM_read_bio_PrivateKey(b, nullptr, nullptr, nullptr);
+  BIO_free(b);
+  MintedPair out;
+  if (ca == nullptr || ca_key == nullptr) return out;
+  EVP_PKEY* key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256");
+  X509* cert = X509_new();
+  X509_set_version(cert, 2);
+  ASN1_INTEGER_set(X509_get_serialNumber(cert), absl::ToUnixSeconds(absl::Now()));
+  const absl::Time start = absl::Now() + from;
+  ASN1_TIME_set(X509_getm_notBefore(cert), absl::ToTimeT(start));
+  ASN1_TIME_set(X509_getm_notAfter(cert), absl::ToTimeT(start + lifetime));
+  X509_NAME* name = X509_get_subject_name(cert);
+  X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8,
+                             reinterpret_cast<const unsigned char*>("system:nodes"), -1, -1, 0);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
+                             reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
+  X509_set_issuer_name(cert, X509_get_subject_name(ca));
+  X509_set_pubkey(cert, key);
+  X509_sign(cert, ca_key, EVP_sha256());
+  auto pem = [](auto write) {
+    BIO* bio = BIO_new(BIO_s_mem());
+    write(bio);
+    char* data = nullptr;
+    long len = BIO_get_mem_data(bio, &data);  // NOLINT(runtime/int)
+    std::string s(data, static_cast<size_t>(len));
+    BIO_free_all(bio);
+    return s;
+  };
+  out.cert = pem([&](BIO* bio) { PEM_write_bio_X509(bio, cert); });
+  out.key = pem(
+      [&](BIO* bio) { PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr, nullptr); });
+  X509_free(cert);
+  X509_free(ca);
+  EVP_PKEY_free(key);
+  EVP_PKEY_free(ca_key);
+  return out;
+}
+
+// notAfter of the first certificate in the PEM file (InfinitePast when unreadable), and its CN.
+std::pair<absl::Time, std::string> CertExpiry(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string pem = ss.str();
+  BIO* b = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  X509* cert = PEM_read_bio_X509(b, nullptr, nullptr, nullptr);
+  BIO_free(b);
+  if (cert == nullptr) return {absl::InfinitePast(), ""};
+  struct tm tm {};
+  ASN1_TIME_to_tm(X509_get0_notAfter(cert), &tm);
+  char cn[256] = {0};
+  X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof(cn));
+  X509_free(cert);
+  return {absl::FromTimeT(timegm(&tm)), cn};
+}
 
 class KubeletAuthTest : public ApiModeTest {
  protected:
@@ -358,6 +446,176 @@ TEST_F(KubeletAuthTest, TlsBootstrapWithABootstrapToken) {
     mine += c["spec"].value("username", "") == absl::StrCat("system:bootstrap:", id) ? 1 : 0;
   }
   EXPECT_EQ(mine, 1);
+  (void)cp_->Kubectl(
+      {"delete", "clusterrolebinding", binding + "-create", binding + "-approve", "--wait=false"});
+  (void)cp_->Kubectl(
+      {"delete", "secret", "-n", "kube-system", "bootstrap-token-" + id, "--wait=false"});
+}
+
+TEST_F(KubeletAuthTest, ClientCertificateRotation) {
+  // Nodes may renew their own client certificates (kubeadm's
+  // kubeadm:node-autoapprove-certificate-rotation binding).
+  const std::string binding = absl::StrCat("kubelet-rotation-", node_);
+  ASSERT_TRUE(
+      Apply(absl::StrCat(
+                "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
+                "  name: ",
+                binding,
+                "\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n"
+                "  name: system:certificates.k8s.io:certificatesigningrequests:selfnodeclient\n"
+                "subjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n"
+                "  name: system:nodes\n"))
+          .ok());
+  // A one-hour certificate, 55 minutes old: past its rotation deadline (70-90 %).
+  const MintedPair old = MintClientCert(cp_->ca_file(), cp_->Get("KUBELET_CP_CA_KEY"),
+                                        "system:node:" + node_, -absl::Minutes(55), absl::Hours(1));
+  ASSERT_FALSE(old.cert.empty());
+  std::ofstream(dir_ + "/old.crt") << old.cert;
+  std::ofstream(dir_ + "/old.key") << old.key;
+  const std::string kubeconfig = dir_ + "/rotating.kubeconfig";
+  std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"
+                               "    server: "
+                            << cp_->server() << "\n    certificate-authority: " << cp_->ca_file()
+                            << "\nusers:\n- name: u\n  user:\n    client-certificate: " << dir_
+                            << "/old.crt\n    client-key: " << dir_
+                            << "/old.key\ncontexts:\n- name: x\n  context:\n    cluster: c\n"
+                               "    user: u\ncurrent-context: x\n";
+  StartKubelet({"--kubeconfig", kubeconfig, "--rotate-certificates"});
+  absl::Status ready = WaitNodeReady(absl::Seconds(90));
+  ASSERT_TRUE(ready.ok()) << ready << "\n" << kubelet_->Log();
+
+  // The new certificate: this node's, from an approved CSR it sent as itself, in the store.
+  const std::string current = dir_ + "/pki/kubelet-client-current.pem";
+  ASSERT_TRUE(WaitUntil([&] { return std::filesystem::is_symlink(current); }, absl::Seconds(120),
+                        absl::Seconds(1)))
+      << kubelet_->Log();
+  auto [not_after, cn] = CertExpiry(current);
+  EXPECT_EQ(cn, "system:node:" + node_);
+  EXPECT_GT(not_after, absl::Now() + absl::Hours(24)) << absl::FormatTime(not_after);
+  json csrs = GetJson({"get", "csr"});
+  int mine = 0;
+  for (const json& c : csrs.value("items", json::array())) {
+    if (c["spec"].value("username", "") != "system:node:" + node_) continue;
+    ++mine;
+    EXPECT_TRUE(absl::StartsWith(c["metadata"].value("name", ""), "csr-"));
+    EXPECT_EQ(c["spec"].value("signerName", ""), "kubernetes.io/kube-apiserver-client-kubelet");
+    EXPECT_TRUE(ConditionTrue(c, "Approved")) << c.dump();
+  }
+  EXPECT_EQ(mine, 1) << csrs.dump();
+  EXPECT_TRUE(absl::StrContains(kubelet_->Log(), "\"Client certificate rotated\""));
+
+  // It goes on working: the Lease is renewed after the rotation, a new pod runs, the Node stays
+  // Ready, and the TTL metric reports the new certificate.
+  const std::string renewed_before = GetLease()["spec"].value("renewTime", "");
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        json l = GetLease();
+        return l.is_object() && l["spec"].value("renewTime", "") != renewed_before;
+      },
+      absl::Seconds(60), absl::Seconds(1)));
+  const std::string pod = PodName("after-rotation");
+  ASSERT_TRUE(Apply(BusyboxPod(pod, kSleepForever,
+                               PodParts{.spec = absl::StrCat("  nodeName: ", node_,
+                                                             "\n  automountServiceAccountToken: "
+                                                             "false\n")}))
+                  .ok());
+  EXPECT_TRUE(WaitUntil([&] { return GetPod(pod)["status"].value("phase", "") == "Running"; },
+                        absl::Seconds(120), absl::Seconds(1)))
+      << kubelet_->Log();
+  EXPECT_TRUE(ConditionTrue(GetNode(), "Ready"));
+  // /metrics as the API server's kubelet client (O=system:masters) reads it.
+  auto metrics = RunCommand(
+      {"curl", "-sk", "--max-time", "20", "--cert", cp_->Get("KUBELET_CP_KUBELET_CLIENT_CERT"),
+       "--key", cp_->Get("KUBELET_CP_KUBELET_CLIENT_KEY"),
+       absl::StrCat("https://127.0.0.1:", api_port_, "/metrics")},
+      {}, absl::Seconds(30));
+  ASSERT_TRUE(metrics.ok());
+  double ttl = 0;
+  for (absl::string_view line : absl::StrSplit(metrics->out, '\n')) {
+    if (absl::ConsumePrefix(&line, "kubelet_certificate_manager_client_ttl_seconds ")) {
+      EXPECT_TRUE(absl::SimpleAtod(line, &ttl)) << line;
+    }
+  }
+  EXPECT_GT(ttl, 86400) << metrics->out.substr(0, 2000) << metrics->err;
+  EXPECT_TRUE(absl::StrContains(metrics->out,
+                                "kubelet_certificate_manager_client_expiration_renew_errors 0"));
+  (void)cp_->Kubectl({"delete", "clusterrolebinding", binding, "--wait=false"});
+}
+
+TEST_F(KubeletAuthTest, BackgroundBootstrapRunsStaticPodsFirst) {
+  // A bootstrap token allowed to request node client certificates, approved automatically.
+  const int64_t n = absl::ToUnixNanos(absl::Now());
+  std::string id, secret;
+  for (int i = 0; i < 6; ++i) id += "abcdefghijklmnopqrstuvwxyz0123456789"[(n >> (5 * i)) % 36];
+  for (int i = 0; i < 16; ++i)
+    secret += "0123456789abcdefghijklmnopqrstuvwxyz"[(n >> (3 * i)) % 36];
+  const std::string binding = absl::StrCat("kubelet-bg-bootstrap-", node_);
+  ASSERT_TRUE(
+      Apply(absl::StrCat(
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: bootstrap-token-", id,
+                "\n  namespace: kube-system\ntype: bootstrap.kubernetes.io/token\nstringData:\n"
+                "  token-id: ",
+                id, "\n  token-secret: ", secret,
+                "\n  usage-bootstrap-authentication: \"true\"\n---\n"
+                "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
+                "  name: ",
+                binding,
+                "-create\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n"
+                "  kind: ClusterRole\n  name: system:node-bootstrapper\nsubjects:\n"
+                "- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n"
+                "  name: system:bootstrappers\n---\n"
+                "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
+                "  name: ",
+                binding,
+                "-approve\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n"
+                "  kind: ClusterRole\n"
+                "  name: system:certificates.k8s.io:certificatesigningrequests:nodeclient\n"
+                "subjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n"
+                "  name: system:bootstrappers\n"))
+          .ok());
+  // First the API server is not reachable at the address the bootstrap kubeconfig names (a
+  // closed port, as when the control plane is itself a static pod of this kubelet).
+  const int closed = FreePort();
+  auto write_bootstrap = [&](const std::string& server) {
+    std::ofstream out(dir_ + "/bootstrap.kubeconfig");
+    out << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: " << server
+        << "\n    certificate-authority: " << cp_->ca_file()
+        << "\nusers:\n- name: u\n  user:\n    token: " << id << "." << secret
+        << "\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n"
+           "current-context: x\n";
+  };
+  write_bootstrap(absl::StrCat("https://127.0.0.1:", closed));
+  const std::string kubeconfig = dir_ + "/kubelet.kubeconfig";
+  WriteManifest("static.yaml", BusyboxPod("static-first", kSleepForever));
+  StartKubelet({"--bootstrap-kubeconfig", dir_ + "/bootstrap.kubeconfig", "--kubeconfig",
+                kubeconfig, "--rotate-certificates"});
+  // The static pod runs without any client certificate.
+  EXPECT_TRUE(WaitUntil([&] { return !Running("static-first").empty(); }, absl::Seconds(120),
+                        absl::Seconds(1)))
+      << kubelet_->Log();
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/pki/kubelet-client-current.pem"));
+  EXPECT_TRUE(
+      absl::StrContains(kubelet_->Log(), "Client rotation is on, will bootstrap in background"));
+  // The kubeconfig was written at once, pointing at the certificate store.
+  std::ifstream kin(kubeconfig);
+  std::stringstream written;
+  written << kin.rdbuf();
+  EXPECT_TRUE(absl::StrContains(written.str(),
+                                "client-certificate: " + dir_ + "/pki/kubelet-client-current.pem"))
+      << written.str();
+  StopKubelet();
+
+  // With the API server reachable, the certificate comes in the background and the node
+  // registers as itself.
+  write_bootstrap(cp_->server());
+  std::filesystem::remove(kubeconfig);
+  StartKubelet({"--bootstrap-kubeconfig", dir_ + "/bootstrap.kubeconfig", "--kubeconfig",
+                kubeconfig, "--rotate-certificates"});
+  absl::Status ready = WaitNodeReady(absl::Seconds(120));
+  ASSERT_TRUE(ready.ok()) << ready << "\n" << kubelet_->Log();
+  EXPECT_TRUE(std::filesystem::is_symlink(dir_ + "/pki/kubelet-client-current.pem"));
+  EXPECT_TRUE(
+      WaitUntil([&] { return GetLease().is_object(); }, absl::Seconds(60), absl::Seconds(1)));
   (void)cp_->Kubectl(
       {"delete", "clusterrolebinding", binding + "-create", binding + "-approve", "--wait=false"});
   (void)cp_->Kubectl(

@@ -49,6 +49,14 @@ struct BootstrapOptions {
 
 absl::Status LoadClientCert(const BootstrapOptions& options, Clock& clock);
 
+// Writes `kubeconfig_path` to use <cert_dir>/kubelet-client-current.pem (certificate and key)
+// with the bootstrap kubeconfig's server and CA, as step 3 above (upstream
+// writeKubeconfigFromBootstrapping); the rotating client certificate manager's bootstrap path
+// writes it before the certificate exists.
+absl::Status WriteCertDirKubeconfig(const std::string& kubeconfig_path,
+                                    const apiclient::RestConfig& bootstrap,
+                                    const std::string& cert_dir);
+
 // Whether `kubeconfig_path` loads and its client certificate (file or data) parses and is
 // valid now (upstream isClientConfigStillValid). An error says why not.
 absl::Status ClientConfigStillValid(const std::string& kubeconfig_path, absl::Time now);

@@ -1,0 +1,135 @@
+#include "app/client_credentials.h"
+
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "apiclient/rest_client.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "kubelet/certificate/bootstrap.h"
+#include "metrics/metrics.h"
+#include "prometheus/counter.h"
+
+namespace kubelet::app {
+namespace {
+
+RealClock& CertClock() {
+  static RealClock* clock = new RealClock();
+  return *clock;
+}
+
+absl::StatusOr<std::unique_ptr<apiclient::RestClient>> MakeClient(const apiclient::RestConfig& rc) {
+  return apiclient::NewRestClient(rc);
+}
+
+// The manager's figures on /metrics; the manager outlives every scrape (it lives until the
+// process exits, as the API client does).
+void RegisterMetrics(const certificate::ClientCertificateManager* manager) {
+  metrics::AddCollector(metrics::KubeletRegistry(), [manager] {
+    prometheus::MetricFamily f;
+    f.name = "kubelet_certificate_manager_client_ttl_seconds";
+    f.help =
+        "[ALPHA] Gauge of the TTL (time-to-live) of the Kubelet's client certificate. The value "
+        "is in seconds until certificate expiry (negative if already expired). If client "
+        "certificate is invalid or unused, the value will be +INF.";
+    f.type = prometheus::MetricType::Gauge;
+    prometheus::ClientMetric m;
+    m.gauge.value = manager->TtlSeconds();
+    f.metric.push_back(m);
+    return std::vector<prometheus::MetricFamily>{f};
+  });
+}
+
+prometheus::Counter& RenewErrors() {
+  static prometheus::Counter* c =
+      &prometheus::BuildCounter()
+           .Name("kubelet_certificate_manager_client_expiration_renew_errors")
+           .Help("[ALPHA] Counter of certificate renewal errors.")
+           .Register(metrics::KubeletRegistry())
+           .Add({});
+  return *c;
+}
+
+}  // namespace
+
+absl::StatusOr<ClientCredentials> LoadClientCredentials(const KubeletServer& s,
+                                                        const std::string& node_name) {
+  const std::string& kubeconfig = s.flags.kube_config;
+  const std::string& bootstrap = s.flags.bootstrap_kubeconfig;
+  ClientCredentials out;
+  std::optional<apiclient::RestConfig> bootstrap_config;
+  if (!s.config.rotate_certificates) {
+    // Upstream LoadClientCert: a blocking bootstrap when the kubeconfig is not valid.
+    if (!bootstrap.empty()) {
+      certificate::BootstrapOptions bo;
+      bo.kubeconfig_path = kubeconfig;
+      bo.bootstrap_kubeconfig_path = bootstrap;
+      bo.cert_dir = s.flags.cert_directory;
+      bo.node_name = node_name;
+      bo.make_client = MakeClient;
+      if (absl::Status st = certificate::LoadClientCert(bo, CertClock()); !st.ok()) {
+        return absl::Status(st.code(),
+                            absl::StrCat("failed to run Kubelet: unable to load bootstrap "
+                                         "kubeconfig: ",
+                                         std::string(st.message())));
+      }
+    }
+  } else {
+    KLOG_INFO("Client rotation is on, will bootstrap in background");
+    if (!bootstrap.empty()) {
+      absl::Status valid = certificate::ClientConfigStillValid(kubeconfig, CertClock().Now());
+      if (valid.ok()) {
+        KLOG_INFO("Kubeconfig exists and is valid, skipping bootstrap", "path", kubeconfig);
+      } else {
+        KLOG_INFO("Using bootstrap kubeconfig to generate TLS client cert, key and kubeconfig file",
+                  "reason", std::string(valid.message()));
+        absl::StatusOr<apiclient::RestConfig> boot = apiclient::LoadRestConfig(bootstrap);
+        if (!boot.ok()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("failed to run Kubelet: unable to load bootstrap kubeconfig: ",
+                           std::string(boot.status().message())));
+        }
+        if (absl::Status st =
+                certificate::WriteCertDirKubeconfig(kubeconfig, *boot, s.flags.cert_directory);
+            !st.ok()) {
+          return st;
+        }
+        bootstrap_config = *std::move(boot);
+      }
+    }
+  }
+
+  absl::StatusOr<apiclient::RestConfig> rc = apiclient::LoadRestConfig(kubeconfig);
+  if (!rc.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid kubeconfig: ", std::string(rc.status().message())));
+  }
+  out.config = *std::move(rc);
+  if (!s.config.rotate_certificates) return out;
+
+  certificate::ClientCertificateManagerOptions mo;
+  mo.node_name = node_name;
+  mo.cert_dir = s.flags.cert_directory;
+  mo.config = out.config;
+  mo.bootstrap = std::move(bootstrap_config);
+  mo.make_client = MakeClient;
+  mo.on_renew_error = [] { RenewErrors().Increment(); };
+  absl::StatusOr<std::unique_ptr<certificate::ClientCertificateManager>> manager =
+      certificate::ClientCertificateManager::Create(std::move(mo), CertClock());
+  if (!manager.ok()) {
+    return absl::Status(manager.status().code(),
+                        absl::StrCat("failed to initialize client certificate manager: ",
+                                     std::string(manager.status().message())));
+  }
+  out.manager = *std::move(manager);
+  out.config.client_certificate_source = out.manager->Source();
+  RenewErrors();
+  RegisterMetrics(out.manager.get());
+  KLOG_V(2, "Starting client certificate rotation");
+  out.manager->Start();
+  return out;
+}
+
+}  // namespace kubelet::app

@@ -1,0 +1,39 @@
+// The API client's credentials at start-up (upstream buildKubeletClientConfig), in src/app
+// because it joins the flags, the TLS bootstrap and the certificate manager:
+//   - rotateCertificates off: with --bootstrap-kubeconfig, the TLS bootstrap runs first and
+//     blocks until --kubeconfig is valid (LoadClientCert); the kubeconfig's credentials are
+//     used as they are.
+//   - rotateCertificates on ("Client rotation is on, will bootstrap in background"): with
+//     --bootstrap-kubeconfig and no valid --kubeconfig, the kubeconfig is written at once to
+//     point at <cert-dir>/kubelet-client-current.pem, and the ClientCertificateManager requests
+//     the certificate in the background with the bootstrap credentials while start-up goes on
+//     (static pods run meanwhile); the clients present the manager's current certificate,
+//     rotated before it expires. The manager is started here, as upstream does.
+//   - kubelet_certificate_manager_client_ttl_seconds and
+//     kubelet_certificate_manager_client_expiration_renew_errors are registered when the
+//     manager exists.
+#ifndef KUBELET_APP_CLIENT_CREDENTIALS_H_
+#define KUBELET_APP_CLIENT_CREDENTIALS_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "apiclient/kubeconfig.h"
+#include "app/options.h"
+#include "kubelet/certificate/manager.h"
+
+namespace kubelet::app {
+
+struct ClientCredentials {
+  apiclient::RestConfig config;  // from --kubeconfig; with the manager's source when rotating
+  std::unique_ptr<certificate::ClientCertificateManager> manager;  // null unless rotating
+};
+
+// Needs --kubeconfig. Errors are start-up failures with upstream's wording.
+absl::StatusOr<ClientCredentials> LoadClientCredentials(const KubeletServer& s,
+                                                        const std::string& node_name);
+
+}  // namespace kubelet::app
+
+#endif  // KUBELET_APP_CLIENT_CREDENTIALS_H_
