@@ -21,7 +21,7 @@
 //     is reachable the certificate is requested and the node registers;
 //   * streaming through the API server, proxied by the kubelet to the runtime's streaming
 //     server: kubectl exec (output, exit codes, stdin with its end, a 3 MB transfer, several
-//     sessions at once), kubectl attach, kubectl port-forward.
+//     sessions at once, a terminal), kubectl attach, kubectl logs -f, kubectl port-forward.
 // No timing is asserted.
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -335,6 +335,36 @@ TEST_F(KubeletAuthTest, ExecAttachAndPortForwardThroughTheApiServer) {
       {}, absl::Seconds(30));
   ASSERT_TRUE(attached.ok()) << attached.status();
   EXPECT_TRUE(absl::StrContains(attached->out, "tick-")) << attached->out << attached->err;
+
+  // exec with a terminal (kubectl given one by script(1)): the command sees a tty, the exit code
+  // comes back.
+  const std::string kubectl_cmd =
+      absl::StrCat(cp_->kubectl(), " --kubeconfig ", cp_->admin_kubeconfig(), " exec -it ", pod,
+                   " -n default -- sh -c 'tty; stty size; exit 5'");
+  auto tty = RunCommand({"script", "-qec", kubectl_cmd, "/dev/null"}, {}, absl::Seconds(60));
+  ASSERT_TRUE(tty.ok()) << tty.status();
+  EXPECT_EQ(tty->exit_code, 5) << tty->out << tty->err;
+  EXPECT_TRUE(absl::StrContains(tty->out, "/dev/pts/")) << tty->out << tty->err;
+  EXPECT_FALSE(absl::StrContains(tty->out, "not a tty")) << tty->out;
+
+  // logs -f streams: lines written after it started arrive while it runs.
+  auto follow = KubeletProcess::Start(
+      cp_->kubectl(),
+      {"--kubeconfig", cp_->admin_kubeconfig(), "logs", "-f", "--tail=1", pod, "-n", "default"}, {},
+      dir_ + "/logs-follow.log");
+  ASSERT_TRUE(follow.ok()) << follow.status();
+  auto ticks = [&] {
+    int n = 0;
+    for (absl::string_view line : absl::StrSplit((*follow)->Log(), '\n')) {
+      n += absl::StartsWith(line, "tick-") ? 1 : 0;
+    }
+    return n;
+  };
+  EXPECT_TRUE(WaitUntil([&] { return ticks() >= 4; }, absl::Seconds(60), absl::Milliseconds(250)))
+      << (*follow)->Log();
+  EXPECT_FALSE((*follow)->Wait(absl::Milliseconds(1)).has_value());  // still following
+  (*follow)->Signal(SIGTERM);
+  (*follow)->Wait(absl::Seconds(10));
 
   // port-forward to the pod's httpd.
   const int local = FreePort();
