@@ -21,22 +21,30 @@
 //     is reachable the certificate is requested and the node registers;
 //   * streaming through the API server, proxied by the kubelet to the runtime's streaming
 //     server: kubectl exec (output, exit codes, stdin with its end, a 3 MB transfer, several
-//     sessions at once, a terminal), kubectl attach, kubectl logs -f, kubectl port-forward.
+//     sessions at once, a terminal), kubectl attach, kubectl logs -f, kubectl port-forward, and a
+//     WebSocket client (v4.channel.k8s.io) on the kubelet's /exec.
 // No timing is asserted.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -122,6 +130,103 @@ std::pair<absl::Time, std::string> CertExpiry(const std::string& path) {
   X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof(cn));
   X509_free(cert);
   return {absl::FromTimeT(timegm(&tm)), cn};
+}
+
+// What a WebSocket (RFC 6455) client of the kubelet's streaming endpoints gets: the handshake's
+// status and subprotocol, and the data of each channel (first payload byte) until the close.
+struct WsResult {
+  int code = 0;
+  std::string protocol;
+  std::map<int, std::string> channels;
+  std::string error;  // transport trouble
+};
+WsResult WebSocketGet(int port, const std::string& cert_file, const std::string& key_file,
+                      const std::string& target, const std::string& subprotocol) {
+  WsResult out;
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{30, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    out.error = "connect failed";
+    return out;
+  }
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  SSL_CTX_use_certificate_chain_file(ctx, cert_file.c_str());
+  SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM);
+  SSL* ssl = SSL_new(ctx);
+  SSL_set_fd(ssl, fd);
+  auto done = [&] {
+    SSL_free(ssl);
+    SSL_CTX_free(ctx);
+    ::close(fd);
+    return out;
+  };
+  if (SSL_connect(ssl) != 1) {
+    out.error = "TLS handshake failed";
+    return done();
+  }
+  const std::string request =
+      absl::StrCat("GET ", target,
+                   " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                   "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                   "Sec-WebSocket-Protocol: ",
+                   subprotocol, "\r\n\r\n");
+  SSL_write(ssl, request.data(), static_cast<int>(request.size()));
+  std::string in;
+  auto fill = [&](size_t want) {
+    char buf[16384];
+    while (in.size() < want) {
+      int n = SSL_read(ssl, buf, sizeof(buf));
+      if (n <= 0) return false;
+      in.append(buf, static_cast<size_t>(n));
+    }
+    return true;
+  };
+  size_t head_end;
+  while ((head_end = in.find("\r\n\r\n")) == std::string::npos) {
+    if (!fill(in.size() + 1)) {
+      out.error = "no handshake answer: " + in;
+      return done();
+    }
+  }
+  const std::string head = in.substr(0, head_end);
+  in.erase(0, head_end + 4);
+  out.code = std::atoi(head.c_str() + head.find(' ') + 1);
+  for (absl::string_view line : absl::StrSplit(head, "\r\n")) {
+    if (absl::StartsWithIgnoreCase(line, "sec-websocket-protocol:")) {
+      out.protocol = std::string(absl::StripAsciiWhitespace(line.substr(23)));
+    }
+  }
+  if (out.code != 101) return done();
+  for (;;) {
+    if (!fill(2)) break;
+    const int opcode = in[0] & 0x0f;
+    uint64_t len = static_cast<unsigned char>(in[1]) & 0x7f;
+    size_t hdr = 2;
+    if (len == 126) {
+      if (!fill(4)) break;
+      len = (static_cast<unsigned char>(in[2]) << 8) | static_cast<unsigned char>(in[3]);
+      hdr = 4;
+    } else if (len == 127) {
+      if (!fill(10)) break;
+      len = 0;
+      for (int i = 2; i < 10; ++i) len = (len << 8) | static_cast<unsigned char>(in[i]);
+      hdr = 10;
+    }
+    if (!fill(hdr + len)) break;
+    const std::string payload = in.substr(hdr, len);
+    in.erase(0, hdr + len);
+    if (opcode == 8) break;  // close
+    if ((opcode == 1 || opcode == 2) && !payload.empty()) {
+      out.channels[static_cast<unsigned char>(payload[0])] += payload.substr(1);
+    }
+  }
+  return done();
 }
 
 class KubeletAuthTest : public ApiModeTest {
@@ -365,6 +470,22 @@ TEST_F(KubeletAuthTest, ExecAttachAndPortForwardThroughTheApiServer) {
   EXPECT_FALSE((*follow)->Wait(absl::Milliseconds(1)).has_value());  // still following
   (*follow)->Signal(SIGTERM);
   (*follow)->Wait(absl::Seconds(10));
+
+  // A WebSocket client straight on the kubelet's /exec (v4.channel.k8s.io, as kubectl's
+  // WebSocket executor offers): stdout on channel 1, stderr on 2, the exit status on 3.
+  auto ws = WebSocketGet(
+      api_port_, cp_->Get("KUBELET_CP_KUBELET_CLIENT_CERT"),
+      cp_->Get("KUBELET_CP_KUBELET_CLIENT_KEY"),
+      absl::StrCat("/exec/default/", pod,
+                   "/main?command=sh&command=-c&command=echo%20ws-out%3B%20echo%20ws-err%20%3E%262"
+                   "%3B%20exit%207&output=1&error=1"),
+      "v4.channel.k8s.io");
+  EXPECT_EQ(ws.code, 101) << ws.error;
+  EXPECT_EQ(ws.protocol, "v4.channel.k8s.io");
+  EXPECT_EQ(ws.channels[1], "ws-out\n");
+  EXPECT_EQ(ws.channels[2], "ws-err\n");
+  EXPECT_TRUE(absl::StrContains(ws.channels[3], "NonZeroExitCode")) << ws.channels[3];
+  EXPECT_TRUE(absl::StrContains(ws.channels[3], "\"message\":\"7\"")) << ws.channels[3];
 
   // port-forward to the pod's httpd.
   const int local = FreePort();
