@@ -21,6 +21,7 @@
 #include "app/wiring.h"
 #include "common/log.h"
 #include "kubelet/cm/container_manager.h"
+#include "kubelet/eviction/eviction.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/nodestatus/node_status.h"
 
@@ -118,6 +119,12 @@ absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx) {
   }
   if (stage != WiringStage::kAfterKubeletStart || !ctx.api_client) return absl::OkStatus();
   nodestatus::NodeStatusOptions o = BaseOptions(ctx);
+  if (std::shared_ptr<eviction::Manager> em = ctx.components.eviction_manager) {
+    o.pressure = [em] {
+      const eviction::Pressure p = em->GetPressure();
+      return nodestatus::NodeStatusOptions::Pressure{p.memory, p.disk, p.pid};
+    };
+  }
 
   if (std::shared_ptr<cm::ContainerManager> cm = ctx.components.container_manager) {
     nodestatus::MachineFacts facts;

@@ -62,6 +62,9 @@ class StatsProvider;
 namespace images {
 class ImageGCManager;
 }
+namespace eviction {
+class Manager;
+}
 }  // namespace kubelet
 
 namespace kubelet::app {
@@ -79,6 +82,7 @@ struct Components {
   std::shared_ptr<logs::ContainerLogManager> log_manager;
   std::shared_ptr<stats::StatsProvider> stats_provider;
   std::shared_ptr<images::ImageGCManager> image_gc_manager;
+  std::shared_ptr<eviction::Manager> eviction_manager;
   // Anything else a wiring function must keep alive until shutdown.
   std::vector<std::shared_ptr<void>> keep_alive;
 };
@@ -130,6 +134,7 @@ absl::Status WireProber(WiringStage stage, WiringContext& ctx);
 absl::Status WireLogs(WiringStage stage, WiringContext& ctx);
 absl::Status WireImages(WiringStage stage, WiringContext& ctx);
 absl::Status WireStats(WiringStage stage, WiringContext& ctx);
+absl::Status WireEviction(WiringStage stage, WiringContext& ctx);
 absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx);
 // API-server mode only: Node registration, node status and the node Lease.
 absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx);

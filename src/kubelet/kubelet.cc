@@ -816,7 +816,8 @@ bool Kubelet::ShouldPodRuntimeBeRemoved(const std::string& uid) const {
 
 void Kubelet::TriggerPodSync(const std::string& uid) { sync_requests_.Push(uid); }
 
-bool Kubelet::EvictPod(const std::string& uid, const std::string& message) {
+bool Kubelet::EvictPod(const std::string& uid, const std::string& message,
+                       std::optional<int64_t> grace_seconds) {
   auto pod = pod_manager_.GetPodByUID(uid);
   if (!pod) return false;
   if (api::IsCriticalPod(*pod)) {
@@ -832,7 +833,7 @@ bool Kubelet::EvictPod(const std::string& uid, const std::string& message) {
   Recorder().Record(events::PodRef(*pod), events::kWarning, events::kEvicted, message);
   KLOG_INFO("Eviction manager: pod is evicted successfully", "pod", api::PodKey(*pod), "message",
             message);
-  pod_workers_->UpdatePod({SyncPodType::kKill, *pod, std::nullopt, std::nullopt});
+  pod_workers_->UpdatePod({SyncPodType::kKill, *pod, std::nullopt, grace_seconds});
   return true;
 }
 
@@ -843,6 +844,21 @@ void Kubelet::ApplyTerminalOverride(const std::string& uid, api::PodStatus* stat
   status->phase = "Failed";
   status->reason = it->second.first;
   status->message = it->second.second;
+}
+
+std::vector<api::Pod> Kubelet::GetActivePods() const {
+  std::vector<api::Pod> out;
+  for (const api::Pod& p : pod_manager_.GetPods()) {
+    auto st = status_manager_.GetPodStatus(p.metadata.uid);
+    if (st && status::IsTerminalPhase(st->status.phase)) continue;
+    if (pod_workers_->IsPodTerminationRequested(p.metadata.uid)) continue;
+    out.push_back(p);
+  }
+  return out;
+}
+
+absl::Status Kubelet::DeleteAllUnusedContainers() {
+  return runtime_.GarbageCollect(options_.gc_policy, true);
 }
 
 std::vector<api::Pod> Kubelet::GetPodsWithStatus() const {

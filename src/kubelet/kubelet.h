@@ -141,7 +141,16 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
   // ends Failed with reason "Evicted" and `message`; a critical (static) pod is never evicted, as
   // upstream ("cannot evict a critical pod" is logged). Returns whether the pod is evicted.
   // Thread-safe.
-  bool EvictPod(const std::string& uid, const std::string& message);
+  // `grace_seconds` overrides the pod's termination grace period when set.
+  bool EvictPod(const std::string& uid, const std::string& message,
+                std::optional<int64_t> grace_seconds = std::nullopt);
+
+  // Pods admitted and not being terminated nor in a terminal phase (upstream GetActivePods):
+  // what the eviction manager may choose from. Thread-safe.
+  std::vector<api::Pod> GetActivePods() const;
+  // Removes every dead container the GC policy allows to, at once (upstream
+  // DeleteAllUnusedContainers, the eviction manager's node-level reclaim). Thread-safe.
+  absl::Status DeleteAllUnusedContainers();
 
   // Desired pods with their current API status (for /pods).
   std::vector<api::Pod> GetPodsWithStatus() const;

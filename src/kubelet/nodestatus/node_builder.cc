@@ -155,22 +155,38 @@ void SetNodeStatus(const NodeStatusOptions& o, const MachineFacts& machine,
     st.images.push_back(std::move(ci));
   }
 
-  // Pressure conditions: no eviction manager reports pressure, so they are False. As upstream,
-  // a new condition (Unknown before) or a flip records an event.
-  if (SetCondition(&st.conditions, api::kNodeMemoryPressure, api::kConditionFalse,
-                   "KubeletHasSufficientMemory", "kubelet has sufficient memory available",
-                   now) != Transition::kNone) {
-    RecordNodeStatusEvent(o, "NodeHasSufficientMemory");
-  }
-  if (SetCondition(&st.conditions, api::kNodeDiskPressure, api::kConditionFalse,
-                   "KubeletHasNoDiskPressure", "kubelet has no disk pressure",
-                   now) != Transition::kNone) {
-    RecordNodeStatusEvent(o, "NodeHasNoDiskPressure");
-  }
-  if (SetCondition(&st.conditions, api::kNodePIDPressure, api::kConditionFalse,
-                   "KubeletHasSufficientPID", "kubelet has sufficient PID available",
-                   now) != Transition::kNone) {
-    RecordNodeStatusEvent(o, "NodeHasSufficientPID");
+  // Pressure conditions, as the eviction manager reports them (upstream MemoryPressureCondition
+  // and its siblings). A new condition (Unknown before) or a flip records an event.
+  const NodeStatusOptions::Pressure pressure =
+      o.pressure ? o.pressure() : NodeStatusOptions::Pressure{};
+  struct PressureCondition {
+    const char* type;
+    bool on;
+    const char* on_reason;
+    const char* on_message;
+    const char* on_event;
+    const char* off_reason;
+    const char* off_message;
+    const char* off_event;
+  };
+  const PressureCondition conditions[] = {
+      {api::kNodeMemoryPressure, pressure.memory, "KubeletHasInsufficientMemory",
+       "kubelet has insufficient memory available", "NodeHasInsufficientMemory",
+       "KubeletHasSufficientMemory", "kubelet has sufficient memory available",
+       "NodeHasSufficientMemory"},
+      {api::kNodeDiskPressure, pressure.disk, "KubeletHasDiskPressure", "kubelet has disk pressure",
+       "NodeHasDiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure",
+       "NodeHasNoDiskPressure"},
+      {api::kNodePIDPressure, pressure.pid, "KubeletHasInsufficientPID",
+       "kubelet has insufficient PID available", "NodeHasInsufficientPID",
+       "KubeletHasSufficientPID", "kubelet has sufficient PID available", "NodeHasSufficientPID"},
+  };
+  for (const PressureCondition& c : conditions) {
+    if (SetCondition(&st.conditions, c.type, c.on ? api::kConditionTrue : api::kConditionFalse,
+                     c.on ? c.on_reason : c.off_reason, c.on ? c.on_message : c.off_message,
+                     now) != Transition::kNone) {
+      RecordNodeStatusEvent(o, c.on ? c.on_event : c.off_event);
+    }
   }
 
   // Ready.

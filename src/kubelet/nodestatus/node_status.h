@@ -100,6 +100,14 @@ struct NodeStatusOptions {
   // Why the node is not ready (upstream runtimeErrors + networkErrors: "container runtime is
   // down", "PLEG is not healthy: ...", "container runtime network not ready: ..."); empty: ready.
   std::function<std::vector<std::string>()> readiness_errors;
+  // The eviction manager's pressure conditions (MemoryPressure, DiskPressure, PIDPressure).
+  // Unset: no pressure. Called from SetNodeStatus; must be cheap and thread-safe.
+  struct Pressure {
+    bool memory = false;
+    bool disk = false;
+    bool pid = false;
+  };
+  std::function<Pressure()> pressure;
 
   // Node events (upstream recordNodeStatusEvent), "Node <name> status is now: <reason>" about
   // events::NodeRef(node_name): NodeHasSufficientMemory / NodeHasNoDiskPressure /
