@@ -954,6 +954,8 @@ class Session : public StreamSink,
             self->tunnel_.reset();
             return self->Respond(std::move(err), /*keep_alive=*/false);
           }
+          beast::error_code ignored;
+          self->tunnel_->backend.set_option(tcp::no_delay(true), ignored);
           asio::async_write(self->tunnel_->backend, asio::buffer(*out),
                             [self, out](beast::error_code ec, size_t) {
                               if (ec) return self->CloseTunnel();
@@ -1108,6 +1110,12 @@ void HttpServer::Impl::Accept() {
         if (!wait_ec && acceptor->is_open()) Accept();
       });
       return;
+    }
+    {
+      // Small writes (stream frames, probe answers) go out at once, as Go's net package sets
+      // for every TCP connection; Nagle's algorithm would hold them for the peer's delayed ACK.
+      beast::error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);
     }
     if (sessions.size() >= static_cast<size_t>(options.max_connections)) {
       // At the cap, the oldest connection still waiting for a request makes room, so clients
