@@ -163,13 +163,7 @@ absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx) {
     std::vector<std::string> errs;
     Kubelet* k = late->load();
     if (k == nullptr) return std::vector<std::string>{"kubelet is shutting down"};
-    if (!k->RuntimeReady()) errs.push_back("container runtime not ready: RuntimeReady=false");
-    if (absl::Status pleg = k->PLEGHealthy(); !pleg.ok()) {
-      errs.push_back(absl::StrCat("PLEG is not healthy: ", pleg.message()));
-    }
-    if (!k->NetworkReady()) {
-      errs.push_back("container runtime network not ready: NetworkReady=false");
-    }
+    errs = k->ReadinessErrors();
     return errs;
   };
   // NodeHasSufficientMemory, NodeReady, ... about the Node.

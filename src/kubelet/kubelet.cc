@@ -870,40 +870,90 @@ std::vector<api::Pod> Kubelet::GetPodsWithStatus() const {
   return pods;
 }
 
+namespace {
+
+// A runtime condition as upstream prints one (RuntimeCondition.String()).
+std::string ConditionText(const std::string& type, bool found, bool status,
+                          const std::string& reason, const std::string& message) {
+  if (!found) return "<nil>";
+  return absl::StrCat(type, "=", status ? "true" : "false", " reason:", reason,
+                      " message:", message);
+}
+
+}  // namespace
+
 void Kubelet::UpdateRuntimeUp() {
   auto status = cri_runtime_.Status(false);
   if (!status.ok()) {
+    // As upstream: the runtime state is left as it was; "container runtime is down" follows
+    // once no good Status came for 30 s.
     KLOG_ERROR(status.status(), "Container runtime sanity check failed");
     runtime_ready_ = false;
     return;
   }
-  bool runtime_ready = false, network_ready = false;
-  std::string network_message;
+  bool runtime_ready = false, network_ready = false, runtime_found = false, network_found = false;
+  std::string runtime_text, network_text;
   for (const auto& cond : status->status().conditions()) {
-    if (cond.type() == "RuntimeReady") runtime_ready = cond.status();
+    if (cond.type() == "RuntimeReady") {
+      runtime_found = true;
+      runtime_ready = cond.status();
+      runtime_text = ConditionText(cond.type(), true, cond.status(), cond.reason(), cond.message());
+    }
     if (cond.type() == "NetworkReady") {
+      network_found = true;
       network_ready = cond.status();
-      network_message = cond.reason() + ": " + cond.message();
+      network_text = ConditionText(cond.type(), true, cond.status(), cond.reason(), cond.message());
     }
   }
+  if (!runtime_found) runtime_text = "<nil>";
+  if (!network_found) network_text = "<nil>";
   if (network_ready != network_ready_.load() || first_runtime_update_) {
     if (network_ready) {
       KLOG_V(2, "Container runtime network ready");
     } else {
-      KLOG_ERROR(absl::UnavailableError(network_message), "Container runtime network not ready",
-                 "networkReady", network_ready);
+      KLOG_ERROR(absl::UnavailableError(network_text), "Container runtime network not ready",
+                 "networkReady", network_text);
     }
   }
   if (runtime_ready != runtime_ready_.load() || first_runtime_update_) {
     if (runtime_ready) {
       KLOG_INFO("Container runtime status", "runtimeReady", true);
     } else {
-      KLOG_ERROR(absl::UnavailableError("RuntimeReady=false"), "Container runtime not ready");
+      KLOG_ERROR(absl::UnavailableError(runtime_text), "Container runtime not ready",
+                 "runtimeReady", runtime_text);
     }
   }
   first_runtime_update_ = false;
   network_ready_ = network_ready;
   runtime_ready_ = runtime_ready;
+  absl::MutexLock lock(&runtime_state_mu_);
+  network_error_ =
+      network_ready ? "" : absl::StrCat("container runtime network not ready: ", network_text);
+  runtime_error_ = runtime_ready ? "" : absl::StrCat("container runtime not ready: ", runtime_text);
+  if (runtime_ready) last_runtime_sync_ = clock_.Now();
+}
+
+std::vector<std::string> Kubelet::ReadinessErrors() const {
+  std::vector<std::string> errs;
+  std::string runtime_error, network_error;
+  absl::Time last_sync;
+  {
+    absl::MutexLock lock(&runtime_state_mu_);
+    runtime_error = runtime_error_;
+    network_error = network_error_;
+    last_sync = last_runtime_sync_;
+  }
+  if (last_sync == absl::InfinitePast()) {
+    errs.push_back("container runtime status check may not have completed yet");
+  } else if (last_sync + absl::Seconds(30) <= clock_.Now()) {
+    errs.push_back("container runtime is down");
+  }
+  if (absl::Status pleg = PLEGHealthy(); !pleg.ok()) {
+    errs.push_back(absl::StrCat("PLEG is not healthy: ", pleg.message()));
+  }
+  if (!runtime_error.empty()) errs.push_back(runtime_error);
+  if (!network_error.empty()) errs.push_back(network_error);
+  return errs;
 }
 
 }  // namespace kubelet

@@ -129,6 +129,13 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
 
   bool RuntimeReady() const { return runtime_ready_.load(); }
   bool NetworkReady() const { return network_ready_.load(); }
+  // Why the node is not ready, as upstream's runtimeState: "container runtime status check may
+  // not have completed yet" before the first good runtime Status, "container runtime is down"
+  // when none succeeded with RuntimeReady for 30 s (maxWaitForContainerRuntime), "PLEG is not
+  // healthy: ...", "container runtime not ready: RuntimeReady=false reason:... message:..."
+  // (runtime errors), then "container runtime network not ready: NetworkReady=false ..."
+  // (network errors). Empty: ready. Thread-safe.
+  std::vector<std::string> ReadinessErrors() const;
   // PLEG health and sync-loop liveness, for /healthz.
   absl::Status PLEGHealthy() const { return pleg_->Healthy(); }
   absl::Status SyncLoopHealthy() const;
@@ -232,6 +239,10 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
 
   std::atomic<bool> runtime_ready_{false};
   std::atomic<bool> network_ready_{false};
+  mutable absl::Mutex runtime_state_mu_;
+  absl::Time last_runtime_sync_ ABSL_GUARDED_BY(runtime_state_mu_) = absl::InfinitePast();
+  std::string runtime_error_ ABSL_GUARDED_BY(runtime_state_mu_);
+  std::string network_error_ ABSL_GUARDED_BY(runtime_state_mu_);
   bool first_runtime_update_ = true;
   std::atomic<bool> housekeeping_running_{false};
   // A mirror pod could not be created (the Node's uid unknown, or the API call failed).

@@ -4,6 +4,10 @@
 #   containerd-env.sh up DIR [--fresh] [--no-registry]
 #                                              start containerd (+ CNI + local registry) under DIR
 #   containerd-env.sh down DIR                 stop it and remove every trace it left on the host
+#   containerd-env.sh stop-runtime DIR         stop the containerd daemon only (a runtime outage:
+#                                              shims and containers keep running)
+#   containerd-env.sh start-runtime DIR        start it again with the same configuration and
+#                                              state; DIR/env gets the new pid
 #
 # `up` leaves DIR/env, a KEY=VALUE file (no quotes, no spaces: sourceable by sh and
 # trivially parsed by C++) describing the runtime. Everything of the run lives
@@ -63,6 +67,7 @@ usage() {
   cat >&2 <<'EOF'
 usage: containerd-env.sh up DIR [--fresh] [--no-registry]
        containerd-env.sh down DIR
+       containerd-env.sh stop-runtime DIR | start-runtime DIR
 EOF
   exit 2
 }
@@ -748,6 +753,29 @@ cmd_up() {
 }
 
 # ---------------------------------------------------------------------------
+# stop-runtime / start-runtime: an outage of the daemon alone
+# ---------------------------------------------------------------------------
+
+cmd_stop_runtime() {
+  [[ -e "$DIR/$MARKER" ]] || die "no environment in $DIR"
+  state_load
+  stop_pid "$S_CONTAINERD_PID" containerd containerd
+}
+
+cmd_start_runtime() {
+  [[ -e "$DIR/$MARKER" ]] || die "no environment in $DIR"
+  state_load
+  if pid_alive "$S_CONTAINERD_PID" containerd; then
+    log "containerd is already running (pid $S_CONTAINERD_PID)"
+    return 0
+  fi
+  SOCK=$S_SOCK
+  start_containerd
+  state_load
+  sed -i "s/^KUBELET_E2E_CONTAINERD_PID=.*/KUBELET_E2E_CONTAINERD_PID=$S_CONTAINERD_PID/" "$DIR/env"
+}
+
+# ---------------------------------------------------------------------------
 # down
 # ---------------------------------------------------------------------------
 
@@ -1122,6 +1150,8 @@ main() {
       cmd_up
       ;;
     down) cmd_down ;;
+    stop-runtime) cmd_stop_runtime ;;
+    start-runtime) cmd_start_runtime ;;
     *) usage ;;
   esac
 }

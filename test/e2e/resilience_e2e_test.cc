@@ -1,0 +1,112 @@
+// Faults injected for real, on the real v1.28.7 control plane and containerd with OUR kubelet
+// binary:
+//   * a containerd outage (the daemon stopped for 30 s; shims and containers keep running): the
+//     kubelet keeps running, reports the runtime down on the Node's Ready condition with
+//     upstream's message, reconnects without a restart once containerd is back, and the pod that
+//     ran before is the same pod (same container, no restart, one sandbox); a new pod runs after.
+// No timing is asserted: every wait is a generous bound.
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "test/e2e/api_mode_fixture.h"
+
+namespace kubelet::e2e {
+namespace {
+
+class ResilienceTest : public ApiModeTest {
+ protected:
+  std::string ExtraConfig() override { return "address: 127.0.0.1\n"; }
+
+  // containerd-env.sh stop-runtime / start-runtime on the fixture's environment.
+  absl::Status Runtime(const std::string& command) {
+    const char* harness = std::getenv("KUBELET_E2E_HARNESS");
+    const char* dir = std::getenv("KUBELET_E2E_DIR");
+    if (harness == nullptr || dir == nullptr) {
+      return absl::FailedPreconditionError("KUBELET_E2E_HARNESS / KUBELET_E2E_DIR unset");
+    }
+    auto r = RunCommand({"bash", absl::StrCat(harness, "/containerd-env.sh"), command, dir}, {},
+                        absl::Seconds(90));
+    if (!r.ok()) return r.status();
+    if (r->exit_code != 0) return absl::InternalError(r->err);
+    return absl::OkStatus();
+  }
+
+  json Ready() { return Condition(GetNode(), "Ready"); }
+};
+
+TEST_F(ResilienceTest, ContainerdOutage) {
+  if (RuntimeName() != "containerd") GTEST_SKIP() << "containerd only";
+  StartKubelet({"--kubeconfig", kubeconfig_});
+  ASSERT_TRUE(WaitNodeReady(absl::Seconds(90)).ok()) << kubelet_->Log();
+  const std::string pod = PodName("steady");
+  ASSERT_TRUE(Apply(BusyboxPod(pod, kSleepForever,
+                               PodParts{.spec = absl::StrCat("  nodeName: ", node_,
+                                                             "\n  automountServiceAccountToken: "
+                                                             "false\n")}))
+                  .ok());
+  ASSERT_TRUE(WaitUntil([&] { return GetPod(pod)["status"].value("phase", "") == "Running"; },
+                        absl::Seconds(120), absl::Seconds(1)));
+  const json before = GetPod(pod)["status"]["containerStatuses"][0];
+  const std::string container_id = before.value("containerID", "");
+  ASSERT_FALSE(container_id.empty());
+
+  // The outage. Whatever happens below, containerd comes back for the tests after this one.
+  const absl::Time down_at = absl::Now();
+  ASSERT_TRUE(Runtime("stop-runtime").ok());
+  absl::Cleanup restart = [&] { (void)Runtime("start-runtime"); };
+  json ready;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        ready = Ready();
+        return ready.value("status", "") == "False" &&
+               absl::StrContains(ready.value("message", ""), "container runtime is down");
+      },
+      absl::Seconds(90), absl::Seconds(1)))
+      << ready.dump() << "\n"
+      << kubelet_->Log();
+  EXPECT_EQ(ready.value("reason", ""), "KubeletNotReady");
+  // The kubelet itself keeps running through it.
+  absl::SleepFor(std::max(absl::ZeroDuration(), absl::Seconds(30) - (absl::Now() - down_at)));
+  EXPECT_FALSE(kubelet_->Wait(absl::Milliseconds(1)).has_value()) << kubelet_->Log();
+
+  ASSERT_TRUE(Runtime("start-runtime").ok());
+  std::move(restart).Cancel();
+  EXPECT_TRUE(WaitNodeReady(absl::Seconds(120)).ok()) << Ready().dump() << "\n" << kubelet_->Log();
+
+  // Same pod: same container, no restart, one sandbox.
+  json after;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        after = GetPod(pod)["status"];
+        return after.value("phase", "") == "Running" &&
+               after["containerStatuses"][0]["state"].contains("running");
+      },
+      absl::Seconds(60), absl::Seconds(1)))
+      << after.dump();
+  EXPECT_EQ(after["containerStatuses"][0].value("containerID", ""), container_id);
+  EXPECT_EQ(after["containerStatuses"][0].value("restartCount", -1), 0);
+  EXPECT_EQ(Sandboxes("steady").size(), 1u);
+  EXPECT_EQ(Running("steady").size(), 1u);
+
+  // And the node works as before.
+  const std::string later = PodName("after-outage");
+  ASSERT_TRUE(Apply(BusyboxPod(later, kSleepForever,
+                               PodParts{.spec = absl::StrCat("  nodeName: ", node_,
+                                                             "\n  automountServiceAccountToken: "
+                                                             "false\n")}))
+                  .ok());
+  EXPECT_TRUE(WaitUntil([&] { return GetPod(later)["status"].value("phase", "") == "Running"; },
+                        absl::Seconds(120), absl::Seconds(1)))
+      << kubelet_->Log();
+}
+
+}  // namespace
+}  // namespace kubelet::e2e
