@@ -2,7 +2,9 @@
 // half): only with --kubeconfig (ctx.api_client set).
 //   * The "api" pod source: a Reflector on /api/v1/pods?fieldSelector=spec.nodeName=<node>
 //     feeding podsource::ApiSource (the Kubelet registers the source when built, starts the
-//     reflector once the sync loop runs, and stops it before its PodConfig shuts down).
+//     reflector once the sync loop runs, and stops it before its PodConfig shuts down). Its
+//     pods are checkpointed in <root-dir>/api-pods-checkpoint.json; when no list has come 5 s
+//     after the start (the API server unreachable), the checkpoint is delivered instead.
 //   * The status sync: status::PodStatusClient on the shared RestClient (GET, PATCH status with
 //     a strategic merge patch, DELETE with the UID precondition); the Kubelet runs the
 //     ApiStatusSyncer with it.
@@ -12,6 +14,7 @@
 // Standalone mode wires nothing.
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -91,6 +94,8 @@ struct ApiPodSource {
   std::shared_ptr<apiclient::RestClient> client;
   Clock* clock = nullptr;
   std::string node_name;
+  std::string checkpoint_path;
+  std::thread restorer;  // joined by Stop()
   absl::Mutex mu;
   std::unique_ptr<podsource::ApiSource> source ABSL_GUARDED_BY(mu);
   std::unique_ptr<ApiSourceHandler> handler ABSL_GUARDED_BY(mu);
@@ -100,7 +105,8 @@ struct ApiPodSource {
   absl::Status Start(podsource::PodConfig& config) {
     absl::MutexLock lock(&mu);
     if (stopped || reflector) return absl::OkStatus();
-    source = std::make_unique<podsource::ApiSource>(config);
+    source = std::make_unique<podsource::ApiSource>(
+        config, podsource::ApiSourceOptions{.checkpoint_path = checkpoint_path});
     handler = std::make_unique<ApiSourceHandler>(*source);
     apiclient::ReflectorOptions ro;
     ro.name = "pods";
@@ -108,6 +114,18 @@ struct ApiPodSource {
     ro.field_selector = "spec.nodeName=" + node_name;
     reflector = std::make_unique<apiclient::Reflector>(*client, *handler, ro, *clock);
     reflector->Start();
+    restorer = std::thread([this] {
+      podsource::ApiSource* to_restore = nullptr;
+      {
+        absl::MutexLock lock(&mu);
+        auto done = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu) { return stopped; };
+        if (mu.AwaitWithTimeout(absl::Condition(&done), absl::Seconds(5))) return;
+        to_restore = source.get();
+      }
+      // Outside the lock: the delivery may wait for PodConfig until Stop() ends it. The source
+      // lives as long as this object.
+      if (to_restore != nullptr) to_restore->RestoreFromCheckpoint();
+    });
     return absl::OkStatus();
   }
 
@@ -122,6 +140,7 @@ struct ApiPodSource {
       r = std::move(reflector);
     }
     if (r) r->Stop();
+    if (restorer.joinable()) restorer.join();
   }
 };
 
@@ -134,6 +153,7 @@ absl::Status WireApiPods(WiringStage stage, WiringContext& ctx) {
   src->client = ctx.api_client;
   src->clock = ctx.clock;
   src->node_name = ctx.node_name;
+  src->checkpoint_path = ctx.server->flags.root_directory + "/api-pods-checkpoint.json";
   ctx.components.keep_alive.push_back(status_client);
   ctx.components.keep_alive.push_back(src);
   ctx.kubelet_options->status_client = status_client.get();

@@ -3,9 +3,15 @@
 //   * a containerd outage (the daemon stopped for 30 s; shims and containers keep running): the
 //     kubelet keeps running, reports the runtime down on the Node's Ready condition with
 //     upstream's message, reconnects without a restart once containerd is back, and the pod that
-//     ran before is the same pod (same container, no restart, one sandbox); a new pod runs after.
+//     ran before is the same pod (same container, no restart, one sandbox); a new pod runs after;
+//   * offline autonomy (beyond upstream): the kubelet restarted while the API server is down
+//     restores its API pods from <root-dir>/api-pods-checkpoint.json and keeps managing them (a
+//     killed container is restarted); when the API server returns, a pod deleted meanwhile is
+//     stopped and the other keeps running.
 // No timing is asserted: every wait is a generous bound.
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -106,6 +112,68 @@ TEST_F(ResilienceTest, ContainerdOutage) {
   EXPECT_TRUE(WaitUntil([&] { return GetPod(later)["status"].value("phase", "") == "Running"; },
                         absl::Seconds(120), absl::Seconds(1)))
       << kubelet_->Log();
+}
+
+TEST_F(ResilienceTest, OfflineAutonomyFromTheCheckpoint) {
+  StartKubelet({"--kubeconfig", kubeconfig_});
+  ASSERT_TRUE(WaitNodeReady(absl::Seconds(90)).ok()) << kubelet_->Log();
+  const std::string spec =
+      absl::StrCat("  nodeName: ", node_, "\n  automountServiceAccountToken: false\n");
+  const std::string keep = PodName("keep"), gone = PodName("gone");
+  ASSERT_TRUE(Apply(BusyboxPod(keep, kSleepForever, PodParts{.spec = spec})).ok());
+  ASSERT_TRUE(Apply(BusyboxPod(gone, kSleepForever, PodParts{.spec = spec})).ok());
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return GetPod(keep)["status"].value("phase", "") == "Running" &&
+               GetPod(gone)["status"].value("phase", "") == "Running";
+      },
+      absl::Seconds(120), absl::Seconds(1)));
+  const std::string checkpoint = dir_ + "/root/api-pods-checkpoint.json";
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        std::ifstream in(checkpoint);
+        std::stringstream text;
+        text << in.rdbuf();
+        return absl::StrContains(text.str(), keep) && absl::StrContains(text.str(), gone);
+      },
+      absl::Seconds(30), absl::Seconds(1)));
+
+  // The kubelet goes down; meanwhile one pod is deleted, then the API server goes down too.
+  StopKubelet();
+  auto del = cp_->Kubectl(
+      {"delete", "pod", gone, "-n", "default", "--grace-period=0", "--force", "--wait=false"});
+  ASSERT_TRUE(del.ok() && del->exit_code == 0) << (del.ok() ? del->err : "");
+  ASSERT_TRUE(cp_->StopApiServer().ok());
+  absl::Cleanup restart = [&] { (void)cp_->StartApiServer(); };
+
+  StartKubelet({"--kubeconfig", kubeconfig_});
+  ASSERT_TRUE(
+      kubelet_->WaitForLog("\"Restored pods from the checkpoint while the API server is "
+                           "unreachable\"",
+                           absl::Seconds(60)))
+      << kubelet_->Log();
+  // The restored pod is managed: its container, killed, is started again.
+  ASSERT_EQ(Running("keep", "main").size(), 1u);
+  const std::string old_id = Running("keep", "main")[0].id();
+  ASSERT_TRUE(cri_->StopContainer(old_id, 0).ok());
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        auto r = Running("keep", "main");
+        return r.size() == 1 && r[0].id() != old_id;
+      },
+      absl::Seconds(120), absl::Seconds(1)))
+      << kubelet_->Log();
+
+  // The API server returns: the deleted pod is stopped, the other keeps running.
+  ASSERT_TRUE(cp_->StartApiServer().ok());
+  std::move(restart).Cancel();
+  EXPECT_TRUE(WaitUntil([&] { return ReadySandboxes("gone").empty(); }, absl::Seconds(180),
+                        absl::Seconds(1)))
+      << kubelet_->Log();
+  EXPECT_EQ(Running("keep", "main").size(), 1u);
+  EXPECT_TRUE(WaitNodeReady(absl::Seconds(120)).ok());
+  EXPECT_TRUE(WaitUntil([&] { return GetPod(keep)["status"].value("phase", "") == "Running"; },
+                        absl::Seconds(60), absl::Seconds(1)));
 }
 
 }  // namespace

@@ -6,11 +6,15 @@
 #include "absl/status/status.h"
 #include "api/pod_codec.h"
 #include "api/pod_defaults.h"
+#include "common/files.h"
 #include "common/log.h"
 
 namespace kubelet::podsource {
 
-ApiSource::ApiSource(PodConfig& config) : config_(config) { config_.AddSource(kApiSourceName); }
+ApiSource::ApiSource(PodConfig& config, ApiSourceOptions options)
+    : config_(config), options_(std::move(options)) {
+  config_.AddSource(kApiSourceName);
+}
 
 std::string ApiSource::KeyOf(const nlohmann::json& object) {
   if (!object.is_object()) return "";
@@ -63,6 +67,11 @@ void ApiSource::Store(const std::string& key, const nlohmann::json& object,
 
 void ApiSource::Replace(std::vector<nlohmann::json> objects) {
   absl::MutexLock lock(&deliver_mu_);
+  if (!listed_ && !pods_.empty()) {
+    KLOG_INFO("The API server's pod list replaces the pods restored from the checkpoint",
+              "restored", pods_.size(), "listed", objects.size());
+  }
+  listed_ = true;
   std::map<std::string, api::Pod> previous;
   previous.swap(pods_);
   for (const nlohmann::json& o : objects) {
@@ -112,6 +121,54 @@ void ApiSource::Deliver() {
   pods.reserve(pods_.size());
   for (const auto& [key, pod] : pods_) pods.push_back(pod);
   if (config_.SetSource(kApiSourceName, std::move(pods), &stopping_)) ++deliveries_;
+  if (listed_) WriteCheckpoint();
+}
+
+void ApiSource::WriteCheckpoint() {
+  if (options_.checkpoint_path.empty()) return;
+  nlohmann::json items = nlohmann::json::array();
+  for (const auto& [key, pod] : pods_) {
+    nlohmann::json j = nlohmann::json::parse(api::EncodePodJson(pod), nullptr, false);
+    if (!j.is_object()) continue;
+    j.erase("status");
+    if (j.contains("metadata") && j["metadata"].is_object()) {
+      j["metadata"].erase("resourceVersion");
+      j["metadata"].erase("managedFields");
+    }
+    items.push_back(std::move(j));
+  }
+  std::string text =
+      nlohmann::json{{"apiVersion", "v1"}, {"kind", "PodList"}, {"items", items}}.dump();
+  if (text == last_checkpoint_) return;
+  if (absl::Status st = WriteFileAtomically(options_.checkpoint_path, text, 0600); !st.ok()) {
+    KLOG_ERROR(st, "Failed to write the API pods checkpoint", "path", options_.checkpoint_path);
+    return;
+  }
+  last_checkpoint_ = std::move(text);
+}
+
+size_t ApiSource::RestoreFromCheckpoint() {
+  if (options_.checkpoint_path.empty()) return 0;
+  absl::StatusOr<std::string> text = ReadFileToString(options_.checkpoint_path);
+  if (!text.ok()) return 0;
+  nlohmann::json list = nlohmann::json::parse(*text, nullptr, false);
+  if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) {
+    KLOG_ERROR(absl::DataLossError("not a pod list"), "Ignoring an unreadable API pods checkpoint",
+               "path", options_.checkpoint_path);
+    return 0;
+  }
+  absl::MutexLock lock(&deliver_mu_);
+  if (listed_) return 0;  // the API server answered first
+  pods_.clear();
+  for (const nlohmann::json& o : list["items"]) {
+    std::string key = KeyOf(o);
+    if (!key.empty()) Store(key, o, nullptr);
+  }
+  last_checkpoint_ = *text;
+  KLOG_INFO("Restored pods from the checkpoint while the API server is unreachable", "pods",
+            pods_.size(), "path", options_.checkpoint_path);
+  Deliver();
+  return pods_.size();
 }
 
 }  // namespace kubelet::podsource

@@ -16,6 +16,15 @@
 // The constructor registers source "api" with PodConfig (AddSource), so the kubelet's
 // sources-ready state waits for the first list, as upstream.
 //
+// Offline autonomy (beyond upstream), with ApiSourceOptions::checkpoint_path: after each
+// delivery that follows a list, the pods' specs (no status, resourceVersion or managedFields)
+// are written there atomically (0600) when they changed. RestoreFromCheckpoint(), called when
+// the first list is late (the API server unreachable at start-up), delivers the checkpointed
+// pods as the source's snapshot, so a kubelet restarted without its API server keeps managing
+// the pods it ran (restarts crashed containers, runs probes); the first list then replaces
+// them, and pods deleted meanwhile are stopped. Without a checkpoint (or after a list) it does
+// nothing; an unreadable checkpoint is logged and ignored.
+//
 // Thread-safety: the handler methods may be called from any thread, one at a time or
 // concurrently (serialized internally). They block while PodConfig's queue is full, until
 // Stop(). Stop() may be called from any thread; afterwards deliveries are dropped.
@@ -39,9 +48,13 @@ namespace kubelet::podsource {
 
 inline constexpr char kApiSourceName[] = "api";
 
+struct ApiSourceOptions {
+  std::string checkpoint_path;  // empty: no checkpoint
+};
+
 class ApiSource {
  public:
-  explicit ApiSource(PodConfig& config);
+  explicit ApiSource(PodConfig& config, ApiSourceOptions options = {});
   ApiSource(const ApiSource&) = delete;
   ApiSource& operator=(const ApiSource&) = delete;
 
@@ -54,6 +67,9 @@ class ApiSource {
   // Ends blocked and later deliveries.
   void Stop();
 
+  // Delivers the checkpointed pods unless a list came first; returns how many were restored.
+  size_t RestoreFromCheckpoint();
+
   // Snapshots delivered so far (for tests and diagnostics).
   uint64_t deliveries() const { return deliveries_.load(); }
 
@@ -64,8 +80,10 @@ class ApiSource {
              std::map<std::string, api::Pod>* previous) ABSL_EXCLUSIVE_LOCKS_REQUIRED(deliver_mu_);
   // Delivers the current set of pods. Called with deliver_mu_ held.
   void Deliver() ABSL_EXCLUSIVE_LOCKS_REQUIRED(deliver_mu_);
+  void WriteCheckpoint() ABSL_EXCLUSIVE_LOCKS_REQUIRED(deliver_mu_);
 
   PodConfig& config_;
+  const ApiSourceOptions options_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> deliveries_{0};
 
@@ -74,6 +92,8 @@ class ApiSource {
   std::map<std::string, api::Pod> pods_ ABSL_GUARDED_BY(deliver_mu_);
   // Last decode error logged per key, so a broken object is reported once per content.
   std::map<std::string, std::string> logged_ ABSL_GUARDED_BY(deliver_mu_);
+  bool listed_ ABSL_GUARDED_BY(deliver_mu_) = false;
+  std::string last_checkpoint_ ABSL_GUARDED_BY(deliver_mu_);
 };
 
 }  // namespace kubelet::podsource
