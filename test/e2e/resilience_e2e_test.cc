@@ -4,11 +4,15 @@
 //     kubelet keeps running, reports the runtime down on the Node's Ready condition with
 //     upstream's message, reconnects without a restart once containerd is back, and the pod that
 //     ran before is the same pod (same container, no restart, one sandbox); a new pod runs after;
+//   * a runtime that stops answering (containerd SIGSTOPped for over 3 minutes): "PLEG is not
+//     healthy" on /healthz and on the Node, recovery when it answers again, the same container;
 //   * offline autonomy (beyond upstream): the kubelet restarted while the API server is down
 //     restores its API pods from <root-dir>/api-pods-checkpoint.json and keeps managing them (a
 //     killed container is restarted); when the API server returns, a pod deleted meanwhile is
 //     stopped and the other keeps running.
 // No timing is asserted: every wait is a generous bound.
+#include <signal.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -174,6 +178,67 @@ TEST_F(ResilienceTest, OfflineAutonomyFromTheCheckpoint) {
   EXPECT_TRUE(WaitNodeReady(absl::Seconds(120)).ok());
   EXPECT_TRUE(WaitUntil([&] { return GetPod(keep)["status"].value("phase", "") == "Running"; },
                         absl::Seconds(60), absl::Seconds(1)));
+}
+
+TEST_F(ResilienceTest, HungRuntimeMakesPlegUnhealthyUntilItAnswers) {
+  if (RuntimeName() != "containerd") GTEST_SKIP() << "containerd only";
+  // containerd's pid as the harness knows it now (an earlier test may have restarted it).
+  std::string pid;
+  {
+    std::ifstream env(std::string(std::getenv("KUBELET_E2E_DIR")) + "/env");
+    std::string line;
+    while (std::getline(env, line)) {
+      if (absl::StartsWith(line, "KUBELET_E2E_CONTAINERD_PID=")) pid = line.substr(27);
+    }
+  }
+  ASSERT_FALSE(pid.empty());
+  StartKubelet({"--kubeconfig", kubeconfig_});
+  ASSERT_TRUE(WaitNodeReady(absl::Seconds(90)).ok()) << kubelet_->Log();
+  const std::string pod = PodName("steady");
+  ASSERT_TRUE(Apply(BusyboxPod(pod, kSleepForever,
+                               PodParts{.spec = absl::StrCat("  nodeName: ", node_,
+                                                             "\n  automountServiceAccountToken: "
+                                                             "false\n")}))
+                  .ok());
+  ASSERT_TRUE(WaitUntil([&] { return GetPod(pod)["status"].value("phase", "") == "Running"; },
+                        absl::Seconds(120), absl::Seconds(1)));
+  const std::string container_id =
+      GetPod(pod)["status"]["containerStatuses"][0].value("containerID", "");
+
+  auto healthz = [&] {
+    auto r = RunCommand({"curl", "-s", "--max-time", "10", "-w", "\n%{http_code}",
+                         absl::StrCat("http://127.0.0.1:", healthz_port_, "/healthz")},
+                        {}, absl::Seconds(20));
+    return r.ok() ? r->out : std::string();
+  };
+  ASSERT_TRUE(absl::EndsWith(healthz(), "\n200"));
+
+  // The runtime hangs: every CRI call stalls (up to runtimeRequestTimeout).
+  ASSERT_EQ(::kill(std::stoi(pid), SIGSTOP), 0);
+  absl::Cleanup resume = [&] { ::kill(std::stoi(pid), SIGCONT); };
+  std::string answer;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        answer = healthz();
+        return absl::StrContains(answer, "PLEG is not healthy") && !absl::EndsWith(answer, "\n200");
+      },
+      absl::Seconds(300), absl::Seconds(5)))
+      << answer << "\n"
+      << kubelet_->Log();
+  json ready = Ready();
+  EXPECT_EQ(ready.value("status", ""), "False");
+  EXPECT_TRUE(absl::StrContains(ready.value("message", ""), "PLEG is not healthy")) << ready.dump();
+  EXPECT_FALSE(kubelet_->Wait(absl::Milliseconds(1)).has_value()) << kubelet_->Log();
+
+  ASSERT_EQ(::kill(std::stoi(pid), SIGCONT), 0);
+  std::move(resume).Cancel();
+  EXPECT_TRUE(WaitUntil([&] { return absl::EndsWith(healthz(), "\n200"); }, absl::Seconds(180),
+                        absl::Seconds(2)))
+      << healthz();
+  EXPECT_TRUE(WaitNodeReady(absl::Seconds(120)).ok()) << Ready().dump();
+  json after = GetPod(pod)["status"];
+  EXPECT_EQ(after["containerStatuses"][0].value("containerID", ""), container_id);
+  EXPECT_EQ(after["containerStatuses"][0].value("restartCount", -1), 0);
 }
 
 }  // namespace

@@ -177,15 +177,17 @@ void GenericPLEG::Relist() {
   absl::Duration interval = last_relist_start_ == absl::InfinitePast() ? absl::ZeroDuration()
                                                                        : start - last_relist_start_;
   last_relist_start_ = start;
-  last_relist_unix_nanos_.store(absl::ToUnixNanos(start));
 
   auto pods = runtime_.GetPods(true);
   metrics::ObserveRelist(absl::ToDoubleSeconds(clock_.Now() - start),
                          interval == absl::ZeroDuration() ? -1 : absl::ToDoubleSeconds(interval));
   if (!pods.ok()) {
+    // As upstream, only a relist that got the pods counts as activity: a runtime that fails or
+    // hangs makes PLEG unhealthy once the threshold passes.
     KLOG_ERROR(pods.status(), "GenericPLEG: Unable to retrieve pods");
     return;
   }
+  last_relist_unix_nanos_.store(absl::ToUnixNanos(start));
   UpdateRunningMetrics(*pods);
   {
     absl::MutexLock lock(&pods_mu_);
