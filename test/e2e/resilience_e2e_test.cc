@@ -220,7 +220,7 @@ TEST_F(ResilienceTest, HungRuntimeMakesPlegUnhealthyUntilItAnswers) {
   EXPECT_TRUE(WaitUntil(
       [&] {
         answer = healthz();
-        return absl::StrContains(answer, "PLEG is not healthy") && !absl::EndsWith(answer, "\n200");
+        return absl::StrContains(answer, "[-]pleg failed") && absl::EndsWith(answer, "\n500");
       },
       absl::Seconds(300), absl::Seconds(5)))
       << answer << "\n"
