@@ -6,6 +6,10 @@
 //     ran before is the same pod (same container, no restart, one sandbox); a new pod runs after;
 //   * a runtime that stops answering (containerd SIGSTOPped for over 3 minutes): "PLEG is not
 //     healthy" on /healthz and on the Node, recovery when it answers again, the same container;
+//   * a full disk under --root-dir (a 64 MiB tmpfs filled up): the kubelet keeps running and
+//     serving healthz, the Node reports DiskPressure, a new pod is refused with upstream's
+//     reason, the pods checkpoint stays whole (atomic writes), and once space is freed the
+//     pressure clears;
 //   * offline autonomy (beyond upstream): the kubelet restarted while the API server is down
 //     restores its API pods from <root-dir>/api-pods-checkpoint.json and keeps managing them (a
 //     killed container is restarted); when the API server returns, a pod deleted meanwhile is
@@ -14,6 +18,7 @@
 #include <signal.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -33,7 +38,8 @@ namespace {
 
 class ResilienceTest : public ApiModeTest {
  protected:
-  std::string ExtraConfig() override { return "address: 127.0.0.1\n"; }
+  std::string ExtraConfig() override { return "address: 127.0.0.1\n" + extra_; }
+  std::string extra_;
 
   // containerd-env.sh stop-runtime / start-runtime on the fixture's environment.
   absl::Status Runtime(const std::string& command) {
@@ -239,6 +245,75 @@ TEST_F(ResilienceTest, HungRuntimeMakesPlegUnhealthyUntilItAnswers) {
   json after = GetPod(pod)["status"];
   EXPECT_EQ(after["containerStatuses"][0].value("containerID", ""), container_id);
   EXPECT_EQ(after["containerStatuses"][0].value("restartCount", -1), 0);
+}
+
+TEST_F(ResilienceTest, FullDiskUnderTheRootDir) {
+  const std::string root = dir_ + "/root";
+  std::filesystem::create_directories(root);
+  auto mount =
+      RunCommand({"mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", root}, {}, absl::Seconds(20));
+  ASSERT_TRUE(mount.ok() && mount->exit_code == 0) << (mount.ok() ? mount->err : "");
+  absl::Cleanup unmount = [&] { (void)RunCommand({"umount", "-l", root}, {}, absl::Seconds(20)); };
+  extra_ = "evictionPressureTransitionPeriod: 10s\n";
+  StartKubelet({"--kubeconfig", kubeconfig_});
+  ASSERT_TRUE(WaitNodeReady(absl::Seconds(90)).ok()) << kubelet_->Log();
+  const std::string spec =
+      absl::StrCat("  nodeName: ", node_, "\n  automountServiceAccountToken: false\n");
+  const std::string first = PodName("before-full");
+  ASSERT_TRUE(Apply(BusyboxPod(first, kSleepForever, PodParts{.spec = spec})).ok());
+  ASSERT_TRUE(WaitUntil([&] { return GetPod(first)["status"].value("phase", "") == "Running"; },
+                        absl::Seconds(120), absl::Seconds(1)));
+  const std::string checkpoint = root + "/api-pods-checkpoint.json";
+  ASSERT_TRUE(WaitUntil([&] { return std::filesystem::exists(checkpoint); }, absl::Seconds(30),
+                        absl::Seconds(1)));
+
+  // Fill the file system.
+  (void)RunCommand({"dd", "if=/dev/zero", "of=" + root + "/filler", "bs=1M", "count=100"}, {},
+                   absl::Seconds(60));
+  EXPECT_TRUE(WaitUntil([&] { return ConditionTrue(GetNode(), "DiskPressure"); }, absl::Seconds(90),
+                        absl::Seconds(1)))
+      << GetNode().dump() << "\n"
+      << kubelet_->Log();
+  // A new pod is refused while the pressure lasts.
+  const std::string refused = PodName("while-full");
+  ASSERT_TRUE(Apply(BusyboxPod(refused, kSleepForever, PodParts{.spec = spec})).ok());
+  json st;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        st = GetPod(refused)["status"];
+        return st.is_object() && st.value("phase", "") == "Failed";
+      },
+      absl::Seconds(60), absl::Seconds(1)))
+      << st.dump();
+  EXPECT_EQ(st.value("reason", ""), "Evicted");
+  EXPECT_TRUE(absl::StrContains(st.value("message", ""), "DiskPressure")) << st.dump();
+  // The kubelet runs on and serves; its checkpoint is still a whole document.
+  EXPECT_FALSE(kubelet_->Wait(absl::Milliseconds(1)).has_value()) << kubelet_->Log();
+  auto healthz = RunCommand({"curl", "-s", "--max-time", "10",
+                             absl::StrCat("http://127.0.0.1:", healthz_port_, "/healthz")},
+                            {}, absl::Seconds(20));
+  ASSERT_TRUE(healthz.ok());
+  EXPECT_EQ(healthz->out, "ok");
+  {
+    std::ifstream in(checkpoint);
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT_TRUE(json::parse(text.str(), nullptr, false).is_object()) << text.str().size();
+  }
+
+  // Space comes back: the pressure clears.
+  std::filesystem::remove(root + "/filler");
+  EXPECT_TRUE(WaitUntil([&] { return !ConditionTrue(GetNode(), "DiskPressure"); },
+                        absl::Seconds(120), absl::Seconds(2)))
+      << GetNode().dump();
+  StopKubelet();
+  // The pods' containers are stopped through CRI by the fixture; the tmpfs goes after.
+  (void)cp_->Kubectl({"delete", "pod", "--all-namespaces", "--field-selector",
+                      "spec.nodeName=" + node_, "--grace-period=0", "--force", "--wait=false"});
+  for (const PodSandbox& s : Sandboxes("")) {
+    (void)cri_->StopPodSandbox(s.id());
+    (void)cri_->RemovePodSandbox(s.id());
+  }
 }
 
 }  // namespace
