@@ -80,6 +80,14 @@ absl::Status ParseCommandLine(const std::vector<std::string>& args, KubeletServe
     return absl::InvalidArgumentError(
         absl::StrCat("failed to validate kubelet flags: ", std::string(st.message())));
   }
+  for (const auto& [key, value] : server->flags.node_labels) {
+    if (!config::IsAllowedRoleLabel(key)) continue;
+    KLOG_WARNING(
+        "--node-labels: a node role label, refused by upstream v1.28, is accepted as OpenShift's "
+        "kubelet accepts it; if the API server's NodeRestriction admission refuses it, the node "
+        "registers without it",
+        "label", key);
+  }
   if (fs.Changed("pod-infra-container-image")) {
     KLOG_INFO(
         "--pod-infra-container-image will not be pruned by the image garbage collector in "

@@ -274,11 +274,18 @@ void AddKubeletFlags(FlagSet& fs, KubeletFlags* f) {
   AddRemoved(fs, "experimental-check-node-capabilities-before-mount", RemovedKind::kBool, kRemoved);
 }
 
+bool IsAllowedRoleLabel(std::string_view key) {
+  return key == "node-role.kubernetes.io/master" || key == "node-role.kubernetes.io/worker" ||
+         key == "node-role.kubernetes.io/control-plane" || key == "node-role.kubernetes.io/etcd";
+}
+
 absl::Status ValidateKubeletFlags(const KubeletFlags& flags) {
   std::set<std::string> unknown_labels;
   std::map<std::string, std::vector<std::string>> invalid_label_errs;
   for (const auto& [k, v] : flags.node_labels) {
-    if (IsKubernetesLabel(k) && !IsKubeletLabel(k)) unknown_labels.insert(k);
+    if (IsKubernetesLabel(k) && !IsKubeletLabel(k) && !IsAllowedRoleLabel(k)) {
+      unknown_labels.insert(k);
+    }
     for (std::string& e : IsQualifiedName(k)) invalid_label_errs[k].push_back(std::move(e));
     for (std::string& e : IsValidLabelValue(v)) invalid_label_errs[v].push_back(std::move(e));
   }

@@ -86,6 +86,9 @@ const std::vector<std::string>& KubeletLabels();
 // Label namespaces (and their subdomains) a kubelet may set on its own Node, sorted.
 const std::vector<std::string>& KubeletLabelNamespaces();
 bool IsKubeletLabel(std::string_view key);
+// The node role labels OpenShift's kubelet lets --node-labels set beyond upstream v1.28
+// (node-role.kubernetes.io/ master, worker, control-plane, etcd): accepted with a warning.
+bool IsAllowedRoleLabel(std::string_view key);
 
 }  // namespace kubelet::config
 

@@ -150,11 +150,16 @@ TEST(KubeletFlagsTest, ValidateNodeLabels) {
                    {"node.kubernetes.io/foo", "x"},
                    {"a.kubelet.kubernetes.io/foo", "x"},
                    {"example.com/ok", "yes"},
-                   {"node-role.kubernetes.io/worker", ""}};
+                   {"node-role.kubernetes.io/worker", ""},
+                   {"node-role.kubernetes.io/infra", ""}};
+  // The OpenShift role labels (master, worker, control-plane, etcd) pass; other roles do not.
+  EXPECT_TRUE(IsAllowedRoleLabel("node-role.kubernetes.io/master"));
+  EXPECT_TRUE(IsAllowedRoleLabel("node-role.kubernetes.io/control-plane"));
+  EXPECT_FALSE(IsAllowedRoleLabel("node-role.kubernetes.io/infra"));
   absl::Status st = ValidateKubeletFlags(f);
   EXPECT_EQ(st.message(),
             "unknown 'kubernetes.io' or 'k8s.io' labels specified with --node-labels: "
-            "[node-role.kubernetes.io/worker]\n"
+            "[node-role.kubernetes.io/infra]\n"
             "--node-labels in the 'kubernetes.io' namespace must begin with an allowed prefix "
             "(kubelet.kubernetes.io, node.kubernetes.io) or be in the specifically allowed set "
             "(beta.kubernetes.io/arch, beta.kubernetes.io/instance-type, beta.kubernetes.io/os, "

@@ -139,5 +139,23 @@ TEST_F(NodeTest, RegistersTurnsReadyRenewsLeaseAndReregisters) {
   EXPECT_EQ(log.find("Failed to update lease"), std::string::npos) << log;
 }
 
+// OpenShift's unit passes role labels upstream v1.28 refuses: ours takes them with a warning and,
+// as the API server's NodeRestriction admission refuses them, registers without them.
+TEST_F(NodeTest, RefusedRoleLabelsAreDropped) {
+  StartKubelet({"--kubeconfig", kubeconfig_,
+                "--node-labels=node-role.kubernetes.io/master,node.openshift.io/os_id=debian"});
+  ASSERT_TRUE(WaitReady(absl::Seconds(90)).ok()) << kubelet_->Log();
+  json labels = GetNode()["metadata"]["labels"];
+  EXPECT_EQ(labels.value("node.openshift.io/os_id", ""), "debian") << labels.dump();
+  EXPECT_FALSE(labels.contains("node-role.kubernetes.io/master")) << labels.dump();
+  const std::string log = kubelet_->Log();
+  EXPECT_TRUE(absl::StrContains(log, "a node role label, refused by upstream v1.28, is accepted"))
+      << log;
+  EXPECT_TRUE(absl::StrContains(
+      log, "\"The API server refused labels of this node; registering without them\""))
+      << log;
+  EXPECT_TRUE(absl::StrContains(log, "labels=\"node-role.kubernetes.io/master\"")) << log;
+}
+
 }  // namespace
 }  // namespace kubelet::e2e

@@ -1,8 +1,10 @@
 // Registration, status updates and the node Lease against the API server (see node_status.h).
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -10,6 +12,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "api/codec.h"
 #include "common/cancellation.h"
@@ -30,6 +34,22 @@ constexpr absl::Duration kNotReadyInterval = absl::Seconds(1);
 
 constexpr char kNodesPath[] = "/api/v1/nodes";
 constexpr char kLeasesPath[] = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";
+
+// The labels a NodeRestriction refusal names ("... is not allowed to set the following labels:
+// a, b"), among those the node carries.
+std::vector<std::string> RefusedLabels(absl::string_view message,
+                                       const std::map<std::string, std::string>& labels) {
+  std::vector<std::string> out;
+  const absl::string_view marker = "is not allowed to set the following labels: ";
+  const size_t at = message.find(marker);
+  if (at == absl::string_view::npos) return out;
+  for (absl::string_view l : absl::StrSplit(message.substr(at + marker.size()),
+                                            absl::ByAnyChar(", "), absl::SkipEmpty())) {
+    std::string key(l);
+    if (labels.count(key) > 0) out.push_back(key);
+  }
+  return out;
+}
 
 absl::Status StatusOf(const absl::StatusOr<apiclient::Response>& r) {
   if (!r.ok()) return r.status();
@@ -180,11 +200,29 @@ class Manager final : public NodeStatusManager {
     KLOG_INFO("Attempting to register node", "node", o_.node_name);
     Inputs in = Gather();
     api::Node initial = InitialNode(o_);
+    for (const std::string& l : refused_labels_) initial.metadata.labels.erase(l);
     api::Node node = initial;
     SetNodeStatus(o_, in.machine, runtime_version_, in.images, in.readiness_errors, clock_.Now(),
                   &node);
     auto r = Do("POST", kNodesPath, api::Encode(node));
     absl::Status st = StatusOf(r);
+    // NodeRestriction refuses labels a node may not set on itself (the role labels OpenShift's
+    // kubelet passes): register without the ones it names rather than never registering.
+    if (absl::IsPermissionDenied(st)) {
+      std::vector<std::string> refused = RefusedLabels(st.message(), node.metadata.labels);
+      if (!refused.empty()) {
+        KLOG_WARNING("The API server refused labels of this node; registering without them", "node",
+                     o_.node_name, "labels", absl::StrJoin(refused, ","), "reason",
+                     std::string(st.message()));
+        for (const std::string& l : refused) {
+          refused_labels_.insert(l);
+          initial.metadata.labels.erase(l);
+          node.metadata.labels.erase(l);
+        }
+        r = Do("POST", kNodesPath, api::Encode(node));
+        st = StatusOf(r);
+      }
+    }
     if (st.ok()) {
       auto created = api::Decode<api::Node>(r->body);
       SetRegistered(true, created.ok() ? created->metadata.uid : "");
@@ -444,6 +482,8 @@ class Manager final : public NodeStatusManager {
 
   const NodeStatusOptions o_;
   const std::shared_ptr<apiclient::RestClient> client_;
+  // Labels the API server refused at registration (status thread only).
+  std::set<std::string> refused_labels_;
   Clock& clock_;
 
   mutable absl::Mutex mu_;
