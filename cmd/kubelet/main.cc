@@ -1,4 +1,6 @@
 // The kubelet binary: command line -> configuration -> Run. Nothing else lives here.
+// Invoked as `hyperkube kubelet ...` (a multi-call name, as OpenShift's units do) it runs as the
+// kubelet with the arguments after `kubelet`.
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -9,6 +11,15 @@
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  const std::string self = argc > 0 ? argv[0] : "";
+  const std::string base = self.substr(self.find_last_of('/') + 1);
+  if (base == "hyperkube") {
+    if (args.empty() || args[0] != "kubelet") {
+      std::fprintf(stderr, "Error: hyperkube: this binary provides only the \"kubelet\" command\n");
+      return 1;
+    }
+    args.erase(args.begin());
+  }
   kubelet::app::KubeletServer server;
   kubelet::app::ParseResult result;
   absl::Status st = kubelet::app::ParseCommandLine(args, &server, std::cout, &result);

@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "test/e2e/e2e_env.h"
@@ -129,6 +132,29 @@ TEST_F(KubeletStartupTest, EndpointWithoutSchemeIsAUnixSocketWithDeprecationNoti
       << log;
   k->Signal(SIGTERM);
   ASSERT_TRUE(k->Wait(absl::Seconds(30)).has_value()) << k->Log();
+}
+
+// OpenShift's unit runs `hyperkube kubelet ...`: the binary under that name is the kubelet.
+TEST_F(KubeletStartupTest, RunsAsHyperkubeKubelet) {
+  const std::string hyperkube = dir_ + "/hyperkube";
+  std::filesystem::create_symlink(KubeletBinary(), hyperkube);
+  auto k =
+      KubeletProcess::Start(hyperkube,
+                            {"kubelet", "--config", WriteConfig(), "--root-dir", dir_ + "/root",
+                             "--cert-dir", dir_ + "/pki", "--container-runtime=remote"},
+                            {}, dir_ + "/hyperkube.log");
+  ASSERT_TRUE(k.ok()) << k.status();
+  ASSERT_TRUE((*k)->WaitForLog("\"Started healthz server\"", absl::Seconds(60))) << (*k)->Log();
+  (*k)->Signal(SIGTERM);
+  ASSERT_TRUE((*k)->Wait(absl::Seconds(30)).has_value()) << (*k)->Log();
+  // Any other command is refused.
+  auto other = KubeletProcess::Start(hyperkube, {"kube-proxy"}, {}, dir_ + "/other.log");
+  ASSERT_TRUE(other.ok());
+  std::optional<int> code = (*other)->Wait(absl::Seconds(30));
+  ASSERT_TRUE(code.has_value());
+  EXPECT_NE(*code, 0);
+  EXPECT_TRUE((*other)->Log().find("provides only the \"kubelet\" command") != std::string::npos)
+      << (*other)->Log();
 }
 
 TEST_F(KubeletStartupTest, UnreachableRuntimeFailsNamingTheEndpoint) {
