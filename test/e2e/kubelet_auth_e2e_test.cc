@@ -260,6 +260,60 @@ class KubeletAuthTest : public ApiModeTest {
     return a;
   }
 
+  // A bootstrap token (kubeadm's way) whose group may create node client CSRs and have them
+  // approved by the controller manager; Cleanup() deletes it and its bindings.
+  struct BootstrapToken {
+    std::string id, secret, binding;
+  };
+  BootstrapToken CreateBootstrapToken(const std::string& binding_prefix) {
+    const int64_t n = absl::ToUnixNanos(absl::Now());
+    BootstrapToken t;
+    for (int i = 0; i < 6; ++i) {
+      t.id += "abcdefghijklmnopqrstuvwxyz0123456789"[(n >> (5 * i)) % 36];
+    }
+    for (int i = 0; i < 16; ++i) {
+      t.secret += "0123456789abcdefghijklmnopqrstuvwxyz"[(n >> (3 * i)) % 36];
+    }
+    t.binding = absl::StrCat(binding_prefix, node_);
+    auto binding = [&](const std::string& suffix, const std::string& role) {
+      return absl::StrCat(
+          "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
+          "  name: ",
+          t.binding, suffix,
+          "\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: ", role,
+          "\nsubjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n"
+          "  name: system:bootstrappers\n");
+    };
+    EXPECT_TRUE(
+        Apply(absl::StrCat(
+                  "apiVersion: v1\nkind: Secret\nmetadata:\n  name: bootstrap-token-", t.id,
+                  "\n  namespace: kube-system\ntype: bootstrap.kubernetes.io/token\n"
+                  "stringData:\n  token-id: ",
+                  t.id, "\n  token-secret: ", t.secret,
+                  "\n  usage-bootstrap-authentication: \"true\"\n---\n",
+                  binding("-create", "system:node-bootstrapper"), "---\n",
+                  binding("-approve",
+                          "system:certificates.k8s.io:certificatesigningrequests:nodeclient")))
+            .ok());
+    return t;
+  }
+  void DeleteBootstrapToken(const BootstrapToken& t) {
+    (void)cp_->Kubectl({"delete", "clusterrolebinding", t.binding + "-create",
+                        t.binding + "-approve", "--wait=false"});
+    (void)cp_->Kubectl(
+        {"delete", "secret", "-n", "kube-system", "bootstrap-token-" + t.id, "--wait=false"});
+  }
+  // A kubeconfig at `path` for `server` with the token as its credentials.
+  void WriteBootstrapKubeconfig(const std::string& path, const std::string& server,
+                                const BootstrapToken& t) {
+    std::ofstream out(path);
+    out << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: " << server
+        << "\n    certificate-authority: " << cp_->ca_file()
+        << "\nusers:\n- name: u\n  user:\n    token: " << t.id << "." << t.secret
+        << "\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n"
+           "current-context: x\n";
+  }
+
   std::string Token(const std::string& sa) {
     auto r = cp_->Kubectl({"create", "token", sa, "-n", "default"});
     if (!r.ok() || r->exit_code != 0) return "";
@@ -512,45 +566,10 @@ TEST_F(KubeletAuthTest, ExecAttachAndPortForwardThroughTheApiServer) {
 }
 
 TEST_F(KubeletAuthTest, TlsBootstrapWithABootstrapToken) {
-  // A bootstrap token (kubeadm's way) allowed to request and have approved node client CSRs.
-  const int64_t n = absl::ToUnixNanos(absl::Now());
-  std::string id, secret;
-  for (int i = 0; i < 6; ++i) id += "abcdefghijklmnopqrstuvwxyz0123456789"[(n >> (5 * i)) % 36];
-  for (int i = 0; i < 16; ++i)
-    secret += "0123456789abcdefghijklmnopqrstuvwxyz"[(n >> (3 * i)) % 36];
-  const std::string binding = absl::StrCat("kubelet-bootstrap-", node_);
-  ASSERT_TRUE(
-      Apply(absl::StrCat(
-                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: bootstrap-token-", id,
-                "\n  namespace: kube-system\ntype: bootstrap.kubernetes.io/token\nstringData:\n"
-                "  token-id: ",
-                id, "\n  token-secret: ", secret,
-                "\n  usage-bootstrap-authentication: \"true\"\n---\n"
-                "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
-                "  name: ",
-                binding,
-                "-create\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n"
-                "  kind: ClusterRole\n  name: system:node-bootstrapper\nsubjects:\n"
-                "- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n"
-                "  name: system:bootstrappers\n---\n"
-                "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
-                "  name: ",
-                binding,
-                "-approve\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n"
-                "  kind: ClusterRole\n"
-                "  name: system:certificates.k8s.io:certificatesigningrequests:nodeclient\n"
-                "subjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n"
-                "  name: system:bootstrappers\n"))
-          .ok());
+  const BootstrapToken token = CreateBootstrapToken("kubelet-bootstrap-");
+  const std::string id = token.id, secret = token.secret;
   const std::string bootstrap = dir_ + "/bootstrap.kubeconfig";
-  {
-    std::ofstream out(bootstrap);
-    out << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: "
-        << cp_->server() << "\n    certificate-authority: " << cp_->ca_file()
-        << "\nusers:\n- name: u\n  user:\n    token: " << id << "." << secret
-        << "\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n"
-           "current-context: x\n";
-  }
+  WriteBootstrapKubeconfig(bootstrap, cp_->server(), token);
   const std::string kubeconfig = dir_ + "/kubelet.kubeconfig";
   const std::vector<std::string> args = {"--bootstrap-kubeconfig", bootstrap, "--kubeconfig",
                                          kubeconfig};
@@ -597,10 +616,7 @@ TEST_F(KubeletAuthTest, TlsBootstrapWithABootstrapToken) {
     mine += c["spec"].value("username", "") == absl::StrCat("system:bootstrap:", id) ? 1 : 0;
   }
   EXPECT_EQ(mine, 1);
-  (void)cp_->Kubectl(
-      {"delete", "clusterrolebinding", binding + "-create", binding + "-approve", "--wait=false"});
-  (void)cp_->Kubectl(
-      {"delete", "secret", "-n", "kube-system", "bootstrap-token-" + id, "--wait=false"});
+  DeleteBootstrapToken(token);
 }
 
 TEST_F(KubeletAuthTest, ClientCertificateRotation) {
@@ -694,46 +710,12 @@ TEST_F(KubeletAuthTest, ClientCertificateRotation) {
 }
 
 TEST_F(KubeletAuthTest, BackgroundBootstrapRunsStaticPodsFirst) {
-  // A bootstrap token allowed to request node client certificates, approved automatically.
-  const int64_t n = absl::ToUnixNanos(absl::Now());
-  std::string id, secret;
-  for (int i = 0; i < 6; ++i) id += "abcdefghijklmnopqrstuvwxyz0123456789"[(n >> (5 * i)) % 36];
-  for (int i = 0; i < 16; ++i)
-    secret += "0123456789abcdefghijklmnopqrstuvwxyz"[(n >> (3 * i)) % 36];
-  const std::string binding = absl::StrCat("kubelet-bg-bootstrap-", node_);
-  ASSERT_TRUE(
-      Apply(absl::StrCat(
-                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: bootstrap-token-", id,
-                "\n  namespace: kube-system\ntype: bootstrap.kubernetes.io/token\nstringData:\n"
-                "  token-id: ",
-                id, "\n  token-secret: ", secret,
-                "\n  usage-bootstrap-authentication: \"true\"\n---\n"
-                "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
-                "  name: ",
-                binding,
-                "-create\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n"
-                "  kind: ClusterRole\n  name: system:node-bootstrapper\nsubjects:\n"
-                "- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n"
-                "  name: system:bootstrappers\n---\n"
-                "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
-                "  name: ",
-                binding,
-                "-approve\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n"
-                "  kind: ClusterRole\n"
-                "  name: system:certificates.k8s.io:certificatesigningrequests:nodeclient\n"
-                "subjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n"
-                "  name: system:bootstrappers\n"))
-          .ok());
+  const BootstrapToken token = CreateBootstrapToken("kubelet-bg-bootstrap-");
   // First the API server is not reachable at the address the bootstrap kubeconfig names (a
   // closed port, as when the control plane is itself a static pod of this kubelet).
   const int closed = FreePort();
   auto write_bootstrap = [&](const std::string& server) {
-    std::ofstream out(dir_ + "/bootstrap.kubeconfig");
-    out << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: " << server
-        << "\n    certificate-authority: " << cp_->ca_file()
-        << "\nusers:\n- name: u\n  user:\n    token: " << id << "." << secret
-        << "\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n"
-           "current-context: x\n";
+    WriteBootstrapKubeconfig(dir_ + "/bootstrap.kubeconfig", server, token);
   };
   write_bootstrap(absl::StrCat("https://127.0.0.1:", closed));
   const std::string kubeconfig = dir_ + "/kubelet.kubeconfig";
@@ -767,10 +749,7 @@ TEST_F(KubeletAuthTest, BackgroundBootstrapRunsStaticPodsFirst) {
   EXPECT_TRUE(std::filesystem::is_symlink(dir_ + "/pki/kubelet-client-current.pem"));
   EXPECT_TRUE(
       WaitUntil([&] { return GetLease().is_object(); }, absl::Seconds(60), absl::Seconds(1)));
-  (void)cp_->Kubectl(
-      {"delete", "clusterrolebinding", binding + "-create", binding + "-approve", "--wait=false"});
-  (void)cp_->Kubectl(
-      {"delete", "secret", "-n", "kube-system", "bootstrap-token-" + id, "--wait=false"});
+  DeleteBootstrapToken(token);
 }
 
 }  // namespace

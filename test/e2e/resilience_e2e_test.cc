@@ -56,6 +56,18 @@ class ResilienceTest : public ApiModeTest {
   }
 
   json Ready() { return Condition(GetNode(), "Ready"); }
+
+  // Creates a sleeping busybox pod `name` bound to this node (no token volume).
+  absl::Status ApplySleeper(const std::string& name) {
+    return Apply(
+        BusyboxPod(name, kSleepForever,
+                   PodParts{.spec = absl::StrCat("  nodeName: ", node_,
+                                                 "\n  automountServiceAccountToken: false\n")}));
+  }
+  bool WaitRunning(const std::string& name, absl::Duration timeout = absl::Seconds(120)) {
+    return WaitUntil([&] { return GetPod(name)["status"].value("phase", "") == "Running"; },
+                     timeout, absl::Seconds(1));
+  }
 };
 
 TEST_F(ResilienceTest, ContainerdOutage) {
@@ -63,13 +75,8 @@ TEST_F(ResilienceTest, ContainerdOutage) {
   StartKubelet({"--kubeconfig", kubeconfig_});
   ASSERT_TRUE(WaitNodeReady(absl::Seconds(90)).ok()) << kubelet_->Log();
   const std::string pod = PodName("steady");
-  ASSERT_TRUE(Apply(BusyboxPod(pod, kSleepForever,
-                               PodParts{.spec = absl::StrCat("  nodeName: ", node_,
-                                                             "\n  automountServiceAccountToken: "
-                                                             "false\n")}))
-                  .ok());
-  ASSERT_TRUE(WaitUntil([&] { return GetPod(pod)["status"].value("phase", "") == "Running"; },
-                        absl::Seconds(120), absl::Seconds(1)));
+  ASSERT_TRUE(ApplySleeper(pod).ok());
+  ASSERT_TRUE(WaitRunning(pod));
   const json before = GetPod(pod)["status"]["containerStatuses"][0];
   const std::string container_id = before.value("containerID", "");
   ASSERT_FALSE(container_id.empty());
@@ -114,24 +121,16 @@ TEST_F(ResilienceTest, ContainerdOutage) {
 
   // And the node works as before.
   const std::string later = PodName("after-outage");
-  ASSERT_TRUE(Apply(BusyboxPod(later, kSleepForever,
-                               PodParts{.spec = absl::StrCat("  nodeName: ", node_,
-                                                             "\n  automountServiceAccountToken: "
-                                                             "false\n")}))
-                  .ok());
-  EXPECT_TRUE(WaitUntil([&] { return GetPod(later)["status"].value("phase", "") == "Running"; },
-                        absl::Seconds(120), absl::Seconds(1)))
-      << kubelet_->Log();
+  ASSERT_TRUE(ApplySleeper(later).ok());
+  EXPECT_TRUE(WaitRunning(later)) << kubelet_->Log();
 }
 
 TEST_F(ResilienceTest, OfflineAutonomyFromTheCheckpoint) {
   StartKubelet({"--kubeconfig", kubeconfig_});
   ASSERT_TRUE(WaitNodeReady(absl::Seconds(90)).ok()) << kubelet_->Log();
-  const std::string spec =
-      absl::StrCat("  nodeName: ", node_, "\n  automountServiceAccountToken: false\n");
   const std::string keep = PodName("keep"), gone = PodName("gone");
-  ASSERT_TRUE(Apply(BusyboxPod(keep, kSleepForever, PodParts{.spec = spec})).ok());
-  ASSERT_TRUE(Apply(BusyboxPod(gone, kSleepForever, PodParts{.spec = spec})).ok());
+  ASSERT_TRUE(ApplySleeper(keep).ok());
+  ASSERT_TRUE(ApplySleeper(gone).ok());
   ASSERT_TRUE(WaitUntil(
       [&] {
         return GetPod(keep)["status"].value("phase", "") == "Running" &&
@@ -201,13 +200,8 @@ TEST_F(ResilienceTest, HungRuntimeMakesPlegUnhealthyUntilItAnswers) {
   StartKubelet({"--kubeconfig", kubeconfig_});
   ASSERT_TRUE(WaitNodeReady(absl::Seconds(90)).ok()) << kubelet_->Log();
   const std::string pod = PodName("steady");
-  ASSERT_TRUE(Apply(BusyboxPod(pod, kSleepForever,
-                               PodParts{.spec = absl::StrCat("  nodeName: ", node_,
-                                                             "\n  automountServiceAccountToken: "
-                                                             "false\n")}))
-                  .ok());
-  ASSERT_TRUE(WaitUntil([&] { return GetPod(pod)["status"].value("phase", "") == "Running"; },
-                        absl::Seconds(120), absl::Seconds(1)));
+  ASSERT_TRUE(ApplySleeper(pod).ok());
+  ASSERT_TRUE(WaitRunning(pod));
   const std::string container_id =
       GetPod(pod)["status"]["containerStatuses"][0].value("containerID", "");
 
@@ -257,12 +251,9 @@ TEST_F(ResilienceTest, FullDiskUnderTheRootDir) {
   extra_ = "evictionPressureTransitionPeriod: 10s\n";
   StartKubelet({"--kubeconfig", kubeconfig_});
   ASSERT_TRUE(WaitNodeReady(absl::Seconds(90)).ok()) << kubelet_->Log();
-  const std::string spec =
-      absl::StrCat("  nodeName: ", node_, "\n  automountServiceAccountToken: false\n");
   const std::string first = PodName("before-full");
-  ASSERT_TRUE(Apply(BusyboxPod(first, kSleepForever, PodParts{.spec = spec})).ok());
-  ASSERT_TRUE(WaitUntil([&] { return GetPod(first)["status"].value("phase", "") == "Running"; },
-                        absl::Seconds(120), absl::Seconds(1)));
+  ASSERT_TRUE(ApplySleeper(first).ok());
+  ASSERT_TRUE(WaitRunning(first));
   const std::string checkpoint = root + "/api-pods-checkpoint.json";
   ASSERT_TRUE(WaitUntil([&] { return std::filesystem::exists(checkpoint); }, absl::Seconds(30),
                         absl::Seconds(1)));
@@ -276,7 +267,7 @@ TEST_F(ResilienceTest, FullDiskUnderTheRootDir) {
       << kubelet_->Log();
   // A new pod is refused while the pressure lasts.
   const std::string refused = PodName("while-full");
-  ASSERT_TRUE(Apply(BusyboxPod(refused, kSleepForever, PodParts{.spec = spec})).ok());
+  ASSERT_TRUE(ApplySleeper(refused).ok());
   json st;
   EXPECT_TRUE(WaitUntil(
       [&] {

@@ -119,6 +119,20 @@ class FakeRestClient final : public RestClient {
   std::vector<RecordedRequest> requests_ ABSL_GUARDED_BY(mu_);
 };
 
+// A RestClient that hands every call to another one it borrows (e.g. a FakeRestClient a test
+// owns, given to code that wants to own its client).
+class ForwardingRestClient final : public RestClient {
+ public:
+  explicit ForwardingRestClient(RestClient* to) : to_(to) {}
+  absl::StatusOr<Response> Do(const Request& request) override { return to_->Do(request); }
+  absl::StatusOr<Response> Watch(const Request& request, const WatchEventFn& on_event) override {
+    return to_->Watch(request, on_event);
+  }
+
+ private:
+  RestClient* to_;
+};
+
 }  // namespace kubelet::apiclient::testing
 
 #endif  // KUBELET_APICLIENT_TESTING_FAKE_REST_CLIENT_H_

@@ -59,21 +59,6 @@ std::string Read(const std::string& path) {
   return ss.str();
 }
 
-class ForwardingClient final : public apiclient::RestClient {
- public:
-  explicit ForwardingClient(apiclient::RestClient* to) : to_(to) {}
-  absl::StatusOr<apiclient::Response> Do(const apiclient::Request& r) override {
-    return to_->Do(r);
-  }
-  absl::StatusOr<apiclient::Response> Watch(const apiclient::Request& r,
-                                            const apiclient::WatchEventFn& fn) override {
-    return to_->Watch(r, fn);
-  }
-
- private:
-  apiclient::RestClient* to_;
-};
-
 class BootstrapTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -94,7 +79,7 @@ class BootstrapTest : public ::testing::Test {
     options_.make_client = [this](const apiclient::RestConfig& rc)
         -> absl::StatusOr<std::unique_ptr<apiclient::RestClient>> {
       seen_token_ = rc.bearer_token;
-      return std::make_unique<ForwardingClient>(&fake_);
+      return std::make_unique<apiclient::testing::ForwardingRestClient>(&fake_);
     };
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }

@@ -61,21 +61,6 @@ Pair MakePair(const std::string& cn, absl::Time not_before, absl::Duration lifet
   return p;
 }
 
-class ForwardingClient final : public apiclient::RestClient {
- public:
-  explicit ForwardingClient(apiclient::RestClient* to) : to_(to) {}
-  absl::StatusOr<apiclient::Response> Do(const apiclient::Request& r) override {
-    return to_->Do(r);
-  }
-  absl::StatusOr<apiclient::Response> Watch(const apiclient::Request& r,
-                                            const apiclient::WatchEventFn& fn) override {
-    return to_->Watch(r, fn);
-  }
-
- private:
-  apiclient::RestClient* to_;
-};
-
 class ManagerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -91,7 +76,7 @@ class ManagerTest : public ::testing::Test {
         -> absl::StatusOr<std::unique_ptr<apiclient::RestClient>> {
       seen_cert_ = rc.client_cert_pem;
       seen_token_ = rc.bearer_token;
-      return std::make_unique<ForwardingClient>(&fake_);
+      return std::make_unique<apiclient::testing::ForwardingRestClient>(&fake_);
     };
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
