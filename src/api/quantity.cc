@@ -52,10 +52,15 @@ absl::StatusOr<Quantity> Quantity::Parse(std::string_view s) {
   absl::int128 frac = 0;
   int frac_digits = 0;
   bool digits = false;
-  const absl::int128 kLimit = Pow(10, 30);
+  // Bound of the value in nano units and of every step computing it, within int128 (about
+  // 1.7e38); each product is checked before it is taken, an overflow being undefined behaviour.
+  // Every canonical form (String()) of a value within it parses again.
+  const absl::int128 kMaxNanos = Pow(10, 38);
   while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+    if (whole > (kMaxNanos - (s[i] - '0')) / 10) {
+      return absl::InvalidArgumentError("quantity too large");
+    }
     whole = whole * 10 + (s[i] - '0');
-    if (whole > kLimit) return absl::InvalidArgumentError("quantity too large");
     ++i;
     digits = true;
   }
@@ -119,11 +124,27 @@ absl::StatusOr<Quantity> Quantity::Parse(std::string_view s) {
     return absl::InvalidArgumentError("unable to parse quantity's suffix");
   }
   // nanos = (whole*10^fd + frac) * num * 1e9 / (10^fd * den), rounded up (apimachinery rounds
-  // values below its nano precision up).
-  absl::int128 fd = Pow(10, frac_digits);
-  absl::int128 top = (whole * fd + frac) * num;
-  if (top > Pow(10, 30)) return absl::InvalidArgumentError("quantity too large");
-  absl::int128 nanos = CeilDiv(top * kNano, fd * den);
+  // values below its nano precision up). 10^fd, den and 1e9 are powers of ten, so the scaling is
+  // one multiplication or one division.
+  // Trailing zeros of the fraction do not change the value.
+  while (frac_digits > 0 && frac % 10 == 0) {
+    frac /= 10;
+    --frac_digits;
+  }
+  const absl::int128 fd = Pow(10, frac_digits);
+  if (whole > (kMaxNanos - frac) / fd) return absl::InvalidArgumentError("quantity too large");
+  const absl::int128 mantissa = whole * fd + frac;
+  if (mantissa > kMaxNanos / num) return absl::InvalidArgumentError("quantity too large");
+  const absl::int128 top = mantissa * num;
+  const absl::int128 scale_down = fd * den;  // at most 1e36
+  absl::int128 nanos;
+  if (scale_down <= kNano) {
+    const absl::int128 scale_up = kNano / scale_down;
+    if (top > kMaxNanos / scale_up) return absl::InvalidArgumentError("quantity too large");
+    nanos = top * scale_up;
+  } else {
+    nanos = CeilDiv(top, scale_down / kNano);
+  }
   Quantity q;
   q.nanos_ = neg ? -nanos : nanos;
   q.format_ = format;

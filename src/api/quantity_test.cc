@@ -31,6 +31,31 @@ TEST(Quantity, RejectsGarbage) {
   }
 }
 
+// Found by fuzz/quantity_fuzzer.cc: digits times a large multiplier ("...Ei") overflowed int128
+// while checking the bound, values near 1e30 overflowed it when scaled to nano units, and the
+// canonical form of a large value with a fraction ("...n") was refused as too large.
+TEST(Quantity, TooLargeIsAnErrorWithoutOverflow) {
+  for (const char* s : {"55555555555555555551.3Ei", "1000000000000000000000000000000",
+                        "100000000000000000000000000000.1", "99999999999999999999.999999999999Ei",
+                        "-170141183460469231731687303715884105727"}) {
+    absl::StatusOr<Quantity> q = Quantity::Parse(s);
+    ASSERT_FALSE(q.ok()) << s;
+    EXPECT_EQ(q.status().message(), "quantity too large") << s;
+  }
+  // Large accepted values round-trip through their canonical form.
+  for (const char* s : {"100000000000000000000000000000", "86000000000Ei", "1e18", "2332.1276212Ei",
+                        "99999999999999999999999999999.999999999"}) {
+    absl::StatusOr<Quantity> q = Quantity::Parse(s);
+    ASSERT_TRUE(q.ok()) << s << ": " << q.status();
+    absl::StatusOr<Quantity> again = Quantity::Parse(q->String());
+    ASSERT_TRUE(again.ok()) << q->String() << ": " << again.status();
+    EXPECT_EQ(*again, *q) << s;
+  }
+  EXPECT_EQ(Q("2332.1276212Ei").String(), "2688760085969090879371293491200n");
+  // Trailing zeros of a fraction do not count against the bound.
+  EXPECT_EQ(Q("1000000000000.000000000000000000"), Q("1T"));
+}
+
 TEST(Quantity, CanonicalString) {
   EXPECT_EQ(Q("1536Mi").String(), "1536Mi");
   EXPECT_EQ(Q("1024Mi").String(), "1Gi");

@@ -1,4 +1,6 @@
-// Response helpers of rest_client.h that need no transport: Status decoding and escaping.
+// Response helpers of rest_client.h that need no transport: Status decoding, watch frame
+// decoding and escaping.
+#include <algorithm>
 #include <cctype>
 
 #include "absl/strings/ascii.h"
@@ -46,7 +48,36 @@ std::string ReasonForCode(int code) {
   }
 }
 
+// Whether brackets outside strings nest deeper than `max` (exact for valid JSON, which is all
+// that matters: anything else fails to parse).
+bool NestingExceeds(std::string_view text, int max) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+nlohmann::json ParseBoundedJson(std::string_view text) {
+  if (NestingExceeds(text, kMaxJsonNesting)) return nlohmann::json::value_t::discarded;
+  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
 
 std::string Response::Header(const std::string& name) const {
   auto it = headers.find(name);
@@ -73,7 +104,9 @@ ApiError DecodeApiError(const nlohmann::json& s, int fallback_code) {
 
 ApiError DecodeApiError(const Response& response) {
   nlohmann::json j = nlohmann::json::parse(response.body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_object() && (j.value("kind", "") == "Status" || j.contains("reason"))) {
+  auto kind = j.is_object() ? j.find("kind") : j.end();
+  const bool status_kind = kind != j.end() && kind->is_string() && *kind == "Status";
+  if (j.is_object() && (status_kind || j.contains("reason"))) {
     return DecodeApiError(j, response.code);
   }
   ApiError e;
@@ -112,6 +145,21 @@ absl::Status ResponseStatus(const Response& response) {
       if (response.code >= 500) return absl::UnavailableError(msg);
       return absl::UnknownError(msg);
   }
+}
+
+absl::StatusOr<WatchEvent> DecodeWatchFrame(std::string_view line) {
+  line = SV(absl::StripAsciiWhitespace(AV(line)));
+  nlohmann::json j = ParseBoundedJson(line);
+  auto type = j.is_object() ? j.find("type") : j.end();
+  if (!j.is_object() || type == j.end() || !type->is_string()) {
+    return absl::DataLossError(
+        absl::StrCat("watch frame is not a watch event: ",
+                     AV(line.substr(0, std::min<size_t>(line.size(), 200)))));
+  }
+  WatchEvent ev;
+  ev.type = type->get<std::string>();
+  if (auto it = j.find("object"); it != j.end()) ev.object = std::move(*it);
+  return ev;
 }
 
 bool IsResourceExpired(const ApiError& error) {

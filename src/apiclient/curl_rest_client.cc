@@ -158,17 +158,12 @@ struct Transfer {
       }
       line = SV(absl::StripAsciiWhitespace(AV(line)));
       if (!line.empty()) {
-        nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-        if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) {
-          error = absl::DataLossError(
-              absl::StrCat("watch frame is not a watch event: ",
-                           AV(line.substr(0, std::min<size_t>(line.size(), 200)))));
+        absl::StatusOr<WatchEvent> ev = DecodeWatchFrame(line);
+        if (!ev.ok()) {
+          error = ev.status();
           return false;
         }
-        WatchEvent ev;
-        ev.type = j["type"].get<std::string>();
-        if (auto it = j.find("object"); it != j.end()) ev.object = std::move(*it);
-        if (!(*on_event)(std::move(ev))) {
+        if (!(*on_event)(*std::move(ev))) {
           stopped = true;
           return false;
         }

@@ -23,6 +23,12 @@ std::string ObjectResourceVersion(const nlohmann::json& object) {
 
 bool Retryable(int code) { return code == 429 || code >= 500; }
 
+// Member `key` of `object` when it is a string, else "" (json::value() would throw).
+std::string StringMember(const nlohmann::json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 }  // namespace
 
 Reflector::Reflector(RestClient& client, ResourceEventHandler& handler, ReflectorOptions options,
@@ -134,7 +140,7 @@ absl::Status Reflector::List(const std::string& resource_version, bool* expired)
       *expired = IsResourceExpired(e);
       return ResponseStatus(*resp);
     }
-    nlohmann::json list = nlohmann::json::parse(resp->body, nullptr, /*allow_exceptions=*/false);
+    nlohmann::json list = ParseBoundedJson(resp->body);
     if (!list.is_object() ||
         (list.contains("items") && !list["items"].is_array() && !list["items"].is_null())) {
       return absl::DataLossError(absl::StrCat("list of ", AV(options_.path), " is not a list"));
@@ -295,9 +301,9 @@ std::string Store::KeyOf(const nlohmann::json& object) {
   if (!object.is_object()) return "";
   auto md = object.find("metadata");
   if (md == object.end() || !md->is_object()) return "";
-  std::string name = md->value("name", "");
+  std::string name = StringMember(*md, "name");
   if (name.empty()) return "";
-  std::string ns = md->value("namespace", "");
+  std::string ns = StringMember(*md, "namespace");
   return ns.empty() ? name : absl::StrCat(AV(ns), "/", AV(name));
 }
 

@@ -335,6 +335,37 @@ TEST(StoreTest, KeysAndReplace) {
   EXPECT_EQ(changes, 3);
 }
 
+// Found by fuzz/watch_event_fuzzer.cc: a watch event whose metadata.name was not a string threw
+// out of KeyOf (and so out of the reflector's thread). Such an object has no key; a namespace
+// that is not a string counts as none.
+TEST(StoreTest, NonStringNameOrNamespaceIsNoKey) {
+  Store s;
+  const Json bad_name = Json::parse(R"({"metadata":{"name":[{"name":"pg"}],"namespace":"ns"}})");
+  EXPECT_EQ(Store::KeyOf(bad_name), "");
+  EXPECT_EQ(Store::KeyOf(Json::parse(R"({"metadata":{"name":"a","namespace":7}})")), "a");
+  s.Add(bad_name);
+  s.Update(bad_name);
+  s.Delete(bad_name);
+  s.Replace({bad_name}, "1");
+  EXPECT_EQ(s.size(), 0u);
+}
+
+// An error body whose "kind" is not a string was a thrown type error; it is read as any body.
+TEST(ApiErrorTest, NonStringKindIsNotAThrow) {
+  Response r;
+  r.code = 500;
+  r.body = R"({"kind":5,"reason":"InternalError","message":"m"})";
+  ApiError e = DecodeApiError(r);
+  EXPECT_EQ(e.code, 500);
+  EXPECT_EQ(e.reason, "InternalError");
+  EXPECT_EQ(e.message, "m");
+  r.body = R"({"kind":["Status"]})";
+  e = DecodeApiError(r);
+  EXPECT_EQ(e.reason, "InternalError");
+  EXPECT_EQ(e.message, r.body);
+  EXPECT_EQ(ResponseStatus(r).code(), absl::StatusCode::kUnavailable);
+}
+
 // The fake's API semantics, which consumers' tests rely on.
 TEST(FakeRestClientTest, CrudWithConflictsAndPatches) {
   FakeRestClient fake;

@@ -105,6 +105,18 @@ struct WatchEvent {
 // Returns false to end the watch.
 using WatchEventFn = std::function<bool(WatchEvent event)>;
 
+// Go's encoding/json nesting limit, which client-go's decoding inherits.
+inline constexpr int kMaxJsonNesting = 10000;
+// nlohmann::json::parse(text) without exceptions: a discarded value when `text` is not JSON or is
+// nested deeper than kMaxJsonNesting (so that no consumer copies or prints an object recursively
+// deep enough to overflow a thread's stack).
+nlohmann::json ParseBoundedJson(std::string_view text);
+
+// One frame of a watch stream (a line, surrounding whitespace allowed): a JSON object, parsed as
+// ParseBoundedJson does, with a string "type" and, usually, an "object". Anything else is
+// DataLoss quoting the frame's start. Watch() decodes every non-empty line with it.
+absl::StatusOr<WatchEvent> DecodeWatchFrame(std::string_view line);
+
 class RestClient {
  public:
   virtual ~RestClient() = default;

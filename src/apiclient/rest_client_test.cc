@@ -691,6 +691,39 @@ TEST(RestClientTest, WatchErrorAnswerAndBadFrame) {
   EXPECT_EQ(events, 0);
 }
 
+TEST(RestClientTest, DecodeWatchFrame) {
+  absl::StatusOr<WatchEvent> ev =
+      DecodeWatchFrame(" {\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\"}}}\r");
+  ASSERT_TRUE(ev.ok()) << ev.status();
+  EXPECT_EQ(ev->type, "ADDED");
+  EXPECT_EQ(ev->object["metadata"]["name"], "a");
+  ev = DecodeWatchFrame(R"({"type":"BOOKMARK"})");
+  ASSERT_TRUE(ev.ok()) << ev.status();
+  EXPECT_TRUE(ev->object.is_null());
+  for (const char* bad : {"this is not json", "[1,2]", R"({"object":{}})", R"({"type":1})",
+                          R"("type")", R"({"type":"ADDED")"}) {
+    ev = DecodeWatchFrame(bad);
+    EXPECT_EQ(ev.status().code(), absl::StatusCode::kDataLoss) << bad;
+    EXPECT_THAT(std::string(ev.status().message()), HasSubstr("watch frame is not a watch event"));
+  }
+  // Nesting beyond Go's limit is refused before parsing: the reflector's store and the pod source
+  // copy objects recursively, and a frame 200000 levels deep overflowed the stack there.
+  auto nested = [](int depth) {
+    return R"({"type":"ADDED","object":{"spec":)" + std::string(depth - 2, '[') + "\"[{\"" +
+           std::string(depth - 2, ']') + "}}";
+  };
+  EXPECT_TRUE(DecodeWatchFrame(nested(kMaxJsonNesting)).ok());
+  EXPECT_EQ(DecodeWatchFrame(nested(kMaxJsonNesting + 1)).status().code(),
+            absl::StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeWatchFrame(nested(200000)).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(
+      ParseBoundedJson(std::string(kMaxJsonNesting, '[') + std::string(kMaxJsonNesting, ']'))
+          .is_array());
+  EXPECT_TRUE(ParseBoundedJson(std::string(kMaxJsonNesting + 1, '[') +
+                               std::string(kMaxJsonNesting + 1, ']'))
+                  .is_discarded());
+}
+
 TEST(RestClientTest, WatchFrameIsBounded) {
   TestServer server([&](const ServerRequest&, Conn& c) {
     c.StartChunked(200);

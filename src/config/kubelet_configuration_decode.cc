@@ -45,13 +45,21 @@ using schema::StructDesc;
 // A JSON value as Go's decoder sees it (after YAML->JSON for YAML input). Object members keep
 // document order; JSON input keeps duplicate keys (Go decodes them in turn), YAML input has them
 // collapsed already (yaml.v2 unmarshals into a map: the last one wins).
+struct Member;
 struct Value {
   enum class Type { kNull, kBool, kNumber, kString, kArray, kObject };
   Type type = Type::kNull;
   bool b = false;
   std::string text;  // string contents, or the JSON literal of a number
   std::vector<Value> items;
-  std::vector<std::pair<std::string, Value>> members;
+  // A struct rather than std::pair: a vector member may name an incomplete type, a pair may not
+  // (clang with libstdc++ rejects std::pair<std::string, Value> here).
+  std::vector<Member> members;
+};
+struct Member {
+  Member(std::string k, Value v) : first(std::move(k)), second(std::move(v)) {}
+  std::string first;
+  Value second;
 };
 
 // Go's name for a JSON value in "json: cannot unmarshal X into ..." messages.

@@ -57,13 +57,25 @@ bool PortsConflict(const Port& a, const Port& b) {
   return a.ip == b.ip || a.ip == "0.0.0.0" || b.ip == "0.0.0.0";
 }
 
+// Member `key` of the object `o` as Go decodes a string field: absent or null is "", a string is
+// itself, anything else does not decode (nullopt; json::value() would throw).
+std::optional<std::string> StringMember(const nlohmann::json& o, const char* key) {
+  auto it = o.find(key);
+  if (it == o.end() || it->is_null()) return std::string();
+  if (!it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
 // One requirement of a node selector term (matchExpressions on labels, matchFields on
 // metadata.name), component-helpers' semantics.
 bool RequirementMatches(const nlohmann::json& req,
                         const std::map<std::string, std::string>& values) {
   if (!req.is_object()) return false;
-  const std::string key = req.value("key", "");
-  const std::string op = req.value("operator", "");
+  const std::optional<std::string> key_member = StringMember(req, "key");
+  const std::optional<std::string> op_member = StringMember(req, "operator");
+  if (!key_member || !op_member) return false;
+  const std::string& key = *key_member;
+  const std::string& op = *op_member;
   std::vector<std::string> set;
   if (auto v = req.find("values"); v != req.end() && v->is_array()) {
     for (const auto& e : *v) {
@@ -103,9 +115,10 @@ bool TermMatches(const nlohmann::json& term, const api::Node& node) {
   const std::map<std::string, std::string> node_fields = {{"metadata.name", node.metadata.name}};
   for (const auto& f : fields) {
     // Only metadata.name with In / NotIn is a valid field requirement.
-    const std::string op = f.is_object() ? f.value("operator", "") : "";
-    if (!f.is_object() || f.value("key", "") != "metadata.name" || (op != "In" && op != "NotIn"))
-      return false;
+    if (!f.is_object()) return false;
+    const std::optional<std::string> key = StringMember(f, "key");
+    const std::optional<std::string> op = StringMember(f, "operator");
+    if (key != "metadata.name" || (op != "In" && op != "NotIn")) return false;
     if (!RequirementMatches(f, node_fields)) return false;
   }
   return true;

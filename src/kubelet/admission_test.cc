@@ -153,6 +153,17 @@ TEST(AdmissionTest, RequiredNodeAffinityOperatorsAndTerms) {
   garbage.spec.affinity =
       api::RawJson{R"({"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":7}})"};
   EXPECT_FALSE(MatchesRequiredNodeAffinity(garbage, n));
+  // A key or operator that is not a string (which Go would not decode) threw a type error out of
+  // admission; such a requirement is invalid and matches nothing, whatever its operator.
+  EXPECT_FALSE(match(R"([{"matchExpressions":[{"key":1,"operator":"DoesNotExist"}]}])"));
+  EXPECT_FALSE(
+      match(R"([{"matchExpressions":[{"key":"disk","operator":["In"],"values":["ssd"]}]}])"));
+  EXPECT_FALSE(match(R"([{"matchFields":[{"key":{},"operator":"NotIn","values":["x"]}]}])"));
+  EXPECT_FALSE(match(R"([{"matchFields":[{"key":"metadata.name","operator":2,"values":["x"]}]}])"));
+  // A null member decodes as Go's empty string.
+  EXPECT_TRUE(
+      match(R"([{"matchExpressions":[{"key":"gpu","operator":"DoesNotExist","values":null},)"
+            R"({"key":null,"operator":"DoesNotExist"}]}])"));
 }
 
 TEST(AdmissionTest, UntoleratedNoExecuteTaintRejectsApiPodsOnly) {

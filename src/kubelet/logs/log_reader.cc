@@ -222,8 +222,9 @@ absl::Status ParseCriLogLine(std::string_view line, LogMessage* msg) {
 std::string FormatLogTimestamp(absl::Time t, int utc_offset_seconds) {
   absl::TimeZone tz =
       utc_offset_seconds == 0 ? absl::UTCTimeZone() : absl::FixedTimeZone(utc_offset_seconds);
+  // %E4Y: Go writes years below 1000 with four digits ("0859"), %Y would not.
   return absl::FormatTime(
-      utc_offset_seconds == 0 ? "%Y-%m-%dT%H:%M:%E9SZ" : "%Y-%m-%dT%H:%M:%E9S%Ez", t, tz);
+      utc_offset_seconds == 0 ? "%E4Y-%m-%dT%H:%M:%E9SZ" : "%E4Y-%m-%dT%H:%M:%E9S%Ez", t, tz);
 }
 
 ReadOptions NewReadOptions(const LogOptions& options, absl::Time now) {

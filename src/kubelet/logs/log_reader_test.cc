@@ -108,6 +108,20 @@ TEST(FormatLogTimestampTest, FixedNanosAndOffset) {
             "2016-10-05T23:17:09.000000000-01:00");
 }
 
+// Found by fuzz/cri_log_fuzzer.cc: a record dated before year 1000 came out with a three-digit
+// year, which neither Go's RFC3339NanoFixed writes nor ParseCriLogLine reads back.
+TEST(FormatLogTimestampTest, YearsBelowOneThousandHaveFourDigits) {
+  LogMessage m;
+  ASSERT_TRUE(ParseCriLogLine("0859-10-06T00:17:12+01:00 stdout F x\n", &m).ok());
+  const std::string ts = FormatLogTimestamp(m.timestamp, m.utc_offset_seconds);
+  EXPECT_EQ(ts, "0859-10-06T00:17:12.000000000+01:00");
+  LogMessage again;
+  ASSERT_TRUE(ParseCriLogLine(ts + " stdout F x\n", &again).ok());
+  EXPECT_EQ(again.timestamp, m.timestamp);
+  ASSERT_TRUE(ParseCriLogLine("0000-01-01T00:00:00Z stdout F x\n", &m).ok());
+  EXPECT_EQ(FormatLogTimestamp(m.timestamp, 0), "0000-01-01T00:00:00.000000000Z");
+}
+
 TEST(NewReadOptionsTest, SinceIsTheLaterOfBoth) {
   absl::Time now = absl::FromUnixSeconds(1000);
   LogOptions o;
