@@ -297,6 +297,13 @@ void Reflector::Run() {
 
 Store::Store(std::function<void()> on_change) : on_change_(std::move(on_change)) {}
 
+std::string MetadataString(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return "";
+  auto md = object.find("metadata");
+  if (md == object.end() || !md->is_object()) return "";
+  return StringMember(*md, key);
+}
+
 std::string Store::KeyOf(const nlohmann::json& object) {
   if (!object.is_object()) return "";
   auto md = object.find("metadata");

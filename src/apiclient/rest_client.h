@@ -117,6 +117,10 @@ nlohmann::json ParseBoundedJson(std::string_view text);
 // DataLoss quoting the frame's start. Watch() decodes every non-empty line with it.
 absl::StatusOr<WatchEvent> DecodeWatchFrame(std::string_view line);
 
+// metadata.<key> of an API object when the object, its metadata and the member have the right
+// types; "" otherwise (never throws on what the API server sent).
+std::string MetadataString(const nlohmann::json& object, const char* key);
+
 class RestClient {
  public:
   virtual ~RestClient() = default;

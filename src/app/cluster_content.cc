@@ -163,7 +163,7 @@ void WatchingObjectSource::OnStoreChange(const ObjectKey& key, const Item* which
     std::optional<nlohmann::json> obj = item.store->Get(absl::StrCat(ns, "/", name));
     std::string version = "-";
     if (obj.has_value()) {
-      version = obj->value("metadata", nlohmann::json::object()).value("resourceVersion", "");
+      version = apiclient::MetadataString(*obj, "resourceVersion");
     }
     const bool first = !item.seen_version.has_value();
     // Bookmarks and relists of an unchanged object change nothing.
@@ -355,9 +355,8 @@ absl::StatusOr<nlohmann::json> CachingObjectSource::Get(const std::string& resou
     if (got.ok() || absl::IsNotFound(got.status())) {
       const bool older =
           got.ok() && have_object &&
-          ResourceVersionOlder(
-              got->value("metadata", nlohmann::json::object()).value("resourceVersion", ""),
-              (*entry->object)["metadata"].value("resourceVersion", ""));
+          ResourceVersionOlder(apiclient::MetadataString(*got, "resourceVersion"),
+                               apiclient::MetadataString(*entry->object, "resourceVersion"));
       if (!older) {
         if (got.ok()) {
           entry->object = *std::move(got);

@@ -199,7 +199,7 @@ bool ApiStatusSyncer::SyncPod(const api::Pod& pod, const std::string& api_uid, b
     }
     std::string current_uid;
     if (auto m = current->find("metadata"); m != current->end() && m->is_object()) {
-      current_uid = m->value("uid", "");
+      if (auto u = m->find("uid"); u != m->end() && u->is_string()) current_uid = *u;
     }
     if (current_uid != uid) {
       KLOG_V(3, "Pod was deleted and then recreated, skipping status update", "pod", key,
