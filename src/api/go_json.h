@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/json_nesting.h"
+
 namespace kubelet::api {
 
 // Appends `s` as a JSON string literal exactly as Go's encoding/json writes it: HTML-safe
@@ -19,10 +21,9 @@ void AppendGoString(std::string* out, std::string_view s);
 // encode, are written as null so the document stays valid.
 void AppendGoFloat(std::string* out, double f);
 
-// Whether the {} / [] nesting of JSON text, outside string literals, goes deeper than `limit`.
-// A linear scan that needs no parse, so a document can be refused before a recursive parser
-// sees it.
-bool JsonNestingExceeds(std::string_view text, int limit);
+// JsonNestingExceeds (common/json_nesting.h) refuses a document too deep before a recursive
+// parser sees it.
+using ::kubelet::JsonNestingExceeds;
 
 }  // namespace kubelet::api
 

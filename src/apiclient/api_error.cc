@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "apiclient/rest_client.h"
+#include "common/json_nesting.h"
 #include "common/strings.h"
 
 namespace kubelet::apiclient {
@@ -48,34 +49,10 @@ std::string ReasonForCode(int code) {
   }
 }
 
-// Whether brackets outside strings nest deeper than `max` (exact for valid JSON, which is all
-// that matters: anything else fails to parse).
-bool NestingExceeds(std::string_view text, int max) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max) return true;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 nlohmann::json ParseBoundedJson(std::string_view text) {
-  if (NestingExceeds(text, kMaxJsonNesting)) return nlohmann::json::value_t::discarded;
+  if (JsonNestingExceeds(text, kMaxJsonNesting)) return nlohmann::json::value_t::discarded;
   return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
 }
 

@@ -22,7 +22,7 @@ using Json = nlohmann::ordered_json;
 constexpr int kMaxDepth = 512;
 
 absl::StatusOr<Json> ParseJson(std::string_view text) {
-  if (api::JsonNestingExceeds(text, kMaxDepth)) {
+  if (JsonNestingExceeds(text, kMaxDepth)) {
     return absl::InvalidArgumentError("invalid JSON: nested too deeply");
   }
   try {
