@@ -3,7 +3,6 @@
 #include <dirent.h>
 
 #include <algorithm>
-#include <limits>
 #include <set>
 #include <utility>
 
@@ -257,10 +256,10 @@ std::optional<ContainerStats> CRIStatsProvider::SystemContainer(const std::strin
     c.memory = MemoryFromReading(*mem, now);
     // As cAdvisor: with a memory limit, what is left under it (the eviction manager's
     // allocatableMemory.available reads it off the "pods" container).
-    const std::optional<uint64_t> limit = host_.CgroupDetail(cgroup).memory_limit_bytes;
-    if (limit && *limit != std::numeric_limits<uint64_t>::max()) {
-      c.memory->available_bytes =
-          *limit > mem->working_set_bytes ? *limit - mem->working_set_bytes : 0;
+    if (mem->limit_bytes) {
+      c.memory->available_bytes = *mem->limit_bytes > mem->working_set_bytes
+                                      ? *mem->limit_bytes - mem->working_set_bytes
+                                      : 0;
     }
   }
   return c;

@@ -517,6 +517,15 @@ TEST(HostReaderTest, CgroupDetailV2) {
   EXPECT_EQ(b.memory_limit_bytes, std::numeric_limits<uint64_t>::max());
   EXPECT_EQ(b.memory_swap_bytes, 4096u);
   EXPECT_FALSE(r.CgroupDetail("/missing").cpu_shares.has_value());
+  // The memory reading carries the limit (what a system container's availableBytes comes
+  // from), and none when unlimited.
+  std::optional<MemoryReading> pm = r.CgroupMemory("/kubepods/pod1");
+  ASSERT_TRUE(pm.has_value());
+  EXPECT_EQ(pm->limit_bytes, std::optional<uint64_t>(67108864u));
+  Write(be / "memory.current", "0\n");
+  std::optional<MemoryReading> bm = r.CgroupMemory("/kubepods/besteffort");
+  ASSERT_TRUE(bm.has_value());
+  EXPECT_FALSE(bm->limit_bytes.has_value());
   fs::remove_all(dir);
 }
 

@@ -48,6 +48,8 @@ struct MemoryReading {
   std::optional<uint64_t> rss_bytes;
   std::optional<uint64_t> page_faults;
   std::optional<uint64_t> major_page_faults;
+  // memory.max (v2) / memory.limit_in_bytes (v1); unset when unlimited or unreadable.
+  std::optional<uint64_t> limit_bytes;
 };
 
 // What /metrics/cadvisor reports of a cgroup beyond the Summary's figures (cAdvisor's container

@@ -232,6 +232,9 @@ std::optional<MemoryReading> HostReader::CgroupMemory(const std::string& cgroup)
   }
   const uint64_t inactive_file = inactive.value_or(0);
   m.working_set_bytes = m.usage_bytes > inactive_file ? m.usage_bytes - inactive_file : 0;
+  // v2 writes "max" (ReadUint fails) and v1 a page-rounded 2^63 when there is no limit.
+  std::optional<uint64_t> limit = ReadUint(dir + (v2_ ? "/memory.max" : "/memory.limit_in_bytes"));
+  if (limit && *limit < (uint64_t{1} << 62)) m.limit_bytes = limit;
   return m;
 }
 
