@@ -51,6 +51,7 @@ void ApiSource::Store(const std::string& key, const nlohmann::json& object,
     logged_.erase(key);
     api::SetDefaultsPod(&*pod);
     pods_[key] = *std::move(pod);
+    checkpoint_dirty_.insert(key);
     return;
   }
   std::string message(pod.status().message());
@@ -126,19 +127,30 @@ void ApiSource::Deliver() {
 
 void ApiSource::WriteCheckpoint() {
   if (options_.checkpoint_path.empty()) return;
-  nlohmann::json items = nlohmann::json::array();
-  for (const auto& [key, pod] : pods_) {
-    nlohmann::json j = nlohmann::json::parse(api::EncodePodJson(pod), nullptr, false);
+  // Only pods stored since the last write are encoded again (a status update of one pod does
+  // not re-encode the others); items of pods that are gone are dropped.
+  std::erase_if(checkpoint_items_, [&](const auto& item) { return pods_.count(item.first) == 0; });
+  for (const std::string& key : checkpoint_dirty_) {
+    auto it = pods_.find(key);
+    if (it == pods_.end()) continue;
+    nlohmann::json j = nlohmann::json::parse(api::EncodePodJson(it->second), nullptr, false);
     if (!j.is_object()) continue;
     j.erase("status");
     if (j.contains("metadata") && j["metadata"].is_object()) {
       j["metadata"].erase("resourceVersion");
       j["metadata"].erase("managedFields");
     }
-    items.push_back(std::move(j));
+    checkpoint_items_[key] = j.dump();
   }
-  std::string text =
-      nlohmann::json{{"apiVersion", "v1"}, {"kind", "PodList"}, {"items", items}}.dump();
+  checkpoint_dirty_.clear();
+  std::string text = R"({"apiVersion":"v1","kind":"PodList","items":[)";
+  bool first = true;
+  for (const auto& [key, item] : checkpoint_items_) {
+    if (!first) text += ',';
+    text += item;
+    first = false;
+  }
+  text += "]}";
   if (text == last_checkpoint_) return;
   if (absl::Status st = WriteFileAtomically(options_.checkpoint_path, text, 0600); !st.ok()) {
     KLOG_ERROR(st, "Failed to write the API pods checkpoint", "path", options_.checkpoint_path);

@@ -35,6 +35,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,9 @@ class ApiSource {
   std::map<std::string, std::string> logged_ ABSL_GUARDED_BY(deliver_mu_);
   bool listed_ ABSL_GUARDED_BY(deliver_mu_) = false;
   std::string last_checkpoint_ ABSL_GUARDED_BY(deliver_mu_);
+  // Each pod's checkpoint item (its spec encoded), and the pods stored since the last write.
+  std::map<std::string, std::string> checkpoint_items_ ABSL_GUARDED_BY(deliver_mu_);
+  std::set<std::string> checkpoint_dirty_ ABSL_GUARDED_BY(deliver_mu_);
 };
 
 }  // namespace kubelet::podsource
