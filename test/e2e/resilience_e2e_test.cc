@@ -225,9 +225,16 @@ TEST_F(ResilienceTest, HungRuntimeMakesPlegUnhealthyUntilItAnswers) {
       absl::Seconds(300), absl::Seconds(5)))
       << answer << "\n"
       << kubelet_->Log();
-  json ready = Ready();
+  // The node's Ready condition follows at the next status update (nodeStatusUpdateFrequency).
+  json ready;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        ready = Ready();
+        return absl::StrContains(ready.value("message", ""), "PLEG is not healthy");
+      },
+      absl::Seconds(60), absl::Seconds(2)))
+      << ready.dump();
   EXPECT_EQ(ready.value("status", ""), "False");
-  EXPECT_TRUE(absl::StrContains(ready.value("message", ""), "PLEG is not healthy")) << ready.dump();
   EXPECT_FALSE(kubelet_->Wait(absl::Milliseconds(1)).has_value()) << kubelet_->Log();
 
   ASSERT_EQ(::kill(std::stoi(pid), SIGCONT), 0);
