@@ -27,6 +27,9 @@ if [ -d ../shared/crio ]; then
 fi
 LAUNCHER=()
 if command -v ccache >/dev/null; then
+  # Paths under the checkout are hashed relative to it, so a checkout in another folder (or
+  # another build directory) reuses what an earlier build compiled.
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(pwd)}
   LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${LAUNCHER[@]}"
