@@ -15,6 +15,14 @@
 #                                         CN=system:node:NAME) plus a serving cert for NAME,
 #                                         map NAME to 127.0.0.1 in /etc/hosts; prints the
 #                                         path of the node's kubeconfig
+#   controlplane-env.sh static-pods DIR MANIFEST_DIR NODE_NAME IMAGE
+#                                         the same control plane as static pods of a kubelet:
+#                                         PKI, kubeconfigs, DIR/env and NODE_NAME's identity
+#                                         made, one manifest per component (the host's binaries
+#                                         mounted into IMAGE, host network) written to
+#                                         MANIFEST_DIR, nothing started; prints the node's
+#                                         kubeconfig. `down DIR` cleans up after the kubelet
+#                                         stopped the pods.
 #
 # Binaries, as envtest finds them: kube-apiserver, kube-controller-manager, kube-scheduler and
 # kubectl in $KUBEBUILDER_ASSETS (KUBELET_CP_CONFIGURED_ASSETS is the fallback CMake passes
@@ -77,6 +85,7 @@ usage: controlplane-env.sh up DIR [--fresh] [--kubelet-ca FILE|cluster]
        controlplane-env.sh apiserver-stop DIR
        controlplane-env.sh apiserver-start DIR
        controlplane-env.sh node-cert DIR NODE_NAME
+       controlplane-env.sh static-pods DIR MANIFEST_DIR NODE_NAME IMAGE
 EOF
   exit 2
 }
@@ -367,6 +376,20 @@ split_args() {
 
 etcd_healthy() { curl -fsS --max-time 2 "http://127.0.0.1:$ETCD_PORT/health" | grep -q '"health":"true"'; }
 
+# etcd_flags: etcd's command line (without the binary) into ETCD_FLAGS, for ETCD_PORT,
+# ETCD_PEER_PORT, DIR and the words of KUBELET_CP_ETCD_ARGS in EXTRA.
+etcd_flags() {
+  # Peer URLs too: etcd's default peer listener is *:2380, shared by every run.
+  ETCD_FLAGS=(--name e2e --data-dir "$DIR/etcd/data"
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT"
+    --advertise-client-urls "http://127.0.0.1:$ETCD_PORT"
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT"
+    --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT"
+    --initial-cluster "e2e=http://127.0.0.1:$ETCD_PEER_PORT"
+    --initial-cluster-state new --initial-cluster-token "e2e-$$"
+    --logger zap --log-level warn "${EXTRA[@]}")
+}
+
 # launch_etcd: etcd on fresh free ports (not waited for: the PKI is made meanwhile).
 launch_etcd() {
   split_args KUBELET_CP_ETCD_ARGS
@@ -376,15 +399,8 @@ launch_etcd() {
   mkdir -p "$DIR/etcd"
   chmod 700 "$DIR/etcd"
   log "starting etcd on 127.0.0.1:$ETCD_PORT (peer $ETCD_PEER_PORT; log: $LOG_DIR/etcd.log)"
-  # Peer URLs too: etcd's default peer listener is *:2380, shared by every run.
-  launch ETCD "$LOG_DIR/etcd.log" "$ETCD_BIN" --name e2e --data-dir "$DIR/etcd/data" \
-    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
-    --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
-    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
-    --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
-    --initial-cluster "e2e=http://127.0.0.1:$ETCD_PEER_PORT" \
-    --initial-cluster-state new --initial-cluster-token "e2e-$$" \
-    --logger zap --log-level warn "${EXTRA[@]}"
+  etcd_flags
+  launch ETCD "$LOG_DIR/etcd.log" "$ETCD_BIN" "${ETCD_FLAGS[@]}"
   ETCD_LAUNCHED=$LAUNCHED_PID
 }
 
@@ -410,11 +426,38 @@ apiserver_ready() {
     --key "$DIR/pki/admin.key" "https://127.0.0.1:$APISERVER_PORT/readyz")" == ok ]]
 }
 
-# start_apiserver [PORT]: on a free port (retried when it loses a race for it), or on PORT.
-start_apiserver() {
-  local try rc kubelet_ca_args=() fixed_port=${1:-}
+# apiserver_flags: the kube-apiserver command line (without the binary) into APISERVER_FLAGS,
+# for APISERVER_PORT, ETCD_PORT, DIR, KUBELET_CA and KUBELET_CP_APISERVER_ARGS.
+apiserver_flags() {
+  local kubelet_ca_args=()
   split_args KUBELET_CP_APISERVER_ARGS
   [[ -z "$KUBELET_CA" ]] || kubelet_ca_args=(--kubelet-certificate-authority="$KUBELET_CA")
+  # --advertise-address: without it the apiserver advertises the host's primary address.
+  # Endpoints may not hold a loopback address, so the `kubernetes` Service gets none
+  # (--endpoint-reconciler-type=none; pods cannot reach the host's loopback anyway).
+  # --cert-dir: its default is /var/run/kubernetes.
+  APISERVER_FLAGS=(
+    --etcd-servers="http://127.0.0.1:$ETCD_PORT"
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --endpoint-reconciler-type=none
+    --secure-port="$APISERVER_PORT" --cert-dir="$DIR/apiserver-certs"
+    --tls-cert-file="$DIR/pki/apiserver.crt" --tls-private-key-file="$DIR/pki/apiserver.key"
+    --client-ca-file="$DIR/pki/ca.crt"
+    --service-account-issuer="$SA_ISSUER"
+    --service-account-key-file="$DIR/pki/sa.pub"
+    --service-account-signing-key-file="$DIR/pki/sa.key"
+    --service-cluster-ip-range="$SERVICE_CIDR"
+    --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction
+    --enable-bootstrap-token-auth=true
+    --allow-privileged=true
+    --kubelet-client-certificate="$DIR/pki/apiserver-kubelet-client.crt"
+    --kubelet-client-key="$DIR/pki/apiserver-kubelet-client.key"
+    --kubelet-preferred-address-types="${KUBELET_CP_ADDRESS_TYPES:-Hostname,InternalIP}"
+    "${kubelet_ca_args[@]}" --profiling=false "${EXTRA[@]}")
+}
+
+# start_apiserver [PORT]: on a free port (retried when it loses a race for it), or on PORT.
+start_apiserver() {
+  local try rc fixed_port=${1:-}
   for ((try = 0; try < 5; try++)); do
     if [[ -n "$fixed_port" ]]; then
       ((try == 0)) || die "kube-apiserver could not bind its port $fixed_port"
@@ -423,27 +466,8 @@ start_apiserver() {
       free_port APISERVER_PORT
     fi
     log "starting kube-apiserver on 127.0.0.1:$APISERVER_PORT (log: $LOG_DIR/kube-apiserver.log)"
-    # --advertise-address: without it the apiserver advertises the host's primary address.
-    # Endpoints may not hold a loopback address, so the `kubernetes` Service gets none
-    # (--endpoint-reconciler-type=none; pods cannot reach the host's loopback anyway).
-    # --cert-dir: its default is /var/run/kubernetes.
-    launch APISERVER "$LOG_DIR/kube-apiserver.log" "$ASSETS/kube-apiserver" \
-      --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
-      --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --endpoint-reconciler-type=none \
-      --secure-port="$APISERVER_PORT" --cert-dir="$DIR/apiserver-certs" \
-      --tls-cert-file="$DIR/pki/apiserver.crt" --tls-private-key-file="$DIR/pki/apiserver.key" \
-      --client-ca-file="$DIR/pki/ca.crt" \
-      --service-account-issuer="$SA_ISSUER" \
-      --service-account-key-file="$DIR/pki/sa.pub" \
-      --service-account-signing-key-file="$DIR/pki/sa.key" \
-      --service-cluster-ip-range="$SERVICE_CIDR" \
-      --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
-      --enable-bootstrap-token-auth=true \
-      --allow-privileged=true \
-      --kubelet-client-certificate="$DIR/pki/apiserver-kubelet-client.crt" \
-      --kubelet-client-key="$DIR/pki/apiserver-kubelet-client.key" \
-      --kubelet-preferred-address-types="${KUBELET_CP_ADDRESS_TYPES:-Hostname,InternalIP}" \
-      "${kubelet_ca_args[@]}" --profiling=false "${EXTRA[@]}"
+    apiserver_flags
+    launch APISERVER "$LOG_DIR/kube-apiserver.log" "$ASSETS/kube-apiserver" "${APISERVER_FLAGS[@]}"
     rc=0
     await kube-apiserver "$LAUNCHED_PID" "$LOG_DIR/kube-apiserver.log" 90 apiserver_ready || rc=$?
     ((rc == 75)) && continue
@@ -458,26 +482,36 @@ healthz() {
   [[ "$(curl -sS --max-time 3 --cacert "$DIR/pki/ca.crt" "https://127.0.0.1:$1/healthz")" == ok ]]
 }
 
+# component_flags NAME PORT CERT_NAME EXTRA_VAR ARGS...: the controller manager's or the
+# scheduler's command line (without the binary) into COMPONENT_FLAGS: ARGS, then its kubeconfig
+# and a CA-signed serving cert on secure port PORT.
+component_flags() {
+  local name=$1 port=$2 cert=$3 extra_var=$4
+  shift 4
+  split_args "$extra_var"
+  # --authentication/authorization-kubeconfig: delegated auth of its own endpoints (/healthz
+  # stays open through --authorization-always-allow-paths' default).
+  COMPONENT_FLAGS=("$@"
+    --kubeconfig="$DIR/$name.kubeconfig"
+    --authentication-kubeconfig="$DIR/$name.kubeconfig"
+    --authorization-kubeconfig="$DIR/$name.kubeconfig"
+    --bind-address=127.0.0.1 --secure-port="$port"
+    --tls-cert-file="$DIR/pki/$cert.crt" --tls-private-key-file="$DIR/pki/$cert.key"
+    --leader-elect=false --profiling=false "${EXTRA[@]}")
+}
+
 # start_component NAME STATE_KEY BIN CERT_NAME EXTRA_VAR ARGS...: the controller manager or the
 # scheduler on a free secure port with a CA-signed serving cert; sets <STATE_KEY>_PORT. Does
 # not wait (both start side by side); await_component does.
 start_component() {
   local name=$1 key=$2 bin=$3 cert=$4 extra_var=$5 port
   shift 5
-  split_args "$extra_var"
   free_port "${key}_PORT"
   port=${key}_PORT
   port=${!port}
   log "starting $name on 127.0.0.1:$port (log: $LOG_DIR/$name.log)"
-  # --authentication/authorization-kubeconfig: delegated auth of its own endpoints (/healthz
-  # stays open through --authorization-always-allow-paths' default).
-  launch "$key" "$LOG_DIR/$name.log" "$bin" "$@" \
-    --kubeconfig="$DIR/$name.kubeconfig" \
-    --authentication-kubeconfig="$DIR/$name.kubeconfig" \
-    --authorization-kubeconfig="$DIR/$name.kubeconfig" \
-    --bind-address=127.0.0.1 --secure-port="$port" \
-    --tls-cert-file="$DIR/pki/$cert.crt" --tls-private-key-file="$DIR/pki/$cert.key" \
-    --leader-elect=false --profiling=false "${EXTRA[@]}"
+  component_flags "$name" "$port" "$cert" "$extra_var" "$@"
+  launch "$key" "$LOG_DIR/$name.log" "$bin" "${COMPONENT_FLAGS[@]}"
   printf -v "${key}_LAUNCHED" '%s' "$LAUNCHED_PID"
 }
 
@@ -493,16 +527,21 @@ await_component() {
   return "$rc"
 }
 
+# The controller manager's and the scheduler's own flags. Cloud controllers are left out: the
+# binaries are built providerless.
+controller_manager_args() {
+  CM_ARGS=(--use-service-account-credentials=true
+    --service-account-private-key-file="$DIR/pki/sa.key"
+    --root-ca-file="$DIR/pki/ca.crt"
+    --cluster-signing-cert-file="$DIR/pki/ca.crt" --cluster-signing-key-file="$DIR/pki/ca.key"
+    --controllers='*,-cloud-node-lifecycle-controller,-service-lb-controller,-node-route-controller'
+    --cert-dir="$DIR/controller-manager-certs")
+}
+
 start_controller_manager() {
-  # Cloud controllers are left out: the binaries are built providerless.
+  controller_manager_args
   start_component kube-controller-manager CONTROLLER_MANAGER "$ASSETS/kube-controller-manager" \
-    controller-manager-serving KUBELET_CP_CONTROLLER_MANAGER_ARGS \
-    --use-service-account-credentials=true \
-    --service-account-private-key-file="$DIR/pki/sa.key" \
-    --root-ca-file="$DIR/pki/ca.crt" \
-    --cluster-signing-cert-file="$DIR/pki/ca.crt" --cluster-signing-key-file="$DIR/pki/ca.key" \
-    --controllers='*,-cloud-node-lifecycle-controller,-service-lb-controller,-node-route-controller' \
-    --cert-dir="$DIR/controller-manager-certs"
+    controller-manager-serving KUBELET_CP_CONTROLLER_MANAGER_ARGS "${CM_ARGS[@]}"
 }
 
 start_scheduler() {
@@ -797,9 +836,134 @@ cmd_node_cert() {
   echo "$node_dir/kubeconfig"
 }
 
+# ---------------------------------------------------------------------------
+# static-pods: the same control plane as static pods of a kubelet (self-hosted, as kubeadm and
+# OpenShift run it). Nothing is started here: the PKI, the kubeconfigs, the node's identity and
+# DIR/env are made, and one manifest per component is written to MANIFEST_DIR. Each pod runs
+# the component's binary from the host (hostPath mounts of the binary, of a dynamically linked
+# etcd's libraries and of DIR, at the same paths, so the flags are those `up` uses) in IMAGE on
+# the host network; the ports are picked free as for `up`.
+# ---------------------------------------------------------------------------
+
+# yaml_str S: S as a double-quoted YAML scalar.
+yaml_str() {
+  local v=${1//\\/\\\\}
+  printf '"%s"' "${v//\"/\\\"}"
+}
+
+# write_static_pod FILE NAME BIN EXTRA_YAML FLAGS...: a static pod manifest for a component.
+# Mounts DIR, the binary and (when it is dynamically linked) the libraries `ldd` names; MOUNTS
+# (pairs of host path and container path) collects them.
+write_static_pod() {
+  local file=$1 name=$2 bin=$3 extra=$4 f i lib real
+  shift 4
+  local mounts=("$DIR" "$DIR" "$(realpath -- "$bin")" "$bin")
+  # A dynamically linked binary (Debian's etcd) finds its libraries at the paths ldd reports.
+  while read -r lib; do
+    [[ -n "$lib" ]] || continue
+    real=$(realpath -- "$lib") || continue
+    mounts+=("$real" "$lib")
+  done < <({ ldd "$bin" 2>/dev/null || true; } | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p')
+  {
+    printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  namespace: kube-system\n' "$name"
+    printf '  labels:\n    component: %s\n    tier: control-plane\n' "$name"
+    printf 'spec:\n  hostNetwork: true\n  priorityClassName: system-node-critical\n'
+    printf '  terminationGracePeriodSeconds: 15\n  containers:\n  - name: %s\n' "$name"
+    printf '    image: %s\n    command:\n    - %s\n' "$(yaml_str "$IMAGE")" "$(yaml_str "$bin")"
+    for f in "$@"; do printf '    - %s\n' "$(yaml_str "$f")"; done
+    [[ -z "$extra" ]] || printf '%s\n' "$extra"
+    printf '    volumeMounts:\n'
+    for ((i = 0; i < ${#mounts[@]}; i += 2)); do
+      printf '    - name: m%d\n      mountPath: %s\n' "$((i / 2))" "$(yaml_str "${mounts[i + 1]}")"
+      ((i == 0)) || printf '      readOnly: true\n'
+    done
+    printf '  volumes:\n'
+    for ((i = 0; i < ${#mounts[@]}; i += 2)); do
+      printf '  - name: m%d\n    hostPath:\n      path: %s\n' "$((i / 2))" "$(yaml_str "${mounts[i]}")"
+      if ((i == 0)); then printf '      type: Directory\n'; else printf '      type: File\n'; fi
+    done
+  } >"$DIR/.$name.yaml.tmp"
+  mv -f "$DIR/.$name.yaml.tmp" "$file"
+}
+
+cmd_static_pods() {
+  local manifests=$1 node=$2 t0
+  t0=$(now)
+  [[ -d "$manifests" ]] || die "no manifest directory $manifests"
+  manifests=$(realpath -- "$manifests")
+  if [[ -e "$DIR" ]]; then
+    cmd_down
+    rm -rf "$DIR/logs"
+  fi
+  find_assets
+  [[ -z "$SKIP_REASON" ]] || skip "$SKIP_REASON"
+  KUBELET_CA=''
+  mkdir -p "$DIR"
+  : >"$DIR/$MARKER"
+  : >"$DIR/.state"
+  LOG_DIR=$DIR/logs
+  mkdir -p "$LOG_DIR" "$DIR/etcd"
+  chmod 700 "$DIR/etcd"
+  make_pki
+  free_port ETCD_PORT
+  free_port ETCD_PEER_PORT
+  free_port APISERVER_PORT
+  free_port CONTROLLER_MANAGER_PORT
+  free_port SCHEDULER_PORT
+  write_kubeconfig "$DIR/admin.kubeconfig" "$DIR/pki/admin.crt" "$DIR/pki/admin.key" admin
+  write_kubeconfig "$DIR/kube-controller-manager.kubeconfig" "$DIR/pki/controller-manager.crt" \
+    "$DIR/pki/controller-manager.key" system:kube-controller-manager
+  write_kubeconfig "$DIR/kube-scheduler.kubeconfig" "$DIR/pki/scheduler.crt" \
+    "$DIR/pki/scheduler.key" system:kube-scheduler
+  write_env \
+    "KUBELET_CP_SERVER=https://127.0.0.1:$APISERVER_PORT" \
+    "KUBELET_CP_CA=$DIR/pki/ca.crt" \
+    "KUBELET_CP_CA_KEY=$DIR/pki/ca.key" \
+    "KUBELET_CP_ADMIN_KUBECONFIG=$DIR/admin.kubeconfig" \
+    "KUBELET_CP_KUBECTL=$ASSETS/kubectl" \
+    "KUBELET_CP_KUBELET_CLIENT_CERT=$DIR/pki/apiserver-kubelet-client.crt" \
+    "KUBELET_CP_KUBELET_CLIENT_KEY=$DIR/pki/apiserver-kubelet-client.key" \
+    "KUBELET_CP_KUBELET_CA=" \
+    "KUBELET_CP_SERVICE_CIDR=$SERVICE_CIDR" \
+    "KUBELET_CP_SERVICE_IP=$SERVICE_IP" \
+    "KUBELET_CP_SA_ISSUER=$SA_ISSUER" \
+    "KUBELET_CP_ETCD_PORT=$ETCD_PORT" \
+    "KUBELET_CP_ETCD_PEER_PORT=$ETCD_PEER_PORT" \
+    "KUBELET_CP_APISERVER_PORT=$APISERVER_PORT" \
+    "KUBELET_CP_CONTROLLER_MANAGER_PORT=$CONTROLLER_MANAGER_PORT" \
+    "KUBELET_CP_SCHEDULER_PORT=$SCHEDULER_PORT" \
+    "KUBELET_CP_DIR=$DIR" \
+    "KUBELET_CP_LOG_DIR=$LOG_DIR" \
+    "KUBELET_CP_ASSETS=$ASSETS" \
+    "KUBELET_CP_ETCD=$ETCD_BIN" \
+    "KUBELET_CP_MANIFESTS=$manifests" \
+    "KUBELET_CP_SCRIPT=$SCRIPT"
+  cmd_node_cert "$node" >/dev/null
+
+  split_args KUBELET_CP_ETCD_ARGS
+  etcd_flags
+  write_static_pod "$manifests/etcd.yaml" etcd "$ETCD_BIN" '' "${ETCD_FLAGS[@]}"
+  apiserver_flags
+  # Ready once /readyz answers (anonymous may read it); the mirror pod shows it.
+  write_static_pod "$manifests/kube-apiserver.yaml" kube-apiserver "$ASSETS/kube-apiserver" \
+    "$(printf '    readinessProbe:\n      httpGet:\n        host: 127.0.0.1\n        port: %s\n        path: /readyz\n        scheme: HTTPS\n      periodSeconds: 1\n      failureThreshold: 3\n    resources:\n      requests:\n        cpu: 100m\n' "$APISERVER_PORT")" \
+    "${APISERVER_FLAGS[@]}"
+  controller_manager_args
+  component_flags kube-controller-manager "$CONTROLLER_MANAGER_PORT" controller-manager-serving \
+    KUBELET_CP_CONTROLLER_MANAGER_ARGS "${CM_ARGS[@]}"
+  write_static_pod "$manifests/kube-controller-manager.yaml" kube-controller-manager \
+    "$ASSETS/kube-controller-manager" '' "${COMPONENT_FLAGS[@]}"
+  component_flags kube-scheduler "$SCHEDULER_PORT" scheduler-serving KUBELET_CP_SCHEDULER_ARGS \
+    --cert-dir="$DIR/scheduler-certs"
+  write_static_pod "$manifests/kube-scheduler.yaml" kube-scheduler "$ASSETS/kube-scheduler" '' \
+    "${COMPONENT_FLAGS[@]}"
+  log "static pod manifests for https://127.0.0.1:$APISERVER_PORT written to $manifests in $(since "$t0")s"
+  echo "$DIR/nodes/$node/kubeconfig"
+}
+
 main() {
   (($# >= 2)) || usage
-  local cmd=$1 node_name=''
+  local cmd=$1 node_name='' manifest_dir=''
   DIR=$2
   shift 2
   FRESH=0
@@ -809,6 +973,12 @@ main() {
     (($# == 1)) || usage
     node_name=$1
     shift
+  elif [[ "$cmd" == static-pods ]]; then
+    (($# == 3)) || usage
+    manifest_dir=$1
+    node_name=$2
+    IMAGE=$3
+    shift 3
   fi
   while (($# > 0)); do
     case $1 in
@@ -835,6 +1005,11 @@ main() {
     apiserver-stop) cmd_apiserver_stop ;;
     apiserver-start) cmd_apiserver_start ;;
     node-cert) cmd_node_cert "$node_name" ;;
+    static-pods)
+      set -E
+      trap 'die "command failed (exit $?) at line $LINENO: $BASH_COMMAND"' ERR
+      cmd_static_pods "$manifest_dir" "$node_name"
+      ;;
     *) usage ;;
   esac
 }
