@@ -27,8 +27,9 @@
 //                   warm-up request; p50 and max.
 //
 // Both kubelets get the same KubeletConfiguration (cgroupfs, the read-only port, anonymous +
-// AlwaysAllow on the API port) and a node name and root dir of their own; between runs every
-// sandbox of the previous kubelet is removed from the runtime. After all N: the private memory
+// AlwaysAllow on the API port) and a node name, root dir and cgroupRoot of their own (below the
+// harness's KUBELET_E2E_CGROUP_ROOT); between runs every sandbox of the previous kubelet is
+// removed from the runtime. After all N: the private memory
 // growth per extra pod between the smallest and the largest N. Figures are printed, never
 // asserted; the goals are printed beside them. Without an upstream binary ("-") its column and
 // the ratios say "missing".
@@ -176,6 +177,29 @@ struct Result {
 
 double Ms(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
 
+// Mount points of the cgroup hierarchies (v1 controllers and named hierarchies, and a
+// cgroup2 mount beside them), from /proc/self/mounts.
+std::vector<std::string> CgroupMounts() {
+  std::vector<std::string> out;
+  std::ifstream in("/proc/self/mounts");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f = absl::StrSplit(line, ' ');
+    if (f.size() >= 3 && (f[2] == "cgroup" || f[2] == "cgroup2")) out.push_back(f[1]);
+  }
+  return out;
+}
+
+// Removes the cgroup `dir` and every cgroup below it, deepest first; best effort (a cgroup
+// still holding a process stays, for the harness's tear-down).
+void RemoveCgroupTree(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.is_directory() && !e.is_symlink()) RemoveCgroupTree(e.path().string());
+  }
+  ::rmdir(dir.c_str());
+}
+
 // Stops and removes every sandbox of pods whose name ends in `node`.
 void RemoveSandboxes(kubelet::cri::RuntimeService& rt, const std::string& node) {
   auto list = rt.ListPodSandbox(nullptr);
@@ -252,7 +276,8 @@ std::unique_ptr<KubeletProcess> StartHealthy(const std::string& bin,
 
 Result RunKubelet(const std::string& bin, const std::string& kind, int n,
                   kubelet::cri::RuntimeService& rt, const std::string& endpoint,
-                  const std::string& dir, pid_t containerd, const std::string& sock) {
+                  const std::string& dir, pid_t containerd, const std::string& sock,
+                  const std::string& cgroup_parent) {
   Result res;
   const std::string node = absl::StrCat("sbs", n, "-", kind);
   const std::string manifests = absl::StrCat(dir, "/manifests-", node);
@@ -261,6 +286,14 @@ Result RunKubelet(const std::string& bin, const std::string& kind, int n,
   std::filesystem::create_directories(staging);
   const int healthz = kubelet::e2e::FreePort();
   const int ro = kubelet::e2e::FreePort();
+  // A cgroupRoot of its own in every hierarchy: a kubelet takes the pod cgroups below its root
+  // that it does not know for orphans and kills their processes, so two kubelets on one host
+  // (the other kubelet here, or any other on the machine) must not share one.
+  const std::string cgroup_root = absl::StrCat(cgroup_parent, "/", node);
+  for (const std::string& m : CgroupMounts()) {
+    std::error_code ec;
+    std::filesystem::create_directories(m + cgroup_root, ec);
+  }
   const std::string cfg = absl::StrCat(dir, "/", node, ".yaml");
   kubelet::e2e::WriteFile(
       cfg, absl::StrCat(
@@ -387,6 +420,7 @@ Result RunKubelet(const std::string& bin, const std::string& kind, int n,
   k.Signal(SIGTERM);
   k.Wait(absl::Seconds(30));
   RemoveSandboxes(rt, node);
+  for (const std::string& m : CgroupMounts()) RemoveCgroupTree(m + cgroup_root);
   return res;
 }
 
@@ -443,6 +477,10 @@ int main(int argc, char** argv) {
   }
   const pid_t containerd = static_cast<pid_t>(std::atoi(Env("KUBELET_E2E_CONTAINERD_PID").c_str()));
   const std::string sock = Env("KUBELET_E2E_CONTAINERD_SOCK");
+  // The harness's cgroup root for kubelets under test (its tear-down removes what is left below
+  // it); each kubelet gets a folder of its own there.
+  std::string cgroup_parent = Env("KUBELET_E2E_CGROUP_ROOT");
+  if (cgroup_parent.empty()) cgroup_parent = absl::StrCat("/kubelet-side-by-side-", ::getpid());
   const std::string dir = kubelet::e2e::MakeTempDir("kubelet-side-by-side-bench-");
   std::printf("logs: %s\nidle window %d s after %d s settling; %d restarts; %d requests each\n",
               dir.c_str(), EnvInt("IDLE_SECONDS", 60), EnvInt("SETTLE_SECONDS", 10),
@@ -459,8 +497,8 @@ int main(int argc, char** argv) {
     const double floor_ms = Ms(BestRawFloor(**rt, n, dir + "/floor-logs", &conc));
     Result up;
     if (!upstream.empty())
-      up = RunKubelet(upstream, "up", n, **rt, endpoint, dir, containerd, sock);
-    Result us = RunKubelet(ours, "ours", n, **rt, endpoint, dir, containerd, sock);
+      up = RunKubelet(upstream, "up", n, **rt, endpoint, dir, containerd, sock, cgroup_parent);
+    Result us = RunKubelet(ours, "ours", n, **rt, endpoint, dir, containerd, sock, cgroup_parent);
     all[n] = {up, us};
 
     std::printf("\nN = %d pods (load average before %s, after %s)\n", n, load_before.c_str(),
