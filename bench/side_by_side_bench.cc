@@ -296,13 +296,13 @@ Result RunKubelet(const std::string& bin, const std::string& kind, int n,
   }
   const std::string cfg = absl::StrCat(dir, "/", node, ".yaml");
   kubelet::e2e::WriteFile(
-      cfg, absl::StrCat(
-               "apiVersion: kubelet.config.k8s.io/v1beta1\n"
-               "kind: KubeletConfiguration\n"
-               "containerRuntimeEndpoint: ",
-               endpoint, "\ncgroupDriver: cgroupfs\nfailSwapOn: false\nstaticPodPath: ", manifests,
-               "\nhealthzPort: ", healthz, "\nreadOnlyPort: ", ro,
-               "\naddress: 127.0.0.1\nmaxPods: 250\n", kubelet::e2e::StandaloneServingConfig()));
+      cfg, absl::StrCat("apiVersion: kubelet.config.k8s.io/v1beta1\n"
+                        "kind: KubeletConfiguration\n"
+                        "containerRuntimeEndpoint: ",
+                        endpoint, "\ncgroupDriver: cgroupfs\ncgroupRoot: ", cgroup_root,
+                        "\nfailSwapOn: false\nstaticPodPath: ", manifests, "\nhealthzPort: ",
+                        healthz, "\nreadOnlyPort: ", ro, "\naddress: 127.0.0.1\nmaxPods: 250\n",
+                        kubelet::e2e::StandaloneServingConfig()));
   const std::vector<std::string> args = {"--config",
                                          cfg,
                                          "--hostname-override",
