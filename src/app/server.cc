@@ -498,6 +498,7 @@ int RunUnguarded(KubeletServer& s) {
   ko.static_pod_url_header = cfg.static_pod_url_header;
   ko.http_check_frequency = cfg.http_check_frequency;
   ko.sync_frequency = cfg.sync_frequency;
+  ko.pod_disruption_conditions = s.gates.Enabled("PodDisruptionConditions");
   ko.gc_policy.max_per_pod_container = s.flags.max_per_pod_container_count;
   ko.gc_policy.max_containers = s.flags.max_container_count;
   ko.gc_policy.min_age = s.flags.minimum_gc_age;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "app/wiring.h"
 #include "common/log.h"
+#include "kubelet/cm/cgroup_fs.h"
 #include "kubelet/eviction/eviction.h"
 #include "kubelet/images/image_gc_manager.h"
 #include "kubelet/kubelet.h"
@@ -69,6 +70,16 @@ absl::Status WireEviction(WiringStage stage, WiringContext& ctx) {
         KLOG_INFO("Eviction manager: unused images deleted", "bytesFreed", freed);
         if (!st.ok()) KLOG_V(2, "Eviction manager: some images were not deleted", "err", st);
       };
+      o.kernel_memcg_notification = cfg.kernel_memcg_notification;
+      if (o.kernel_memcg_notification) {
+        if (absl::StatusOr<cm::CgroupLayout> layout = cm::DetectCgroupLayout(); layout.ok()) {
+          auto memory = layout->controllers.find("memory");
+          o.memory_cgroup_root = layout->unified                       ? layout->unified_root
+                                 : memory != layout->controllers.end() ? memory->second
+                                                                       : "";
+        }
+        o.pods_cgroup = PodsCgroupPath(cfg);
+      }
       auto manager = std::make_shared<eviction::Manager>(std::move(o), *ctx.clock);
       ctx.components.eviction_manager = manager;
       ctx.kubelet_options->participants.push_back(manager.get());

@@ -11,6 +11,12 @@
 
 namespace kubelet::app {
 
+std::string PodsCgroupPath(const config::KubeletConfiguration& cfg) {
+  std::string root = cfg.cgroup_root.empty() || cfg.cgroup_root == "/" ? "" : cfg.cgroup_root;
+  if (!cfg.cgroups_per_qos) return root;
+  return root + (cfg.cgroup_driver == "systemd" ? "/kubepods.slice" : "/kubepods");
+}
+
 absl::Status WireStats(WiringStage stage, WiringContext& ctx) {
   if (stage != WiringStage::kAfterKubeletStart) return absl::OkStatus();
   const config::KubeletConfiguration& cfg = ctx.server->config;
@@ -35,14 +41,8 @@ absl::Status WireStats(WiringStage stage, WiringContext& ctx) {
   if (cfg.volume_stats_agg_period > absl::ZeroDuration()) {
     o.du_cache_ttl = cfg.volume_stats_agg_period;
   }
-  // The pods' cgroup root, as the container manager lays it out.
-  std::string root = cfg.cgroup_root.empty() || cfg.cgroup_root == "/" ? "" : cfg.cgroup_root;
-  if (cfg.cgroup_driver == "systemd") {
-    o.systemd_cgroup_names = true;
-    o.pods_cgroup = cfg.cgroups_per_qos ? root + "/kubepods.slice" : root;
-  } else {
-    o.pods_cgroup = cfg.cgroups_per_qos ? root + "/kubepods" : root;
-  }
+  o.systemd_cgroup_names = cfg.cgroup_driver == "systemd";
+  o.pods_cgroup = PodsCgroupPath(cfg);
   // The collectors live in the process-wide metrics table for good; once the kubelet shuts
   // down (the HTTP server has stopped before: it is wired last) the pod list reads as empty.
   auto alive = std::make_shared<std::atomic<bool>>(true);

@@ -134,6 +134,10 @@ absl::Status WireProber(WiringStage stage, WiringContext& ctx);
 absl::Status WireLogs(WiringStage stage, WiringContext& ctx);
 absl::Status WireImages(WiringStage stage, WiringContext& ctx);
 absl::Status WireStats(WiringStage stage, WiringContext& ctx);
+// The pods' cgroup (the "pods" system container, the allocatable cgroup) as the container
+// manager lays it out: "/kubepods" or "/kubepods.slice" below cgroupRoot, or cgroupRoot itself
+// without cgroupsPerQOS.
+std::string PodsCgroupPath(const config::KubeletConfiguration& cfg);
 absl::Status WireEviction(WiringStage stage, WiringContext& ctx);
 absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx);
 // API-server mode only: Node registration, node status and the node Lease.

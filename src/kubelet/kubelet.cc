@@ -828,7 +828,7 @@ bool Kubelet::EvictPod(const std::string& uid, const std::string& message,
   }
   {
     absl::MutexLock lock(&terminal_mu_);
-    terminal_overrides_[uid] = {"Evicted", message};
+    terminal_overrides_[uid] = {"Evicted", message, clock_.Now()};
   }
   Recorder().Record(events::PodRef(*pod), events::kWarning, events::kEvicted, message);
   KLOG_INFO("Eviction manager: pod is evicted successfully", "pod", api::PodKey(*pod), "message",
@@ -842,8 +842,25 @@ void Kubelet::ApplyTerminalOverride(const std::string& uid, api::PodStatus* stat
   auto it = terminal_overrides_.find(uid);
   if (it == terminal_overrides_.end()) return;
   status->phase = "Failed";
-  status->reason = it->second.first;
-  status->message = it->second.second;
+  status->reason = it->second.reason;
+  status->message = it->second.message;
+  if (!options_.pod_disruption_conditions) return;
+  // As upstream's eviction manager: DisruptionTarget=True, reason TerminationByKubelet, the
+  // eviction message; kept with its first transition time on every later status.
+  api::PodCondition cond;
+  cond.type = "DisruptionTarget";
+  cond.status = "True";
+  cond.reason = "TerminationByKubelet";
+  cond.message = it->second.message;
+  cond.last_transition_time = api::Time::FromUnix(absl::ToUnixSeconds(it->second.at));
+  for (api::PodCondition& c : status->conditions) {
+    if (c.type == cond.type) {
+      if (c.status == cond.status) cond.last_transition_time = c.last_transition_time;
+      c = std::move(cond);
+      return;
+    }
+  }
+  status->conditions.push_back(std::move(cond));
 }
 
 std::vector<api::Pod> Kubelet::GetActivePods() const {

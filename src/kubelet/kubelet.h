@@ -116,6 +116,9 @@ struct KubeletOptions {
   // known. Called on pod worker and housekeeping threads; must be thread-safe.
   MirrorClient* mirror_client = nullptr;
   std::function<std::optional<std::string>()> node_uid;
+  // PodDisruptionConditions feature gate (beta, on by default in v1.28): a pod the kubelet
+  // evicts carries the DisruptionTarget condition (reason TerminationByKubelet).
+  bool pod_disruption_conditions = true;
 };
 
 class Kubelet final : public PodSyncer, public container::PodStateProvider {
@@ -225,10 +228,15 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
   absl::Time last_gc_ = absl::InfinitePast();  // housekeeping thread only
   std::atomic<int64_t> last_sync_loop_nanos_{0};
 
-  // Pods ended by the kubelet itself (evicted): uid -> {reason, message} of their final status.
+  // Pods ended by the kubelet itself (evicted): their final status's reason and message, and
+  // when the kubelet decided (the DisruptionTarget condition's transition time).
+  struct TerminalOverride {
+    std::string reason;
+    std::string message;
+    absl::Time at;
+  };
   absl::Mutex terminal_mu_;
-  std::map<std::string, std::pair<std::string, std::string>> terminal_overrides_
-      ABSL_GUARDED_BY(terminal_mu_);
+  std::map<std::string, TerminalOverride> terminal_overrides_ ABSL_GUARDED_BY(terminal_mu_);
 
   // When each desired pod was first seen (kubelet_pod_start_duration_seconds).
   absl::Mutex first_seen_mu_;

@@ -7,6 +7,7 @@
 // must keep running; once the pressure is gone (after evictionPressureTransitionPeriod) the
 // condition clears. Skipped when the machine has too little free memory to do this safely.
 // No timing is asserted: every wait is a generous bound.
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -60,7 +61,8 @@ TEST_F(EvictionTest, MemoryPressureEvictsTheBestEffortHog) {
   // one allocate meanwhile); the hog writes 1400 MiB.
   const int64_t threshold_mi = (available - 1000 * kMi) / kMi;
   extra_ = absl::StrCat("evictionHard:\n  memory.available: ", threshold_mi,
-                        "Mi\nevictionPressureTransitionPeriod: 60s\n");
+                        "Mi\nevictionPressureTransitionPeriod: 60s\n"
+                        "kernelMemcgNotification: true\n");
   StartKubelet({"--kubeconfig", kubeconfig_});
   ASSERT_TRUE(WaitNodeReady(absl::Seconds(90)).ok()) << kubelet_->Log();
   EXPECT_FALSE(ConditionTrue(GetNode(), "MemoryPressure"));
@@ -110,6 +112,25 @@ TEST_F(EvictionTest, MemoryPressureEvictsTheBestEffortHog) {
   EXPECT_TRUE(absl::StrContains(message, "Container main was using ")) << message;
   EXPECT_TRUE(absl::StrContains(message, ", request is 0, has larger consumption of memory. "))
       << message;
+  // kernelMemcgNotification: on a cgroup v1 memory hierarchy the kernel said when the threshold
+  // was crossed (cgroup v2 has no such event).
+  EXPECT_TRUE(
+      absl::StrContains(kubelet_->Log(), "Eviction manager: created memoryThresholdNotifier"));
+  if (std::filesystem::exists("/sys/fs/cgroup/memory/cgroup.event_control")) {
+    EXPECT_TRUE(absl::StrContains(kubelet_->Log(),
+                                  "eviction manager: hard memory eviction threshold crossed"))
+        << kubelet_->Log();
+  }
+  // PodDisruptionConditions (on by default): DisruptionTarget=True, TerminationByKubelet.
+  bool disruption = false;
+  for (const json& c : status.value("conditions", json::array())) {
+    if (c.value("type", "") != "DisruptionTarget") continue;
+    disruption = true;
+    EXPECT_EQ(c.value("status", ""), "True");
+    EXPECT_EQ(c.value("reason", ""), "TerminationByKubelet");
+    EXPECT_EQ(c.value("message", ""), message);
+  }
+  EXPECT_TRUE(disruption) << status.dump();
   json events = GetJson({"get", "events", "-n", "default", "--field-selector",
                          "involvedObject.name=" + hog + ",reason=Evicted"});
   ASSERT_TRUE(events.is_object());

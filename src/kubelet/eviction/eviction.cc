@@ -329,13 +329,32 @@ void Manager::Start() {
     return;
   }
   KLOG_INFO("Eviction manager: starting control loop");
+  if (options_.kernel_memcg_notification) {
+    for (size_t i = 0; i < options_.thresholds.size(); ++i) {
+      const Threshold& t = options_.thresholds[i];
+      if (!IsMemorySignal(t.signal)) continue;
+      if (options_.memory_cgroup_root.empty()) {
+        KLOG_INFO("Eviction manager: failed to create memory threshold notifier", "err",
+                  "memory cgroup mount point not found");
+        continue;
+      }
+      MemoryNotifier n;
+      n.threshold = i;
+      n.cgroup_path = options_.memory_cgroup_root;
+      if (t.signal == kSignalAllocatableMemoryAvailable) n.cgroup_path += options_.pods_cgroup;
+      n.description = NotifierDescription(t);
+      KLOG_INFO("Eviction manager: created memoryThresholdNotifier", "notifier", n.description);
+      notifiers_.push_back(std::move(n));
+    }
+  }
   thread_ = std::thread([this] {
     for (;;) {
       {
         absl::MutexLock lock(&mu_);
-        auto stopped = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_; };
-        mu_.AwaitWithTimeout(absl::Condition(&stopped), options_.monitoring_interval);
+        auto woken = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_ || crossed_; };
+        mu_.AwaitWithTimeout(absl::Condition(&woken), options_.monitoring_interval);
         if (stopping_) return;
+        crossed_ = false;
       }
       std::optional<api::Pod> evicted = Synchronize();
       if (evicted) {
@@ -355,6 +374,52 @@ void Manager::Stop() {
     stopping_ = true;
   }
   if (thread_.joinable()) thread_.join();
+  notifiers_.clear();
+}
+
+void Manager::UpdateNotifiers(const stats::Summary& summary, absl::Time now) {
+  // As upstream (notifierRefreshInterval): re-arming on every pass would churn the kernel
+  // registrations when passes come quickly.
+  if (notifiers_.empty() || now - notifiers_updated_ <= absl::Seconds(10)) return;
+  notifiers_updated_ = now;
+  for (MemoryNotifier& n : notifiers_) {
+    const Threshold& t = options_.thresholds[n.threshold];
+    std::optional<stats::MemoryStats> mem = summary.node.memory;
+    if (t.signal == kSignalAllocatableMemoryAvailable) {
+      mem.reset();
+      for (const stats::ContainerStats& c : summary.node.system_containers) {
+        if (c.name == "pods") mem = c.memory;
+      }
+    }
+    absl::StatusOr<int64_t> value =
+        mem ? MemcgThreshold(t, *mem)
+            : absl::StatusOr<int64_t>(absl::InvalidArgumentError(
+                  "summary was incomplete. Expected MemoryStats and all subfields to be non-nil"));
+    if (!value.ok()) {
+      KLOG_INFO("Eviction manager: failed to update notifier", "notifier", n.description, "err",
+                value.status());
+      continue;
+    }
+    KLOG_V(3, "Eviction manager: setting notifier to capacity", "notifier", n.description,
+           "capacity", *value);
+    n.active.reset();
+    auto on_crossed = [this,
+                       message = absl::StrCat("eviction manager: ", n.description, " crossed")] {
+      KLOG_INFO(message);
+      absl::MutexLock lock(&mu_);
+      crossed_ = true;
+    };
+    const CgroupNotifierFactory& factory =
+        options_.notifier_factory ? options_.notifier_factory : NewCgroupNotifier;
+    absl::StatusOr<std::unique_ptr<CgroupNotifier>> created =
+        factory(n.cgroup_path, "memory.usage_in_bytes", *value, std::move(on_crossed));
+    if (!created.ok()) {
+      KLOG_INFO("Eviction manager: failed to update notifier", "notifier", n.description, "err",
+                created.status());
+      continue;
+    }
+    n.active = *std::move(created);
+  }
 }
 
 Pressure Manager::GetPressure() const {
@@ -397,6 +462,7 @@ std::optional<api::Pod> Manager::Synchronize() {
   }
   Observations obs = Observe(*summary);
   const absl::Time now = clock_.Now();
+  UpdateNotifiers(*summary, now);
 
   // Thresholds met now (minimum reclaim applies to those met last pass), their conditions, and
   // those past their grace period.

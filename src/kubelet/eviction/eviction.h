@@ -36,8 +36,12 @@
 // tolerating node.kubernetes.io/memory-pressure:NoSchedule; under any other pressure every
 // non-critical pod is; reason Evicted, message "The node had condition: [MemoryPressure]. ".
 //
-// The memcg threshold notifier (kernelMemcgNotification) is not implemented: memory is observed
-// every 10 s.
+// kernelMemcgNotification (upstream's memory threshold notifier): each memory threshold also
+// gets a kernel notification on its memory cgroup (the node's root for memory.available, the
+// pods cgroup for allocatableMemory.available) at the usage that means the threshold is met
+// (threshold_notifier.h), re-armed from the latest figures at most every 10 s; a crossing runs a
+// pass at once instead of at the next interval. On cgroup v2 there is no such notification and
+// memory is observed every 10 s, as upstream.
 // Thread-safety: every method may be called from any thread. Ownership: the options' callbacks
 // are called on the manager's thread (Synchronize) and must outlive it.
 #ifndef KUBELET_KUBELET_EVICTION_EVICTION_H_
@@ -46,6 +50,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -59,6 +64,7 @@
 #include "api/pod.h"
 #include "common/clock.h"
 #include "kubelet/container/pod_lifecycle.h"
+#include "kubelet/eviction/threshold_notifier.h"
 #include "kubelet/stats/summary.h"
 
 namespace kubelet::eviction {
@@ -122,6 +128,12 @@ struct ManagerOptions {
   // whether it ran (errors are logged by the callee).
   std::function<void()> delete_dead_containers;
   std::function<void()> delete_unused_images;
+  // kernelMemcgNotification: the memory hierarchy's mount point (empty: none found, no
+  // notifications), and the pods cgroup below it (allocatableMemory.available).
+  bool kernel_memcg_notification = false;
+  std::string memory_cgroup_root;
+  std::string pods_cgroup;
+  CgroupNotifierFactory notifier_factory;  // unset: NewCgroupNotifier
 };
 
 // Node conditions the manager reports.
@@ -138,8 +150,8 @@ class Manager final : public container::PodLifecycleParticipant {
 
   void Start();
   void Stop();
-  // One monitoring pass (what the manager's thread runs every interval). Returns the pod
-  // evicted, if any.
+  // One monitoring pass (what the manager's thread runs every interval, or at once when a memcg
+  // notification arrives). Returns the pod evicted, if any. One caller at a time.
   std::optional<api::Pod> Synchronize();
 
   Pressure GetPressure() const;
@@ -159,7 +171,21 @@ class Manager final : public container::PodLifecycleParticipant {
   std::map<std::string, absl::Time> condition_last_observed_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> conditions_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // A memcg notification arrived since the last pass began.
+  bool crossed_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
+
+  // Memory threshold notifiers: set up by Start, re-armed by Synchronize, destroyed by Stop
+  // once the manager's thread has ended (so only one thread touches them at a time).
+  struct MemoryNotifier {
+    size_t threshold = 0;
+    std::string cgroup_path;
+    std::string description;
+    std::unique_ptr<CgroupNotifier> active;
+  };
+  void UpdateNotifiers(const stats::Summary& summary, absl::Time now);
+  std::vector<MemoryNotifier> notifiers_;
+  absl::Time notifiers_updated_ = absl::InfinitePast();
 };
 
 }  // namespace kubelet::eviction

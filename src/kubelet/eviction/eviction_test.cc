@@ -6,10 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/synchronization/mutex.h"
 #include "api/quantity.h"
 #include "api/static_pod.h"
 
@@ -327,6 +331,138 @@ TEST_F(ManagerTest, AdmissionUnderPressure) {
   EXPECT_FALSE(d.admit);
   EXPECT_EQ(d.message, "The node had condition: [MemoryPressure DiskPressure]. ");
   EXPECT_TRUE(m.Admit(critical, {}).admit);
+}
+
+}  // namespace
+}  // namespace kubelet::eviction
+
+namespace kubelet::eviction {
+namespace {
+
+// kernelMemcgNotification: each memory threshold is armed at capacity - threshold + inactive
+// file on its cgroup, re-armed at most every 10 s, and a crossing starts a pass at once.
+struct Armed {
+  std::string path;
+  std::string attribute;
+  int64_t threshold = 0;
+};
+
+class FakeNotifier final : public CgroupNotifier {
+ public:
+  explicit FakeNotifier(int* live) : live_(live) { ++*live_; }
+  ~FakeNotifier() override { --*live_; }
+
+ private:
+  int* live_;
+};
+
+TEST_F(ManagerTest, MemcgNotifierArmsAtTheUsageThatMeetsTheThreshold) {
+  auto thresholds = ParseThresholds({{"memory.available", "100Mi"}}, {}, {}, {}, {"pods"});
+  ASSERT_TRUE(thresholds.ok());
+  std::vector<Armed> armed;
+  int live = 0;
+  ManagerOptions o2 = Options(*thresholds);
+  o2.kernel_memcg_notification = true;
+  o2.memory_cgroup_root = "/sys/fs/cgroup/memory";
+  o2.pods_cgroup = "/kubepods";
+  o2.monitoring_interval = absl::Hours(1);
+  o2.notifier_factory =
+      [&](const std::string& path, const std::string& attribute, int64_t threshold,
+          std::function<void()>) -> absl::StatusOr<std::unique_ptr<CgroupNotifier>> {
+    armed.push_back({path, attribute, threshold});
+    return std::unique_ptr<CgroupNotifier>(std::make_unique<FakeNotifier>(&live));
+  };
+  summary_ = Node(3000 * kMi, 1000 * kMi);
+  summary_.node.memory->usage_bytes = 1200 * kMi;
+  {
+    stats::ContainerStats pods;
+    pods.name = "pods";
+    pods.memory = stats::MemoryStats{};
+    pods.memory->available_bytes = 500 * kMi;
+    pods.memory->working_set_bytes = 300 * kMi;
+    pods.memory->usage_bytes = 350 * kMi;
+    summary_.node.system_containers.push_back(pods);
+  }
+  {
+    Manager manual(std::move(o2), clock_);
+    // Start sets the notifiers up; the thread's first pass is an interval away, so the pass
+    // below is the first.
+    manual.Start();
+    (void)manual.Synchronize();
+    ASSERT_EQ(armed.size(), 2u);
+    // memory.available on the root: capacity 4000Mi - 100Mi + 200Mi inactive file.
+    EXPECT_EQ(armed[0].path, "/sys/fs/cgroup/memory");
+    EXPECT_EQ(armed[0].attribute, "memory.usage_in_bytes");
+    EXPECT_EQ(armed[0].threshold, 4100 * kMi);
+    // allocatableMemory.available on the pods cgroup: 800Mi - 100Mi + 50Mi.
+    EXPECT_EQ(armed[1].path, "/sys/fs/cgroup/memory/kubepods");
+    EXPECT_EQ(armed[1].threshold, 750 * kMi);
+    EXPECT_EQ(live, 2);
+    // Within 10 s: not re-armed; after: re-armed from the new figures, the old ones released.
+    clock_.Advance(absl::Seconds(5));
+    (void)manual.Synchronize();
+    EXPECT_EQ(armed.size(), 2u);
+    clock_.Advance(absl::Seconds(6));
+    summary_.node.memory->usage_bytes = 1300 * kMi;
+    (void)manual.Synchronize();
+    ASSERT_EQ(armed.size(), 4u);
+    EXPECT_EQ(armed[2].threshold, 4200 * kMi);
+    EXPECT_EQ(live, 2);
+    manual.Stop();
+    EXPECT_EQ(live, 0);
+  }
+}
+
+TEST_F(ManagerTest, MemcgCrossingRunsAPassAtOnce) {
+  ManagerOptions o = Options(Hard({{"memory.available", "100Mi"}}));
+  o.monitoring_interval = absl::Hours(1);
+  o.kernel_memcg_notification = true;
+  o.memory_cgroup_root = "/sys/fs/cgroup/memory";
+  absl::Mutex mu;
+  std::function<void()> crossed;
+  int live = 0;
+  o.notifier_factory =
+      [&](const std::string&, const std::string&, int64_t,
+          std::function<void()> on_crossed) -> absl::StatusOr<std::unique_ptr<CgroupNotifier>> {
+    absl::MutexLock lock(&mu);
+    crossed = std::move(on_crossed);
+    return std::unique_ptr<CgroupNotifier>(std::make_unique<FakeNotifier>(&live));
+  };
+  std::atomic<int> passes{0};
+  o.summary = [&]() -> absl::StatusOr<stats::Summary> {
+    ++passes;
+    stats::Summary s = Node(3000 * kMi, 1000 * kMi);
+    s.node.memory->usage_bytes = 1000 * kMi;
+    return s;
+  };
+  Manager m(std::move(o), clock_);
+  // The thread waits for its hour-long interval; a pass by hand arms the notifier.
+  m.Start();
+  (void)m.Synchronize();
+  ASSERT_EQ(passes.load(), 1);
+  std::function<void()> fire;
+  {
+    absl::MutexLock lock(&mu);
+    fire = crossed;
+  }
+  ASSERT_TRUE(fire);
+  fire();
+  for (int i = 0; i < 500 && passes.load() < 2; ++i) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(passes.load(), 2);
+  m.Stop();
+}
+
+TEST(MemcgThresholdTest, IncompleteFiguresAreAnError) {
+  auto t = ParseThresholds({{"memory.available", "10%"}}, {}, {}, {}, {});
+  ASSERT_TRUE(t.ok());
+  stats::MemoryStats mem;
+  mem.available_bytes = 900;
+  EXPECT_FALSE(MemcgThreshold((*t)[0], mem).ok());
+  mem.working_set_bytes = 100;
+  mem.usage_bytes = 150;
+  // capacity 1000 - 10% + 50 inactive file.
+  EXPECT_EQ(*MemcgThreshold((*t)[0], mem), 950);
+  EXPECT_EQ(NotifierDescription((*t)[0]), "hard memory eviction threshold");
 }
 
 }  // namespace
