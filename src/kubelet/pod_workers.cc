@@ -147,13 +147,19 @@ void PodWorkers::SyncDue() {
   {
     absl::MutexLock lock(&mu_);
     for (auto& [uid, st] : states_) {
-      if (st.requeue_at && *st.requeue_at <= now && !st.pending) {
+      if (!st.requeue_at || *st.requeue_at > now) continue;
+      if (!st.pending) {
         st.requeue_at.reset();
         st.pending = UpdatePodOptions{SyncPodType::kSync, std::nullopt, std::nullopt, std::nullopt};
         if (!st.working) {
           st.working = true;
           due.push_back(uid);
         }
+      } else if (!st.working) {
+        // A static pod whose start waits for its previous version: its update is still pending.
+        st.requeue_at.reset();
+        st.working = true;
+        due.push_back(uid);
       }
     }
   }
@@ -175,6 +181,16 @@ void PodWorkers::Run(const std::string& uid) {
       if (!st.pending || stopped_) {
         st.working = false;
         return;
+      }
+      if (st.phase == Phase::kSyncing && !st.started) {
+        if (st.pod && api::IsStaticPod(*st.pod) && StaticPodMustWait(uid, st)) {
+          KLOG_V(2, "Static pod is waiting for termination of previous instance", "pod",
+                 PodRef(st.pod, st.running_pod), "podUID", uid);
+          st.working = false;
+          st.requeue_at = clock_.Now() + absl::Seconds(1);
+          return;  // the update stays pending
+        }
+        st.started = true;
       }
       update = std::move(*st.pending);
       st.pending.reset();
@@ -309,6 +325,32 @@ bool PodWorkers::IsPodTerminatingByFullName(const std::string& full_name) const 
   for (const auto& [uid, st] : states_) {
     if (st.phase == Phase::kSyncing || (st.phase == Phase::kFinished && !st.working)) continue;
     if (st.pod && api::PodFullName(*st.pod) == full_name) return true;
+  }
+  return false;
+}
+
+std::string PodWorkers::FullName(const State& st) {
+  if (st.pod) return api::PodFullName(*st.pod);
+  if (st.running_pod) return st.running_pod->name + "_" + st.running_pod->namespace_;
+  return "";
+}
+
+bool PodWorkers::StaticPodMustWait(const std::string& uid, const State& st) const {
+  const std::string full_name = FullName(st);
+  for (const auto& [other_uid, other] : states_) {
+    if (other_uid == uid || FullName(other) != full_name) continue;
+    switch (other.phase) {
+      case Phase::kSyncing:
+        // Started, or an orphan of that name still to be killed.
+        if (other.started || !other.pod) return true;
+        break;
+      case Phase::kTerminating:
+      case Phase::kTerminated:
+        return true;
+      case Phase::kFinished:
+        if (other.working) return true;
+        break;
+    }
   }
   return false;
 }

@@ -20,6 +20,10 @@
 //   UpdatePod(kKill) with `running_pod` set and no `pod`.
 // - After a pod has finished, only a new kCreate for the same UID starts it afresh (a manifest
 //   removed then restored); syncs and updates of a finished pod are ignored.
+// - A static pod starts only once no other pod of its full name (another UID: the previous
+//   version of a changed manifest) runs or is still being stopped, as upstream's
+//   allowStaticPodStart: until then its first SyncPod waits, retried by SyncDue() every second.
+//   Two versions of a control-plane pod never run at once (one etcd on its data dir).
 // Thread-safety: all public methods are thread-safe. The PodSyncer is called from pool threads,
 // never two calls for the same UID at once.
 #ifndef KUBELET_KUBELET_POD_WORKERS_H_
@@ -120,7 +124,16 @@ class PodWorkers {
     std::optional<absl::Time> requeue_at;
     // The in-flight SyncPod's or SyncTerminatingPod's cancellation (set only while one runs).
     std::shared_ptr<Cancellation> sync_cancel;
+    // A SyncPod was let run (a static pod waiting for its previous version is not started).
+    bool started = false;
   };
+
+  // <name>_<namespace> of the pod (or of the orphan) `st` is about; "" when unknown.
+  static std::string FullName(const State& st);
+  // Whether static pod `uid` must wait before its first SyncPod: another UID of the same full
+  // name started or is being stopped (upstream allowStaticPodStart).
+  bool StaticPodMustWait(const std::string& uid, const State& st) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   void Run(const std::string& uid);
   // Applies `update` to `st`; returns true when there is something to do.

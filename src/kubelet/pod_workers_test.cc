@@ -1,10 +1,12 @@
 #include "kubelet/pod_workers.h"
 
+#include <algorithm>
 #include <atomic>
 #include <stdexcept>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
+#include "api/static_pod.h"
 #include "gtest/gtest.h"
 
 namespace kubelet {
@@ -16,6 +18,19 @@ api::Pod MakePod(const std::string& uid) {
   p.metadata.namespace_ = "default";
   p.metadata.uid = uid;
   return p;
+}
+
+// A static pod (from a manifest) of UID `uid`; every version has the same name.
+api::Pod MakeStaticPod(const std::string& uid) {
+  api::Pod p = MakePod(uid);
+  p.metadata.name = "etcd";
+  p.metadata.namespace_ = "kube-system";
+  p.metadata.annotations[api::kConfigSourceAnnotationKey] = "file";
+  return p;
+}
+
+bool Contains(const std::vector<std::string>& calls, const std::string& call) {
+  return std::find(calls.begin(), calls.end(), call) != calls.end();
 }
 
 // Records every call; SyncPod can be made to block, fail or report terminal.
@@ -269,6 +284,46 @@ TEST_F(PodWorkersTest, LongerGracePeriodNeverExtendsATermination) {
   workers_->UpdatePod({SyncPodType::kKill, MakePod("h"), std::nullopt, 1});
   ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("h"); }));
   EXPECT_EQ(syncer_.Calls()[3], "terminating:h:1");
+}
+
+// A changed manifest: the new version of a static pod (another UID, the same full name) starts
+// only once the previous one has stopped, as upstream's allowStaticPodStart (two etcds on one
+// data dir, two API servers on one port).
+TEST_F(PodWorkersTest, StaticPodStartsOnlyAfterItsPreviousVersionStopped) {
+  workers_->UpdatePod({SyncPodType::kCreate, MakeStaticPod("v1"), std::nullopt, std::nullopt});
+  ASSERT_TRUE(WaitFor([&] { return Contains(syncer_.Calls(), "sync:create:v1"); }));
+  syncer_.terminating_hangs = 1;
+  workers_->UpdatePod({SyncPodType::kKill, MakeStaticPod("v1"), std::nullopt, 30});
+  ASSERT_TRUE(WaitFor([&] { return Contains(syncer_.Calls(), "terminating:v1:30"); }));
+  workers_->UpdatePod({SyncPodType::kCreate, MakeStaticPod("v2"), std::nullopt, std::nullopt});
+  EXPECT_TRUE(CallsSettled());
+  clock_.Advance(absl::Seconds(2));
+  workers_->SyncDue();
+  EXPECT_TRUE(CallsSettled());
+  EXPECT_FALSE(Contains(syncer_.Calls(), "sync:create:v2"));
+  // The previous version stops; the new one starts at the next retry, with its create.
+  workers_->UpdatePod({SyncPodType::kKill, MakeStaticPod("v1"), std::nullopt, 1});
+  ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("v1"); }));
+  clock_.Advance(absl::Seconds(2));
+  workers_->SyncDue();
+  ASSERT_TRUE(WaitFor([&] { return Contains(syncer_.Calls(), "sync:create:v2"); }));
+  const std::vector<std::string> calls = syncer_.Calls();
+  EXPECT_LT(std::find(calls.begin(), calls.end(), "terminated:v1"),
+            std::find(calls.begin(), calls.end(), "sync:create:v2"));
+}
+
+// Pods from the API server are not held back (their names are unique while they exist).
+TEST_F(PodWorkersTest, NonStaticPodOfTheSameNameDoesNotWait) {
+  api::Pod a = MakePod("n1"), b = MakePod("n2");
+  b.metadata.name = a.metadata.name;
+  workers_->UpdatePod({SyncPodType::kCreate, a, std::nullopt, std::nullopt});
+  ASSERT_TRUE(WaitFor([&] { return Contains(syncer_.Calls(), "sync:create:n1"); }));
+  syncer_.terminating_hangs = 1;
+  workers_->UpdatePod({SyncPodType::kKill, a, std::nullopt, 30});
+  workers_->UpdatePod({SyncPodType::kCreate, b, std::nullopt, std::nullopt});
+  ASSERT_TRUE(WaitFor([&] { return Contains(syncer_.Calls(), "sync:create:n2"); }));
+  workers_->UpdatePod({SyncPodType::kKill, a, std::nullopt, 1});
+  ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("n1"); }));
 }
 
 }  // namespace
