@@ -524,6 +524,8 @@ int main(int argc, char** argv) {
     Row("context switches / s", up.cs_per_s, us.cs_per_s, 1);
     Row("containerd CPU meanwhile (%)", up.containerd_cpu_pct, us.containerd_cpu_pct, 3);
     Row("  with its shims (%)", up.runtime_cpu_pct, us.runtime_cpu_pct, 3);
+    Row("kubelet + containerd + shims (%)", up.idle_cpu_pct + up.runtime_cpu_pct,
+        us.idle_cpu_pct + us.runtime_cpu_pct, 3);
     Row("relists in the window", up.relists, us.relists);
     Row("idle CPU / relist (ms)", up.cpu_ms_per_relist, us.cpu_ms_per_relist, 3);
     Row("context switches / relist", up.cs_per_relist, us.cs_per_relist, 1);
