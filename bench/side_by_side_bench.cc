@@ -29,10 +29,9 @@
 // Both kubelets get the same KubeletConfiguration (cgroupfs, the read-only port, anonymous +
 // AlwaysAllow on the API port) and a node name, root dir and cgroupRoot of their own (below the
 // harness's KUBELET_E2E_CGROUP_ROOT); between runs every sandbox of the previous kubelet is
-// removed from the runtime. After all N: the private memory
-// growth per extra pod between the smallest and the largest N. Figures are printed, never
-// asserted; the goals are printed beside them. Without an upstream binary ("-") its column and
-// the ratios say "missing".
+// removed from the runtime. After all N: the memory growth per extra pod between the smallest
+// and the largest N. Figures are printed, never asserted; the goals are printed beside them.
+// Without an upstream binary ("-") its column and the ratios say "missing".
 //
 // Usage: side_by_side_bench <our-kubelet> <upstream-kubelet|-> [N ...]
 // Env: KUBELET_E2E_* (the containerd harness), IDLE_SECONDS, SETTLE_SECONDS, RESTARTS, REQUESTS.
