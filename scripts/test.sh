@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine and runs every test: unit tests, then the end-to-end tests
 # against a private containerd and a private CRI-O that CTest fixtures start and tear down, then
-# a short session of every libFuzzer target (a second build with clang, ASan and UBSan).
+# a second build with clang, ASan and UBSan that runs the unit tests again and a short session
+# of every libFuzzer target.
 # Usage: scripts/test.sh [extra ctest args]   (BUILD_DIR overrides the build directory;
-# FUZZ=0 skips the fuzz build and its runs)
+# FUZZ=0 skips the sanitized build and its runs; ThreadSanitizer: scripts/sanitize.sh tsan)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,10 +40,16 @@ status=0
 (cd "$BUILD_DIR" && ctest --output-on-failure -j"$(nproc)" "$@") || status=$?
 
 if [ "${FUZZ:-1}" != 0 ]; then
+  # The fuzz build also builds and runs the unit tests: the libraries are compiled once, with ASan
+  # and UBSan (and libFuzzer's coverage hooks, no-ops outside the fuzz targets), for both.
   cmake -S . -B "$FUZZ_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DKUBELET_FUZZ=ON \
-    -DKUBELET_BUILD_TESTS=OFF -DKUBELET_BUILD_BENCH=OFF "${LAUNCHER[@]}"
-  cmake --build "$FUZZ_BUILD_DIR" --target fuzzers -j"$(nproc)"
+    -DKUBELET_BUILD_TESTS=ON -DKUBELET_BUILD_BENCH=OFF "${LAUNCHER[@]}"
+  cmake --build "$FUZZ_BUILD_DIR" -j"$(nproc)"
+  (
+    source scripts/sanitizer-env.sh asan "$FUZZ_BUILD_DIR"
+    cd "$FUZZ_BUILD_DIR" && ctest --output-on-failure -L unit -j"$(nproc)"
+  ) || status=$?
   (cd "$FUZZ_BUILD_DIR" && ctest --output-on-failure -L fuzz) || status=$?
 fi
 exit "$status"
