@@ -31,6 +31,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -160,6 +161,11 @@ class SelfHostedTest : public StaticPodTest {
     }
     if (!cgroup_root_.empty()) {
       for (const auto& [c, dir] : CgroupMounts()) RemoveCgroupTree(dir + cgroup_root_);
+    }
+    // The upstream kubelet bind-mounts its --root-dir onto itself and leaves the mount behind.
+    if (!dir_.empty()) {
+      for (int i = 0; i < 4 && ::umount2((dir_ + "/root").c_str(), MNT_DETACH) == 0; ++i) {
+      }
     }
   }
 
