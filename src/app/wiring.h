@@ -126,6 +126,8 @@ struct WiringContext {
 };
 
 // One per subsystem (wire_<name>.cc).
+// The process's malloc: arenas capped, free pages returned to the kernel once a minute.
+absl::Status WireMemory(WiringStage stage, WiringContext& ctx);
 absl::Status WireContainerManager(WiringStage stage, WiringContext& ctx);
 // configMap/secret source, tokens, env lookups and image pull credentials.
 absl::Status WireClusterContent(WiringStage stage, WiringContext& ctx);
