@@ -3,6 +3,7 @@
 // Skipped without root or without a v1 memory hierarchy (cgroup v2 has no such events; there
 // the notifier must be a silent no-op).
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,10 +46,12 @@ TEST(CgroupNotifierTest, FiresWhenUsageCrossesTheThreshold) {
     char c;
     ::close(go[1]);
     if (::read(go[0], &c, 1) != 1) ::_exit(1);
-    // 96 MiB touched page by page: past the 48 MiB threshold.
+    // 96 MiB touched page by page: past the 48 MiB threshold. mmap, not malloc: the child of a
+    // multithreaded process may only make async-signal-safe calls (under TSan malloc hangs).
     constexpr size_t kSize = 96 << 20;
-    char* p = static_cast<char*>(std::malloc(kSize));
-    if (p == nullptr) ::_exit(1);
+    void* m = ::mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) ::_exit(1);
+    char* p = static_cast<char*>(m);
     for (size_t i = 0; i < kSize; i += 4096) p[i] = 1;
     ::pause();
     ::_exit(0);
