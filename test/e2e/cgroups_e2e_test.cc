@@ -29,41 +29,6 @@ std::string ReadTrimmed(const std::string& path) {
   return s;
 }
 
-// Mount points of the cgroup hierarchies: controller (or "name=...", "unified" on a hybrid
-// host) -> dir (v1), or "" -> dir (v2 only).
-std::map<std::string, std::string> CgroupMounts() {
-  std::map<std::string, std::string> out;
-  std::string unified;
-  std::ifstream in("/proc/self/mounts");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f = absl::StrSplit(line, ' ');
-    if (f.size() < 4) continue;
-    if (f[2] == "cgroup2" && unified.empty()) unified = f[1];
-    if (f[2] != "cgroup") continue;
-    for (absl::string_view o : absl::StrSplit(f[3], ',')) {
-      if (absl::StartsWith(o, "name=")) out[std::string(o)] = f[1];
-      for (const char* c : {"cpu", "cpuacct", "cpuset", "memory", "pids", "hugetlb", "devices",
-                            "freezer", "blkio"}) {
-        if (o == c) out[c] = f[1];
-      }
-    }
-  }
-  // A hybrid host's cgroup2 mount holds directories the runtime creates under the cgroup
-  // parent too.
-  if (!out.empty() && !unified.empty()) out["unified"] = unified;
-  if (out.empty() && !unified.empty()) out[""] = unified;
-  return out;
-}
-
-void RemoveCgroupTree(const std::string& dir) {
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    if (e.is_directory() && !e.is_symlink()) RemoveCgroupTree(e.path().string());
-  }
-  ::rmdir(dir.c_str());
-}
-
 class CgroupsTest : public StaticPodTest {
  protected:
   CgroupsTest() { verbosity_ = 4; }

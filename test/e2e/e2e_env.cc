@@ -1,8 +1,12 @@
 #include "test/e2e/e2e_env.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 namespace kubelet::e2e {
@@ -58,6 +62,40 @@ bool LoadE2EEnv() {
   const char* file = std::getenv("KUBELET_E2E_ENV_FILE");
   if (file == nullptr || *file == '\0') return RuntimeDescribed();
   return LoadE2EEnvFile(file);
+}
+
+std::map<std::string, std::string> CgroupMounts() {
+  std::map<std::string, std::string> out;
+  std::string unified;
+  std::ifstream in("/proc/self/mounts");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string device, dir, type, options;
+    if (!(fields >> device >> dir >> type >> options)) continue;
+    if (type == "cgroup2" && unified.empty()) unified = dir;
+    if (type != "cgroup") continue;
+    std::istringstream opts(options);
+    std::string o;
+    while (std::getline(opts, o, ',')) {
+      if (o.rfind("name=", 0) == 0) out[o] = dir;
+      for (const char* c : {"cpu", "cpuacct", "cpuset", "memory", "pids", "hugetlb", "devices",
+                            "freezer", "blkio"}) {
+        if (o == c) out[c] = dir;
+      }
+    }
+  }
+  if (!out.empty() && !unified.empty()) out["unified"] = unified;
+  if (out.empty() && !unified.empty()) out[""] = unified;
+  return out;
+}
+
+void RemoveCgroupTree(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.is_directory() && !e.is_symlink()) RemoveCgroupTree(e.path().string());
+  }
+  ::rmdir(dir.c_str());
 }
 
 }  // namespace kubelet::e2e

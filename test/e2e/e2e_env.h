@@ -22,6 +22,7 @@
 #ifndef KUBELET_TEST_E2E_E2E_ENV_H_
 #define KUBELET_TEST_E2E_E2E_ENV_H_
 
+#include <map>
 #include <string>
 
 namespace kubelet::e2e {
@@ -54,6 +55,16 @@ std::string RuntimeName();
 // What that runtime calls itself in CRI Version (RuntimeName: "containerd" or "cri-o"): the
 // scheme of container IDs in pod statuses (`cri-o://<id>`) and of the node's runtime version.
 std::string CriRuntimeName();
+
+// The host's cgroup hierarchies, from /proc/self/mounts: on cgroup v1, controller (or
+// "name=...", and "unified" for a hybrid host's cgroup2 mount, where the runtime creates
+// directories under the cgroup parent too) -> mount point; on a cgroup v2-only host, "" -> the
+// unified mount point.
+std::map<std::string, std::string> CgroupMounts();
+
+// Removes the cgroup `dir` and every cgroup below it, deepest first; best effort (a cgroup
+// still holding a process stays).
+void RemoveCgroupTree(const std::string& dir);
 
 }  // namespace kubelet::e2e
 

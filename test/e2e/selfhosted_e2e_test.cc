@@ -63,8 +63,8 @@ namespace {
 
 using json = nlohmann::json;
 
-const std::vector<std::string> kComponents = {"etcd", "kube-apiserver",
-                                              "kube-controller-manager", "kube-scheduler"};
+const std::vector<std::string> kComponents = {"etcd", "kube-apiserver", "kube-controller-manager",
+                                              "kube-scheduler"};
 
 // Seconds from each kubelet's start until the static apiserver answered /readyz (-1: not
 // measured).
@@ -87,50 +87,18 @@ std::string HostIPv4() {
   return out;
 }
 
-// Mount points of the cgroup hierarchies (as cgroups_e2e_test.cc): controller (or "name=...",
-// "unified" on a hybrid host) -> dir (v1), or "" -> dir (v2 only).
-std::map<std::string, std::string> CgroupMounts() {
-  std::map<std::string, std::string> out;
-  std::string unified;
-  std::istringstream in(ReadFile("/proc/self/mounts"));
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f = absl::StrSplit(line, ' ');
-    if (f.size() < 4) continue;
-    if (f[2] == "cgroup2" && unified.empty()) unified = f[1];
-    if (f[2] != "cgroup") continue;
-    for (absl::string_view o : absl::StrSplit(f[3], ',')) {
-      if (absl::StartsWith(o, "name=")) out[std::string(o)] = f[1];
-      for (const char* c : {"cpu", "cpuacct", "cpuset", "memory", "pids", "hugetlb", "devices",
-                            "freezer", "blkio"}) {
-        if (o == c) out[c] = f[1];
-      }
-    }
-  }
-  if (!out.empty() && !unified.empty()) out["unified"] = unified;
-  if (out.empty() && !unified.empty()) out[""] = unified;
-  return out;
-}
-
-void RemoveCgroupTree(const std::string& dir) {
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    if (e.is_directory() && !e.is_symlink()) RemoveCgroupTree(e.path().string());
-  }
-  ::rmdir(dir.c_str());
-}
-
 class SelfHostedTest : public StaticPodTest {
  protected:
   void SetUp() override {
     StaticPodTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    script_ = std::string(std::getenv("KUBELET_E2E_HARNESS") ? std::getenv("KUBELET_E2E_HARNESS")
-                                                            : "") +
-              "/controlplane-env.sh";
+    script_ =
+        std::string(std::getenv("KUBELET_E2E_HARNESS") ? std::getenv("KUBELET_E2E_HARNESS") : "") +
+        "/controlplane-env.sh";
     cp_dir_ = dir_ + "/cp";
-    auto r = RunCommand({"bash", script_, "static-pods", cp_dir_, manifests_, node_, BusyboxImage()},
-                        {}, absl::Seconds(120));
+    auto r =
+        RunCommand({"bash", script_, "static-pods", cp_dir_, manifests_, node_, BusyboxImage()}, {},
+                   absl::Seconds(120));
     ASSERT_TRUE(r.ok()) << r.status();
     ASSERT_EQ(r->exit_code, 0) << r->err;
     absl::StatusOr<ControlPlane> cp = ControlPlane::Load(cp_dir_ + "/env");
@@ -139,8 +107,8 @@ class SelfHostedTest : public StaticPodTest {
     kubeconfig_ = std::string(absl::StripAsciiWhitespace(r->out));
     // A cgroupRoot of its own: another kubelet on this host (below the default root) would take
     // the control plane's pod cgroups for orphans and kill them, and this one theirs.
-    cgroup_root_ = absl::StrCat("/e2e-selfhosted-", ::getpid(), "-",
-                                absl::ToUnixMicros(absl::Now()) % 100000);
+    cgroup_root_ =
+        absl::StrCat("/e2e-selfhosted-", ::getpid(), "-", absl::ToUnixMicros(absl::Now()) % 100000);
     for (const auto& [c, dir] : CgroupMounts()) {
       std::filesystem::create_directories(dir + cgroup_root_);
     }
@@ -193,9 +161,9 @@ class SelfHostedTest : public StaticPodTest {
 
   // The static apiserver answers /readyz with "ok" (anonymous, its CA checked).
   bool ApiReady() {
-    auto r = RunCommand({"curl", "-s", "--max-time", "2", "--cacert", cp_->ca_file(),
-                         cp_->server() + "/readyz"},
-                        {}, absl::Seconds(5));
+    auto r = RunCommand(
+        {"curl", "-s", "--max-time", "2", "--cacert", cp_->ca_file(), cp_->server() + "/readyz"},
+        {}, absl::Seconds(5));
     return r.ok() && r->out == "ok";
   }
   // Seconds from `t0` until ApiReady(); -1 when not within `timeout`.
@@ -273,8 +241,7 @@ TEST_F(SelfHostedTest, ControlPlaneAsStaticPods) {
       << kubelet_->Log();
   const double etcd_s = absl::ToDoubleSeconds(absl::Now() - t0);
   const double readyz_s = WaitApiReady(t0, absl::Seconds(240));
-  ASSERT_GE(readyz_s, 0) << "the static kube-apiserver never answered /readyz\n"
-                         << kubelet_->Log();
+  ASSERT_GE(readyz_s, 0) << "the static kube-apiserver never answered /readyz\n" << kubelet_->Log();
   g_ours_readyz_s = readyz_s;
   const int refused = RefusedLines();
   std::printf(
@@ -339,8 +306,11 @@ TEST_F(SelfHostedTest, ControlPlaneAsStaticPods) {
               RuntimeName().c_str(), mirrors_s);
 
   // 3. An API pod scheduled by the static scheduler runs beside the control plane.
-  ASSERT_TRUE(WaitUntil([&] { return GetJson({"get", "sa", "default", "-n", "default"}).is_object(); },
-                        absl::Seconds(120), absl::Seconds(1)));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return GetJson({"get", "sa", "default", "-n", "default"}).is_object();
+      },
+      absl::Seconds(120), absl::Seconds(1)));
   const std::string web = absl::StrCat(
       "apiVersion: v1\nkind: Pod\nmetadata:\n  name: ", PodName("web"),
       "\n  namespace: default\nspec:\n  automountServiceAccountToken: false\n"
@@ -397,9 +367,9 @@ TEST_F(SelfHostedTest, ControlPlaneAsStaticPods) {
   const std::string anchor = "    - \"--profiling=false\"\n";
   ASSERT_TRUE(absl::StrContains(manifest, anchor)) << manifest;
   const absl::Time t_upgrade = absl::Now();
-  WriteManifest("kube-apiserver.yaml",
-                absl::StrReplaceAll(manifest,
-                                    {{anchor, anchor + "    - \"--event-ttl=2h0m0s\"\n"}}));
+  WriteManifest(
+      "kube-apiserver.yaml",
+      absl::StrReplaceAll(manifest, {{anchor, anchor + "    - \"--event-ttl=2h0m0s\"\n"}}));
   std::string new_api;
   ASSERT_TRUE(WaitUntil(
       [&] {
@@ -431,9 +401,10 @@ TEST_F(SelfHostedTest, ControlPlaneAsStaticPods) {
       << "the new apiserver started "
       << (old_status.finished_at() - new_status.started_at()) / 1000000
       << " ms before the old one had stopped";
-  std::printf("[selfhosted %s] apiserver upgraded: back and mirror pod updated %.2fs after the "
-              "manifest changed\n",
-              RuntimeName().c_str(), absl::ToDoubleSeconds(absl::Now() - t_upgrade));
+  std::printf(
+      "[selfhosted %s] apiserver upgraded: back and mirror pod updated %.2fs after the "
+      "manifest changed\n",
+      RuntimeName().c_str(), absl::ToDoubleSeconds(absl::Now() - t_upgrade));
   std::map<std::string, std::string> after = RunningIds();
   for (const std::string& b : {"etcd", "kube-controller-manager", "kube-scheduler", "web"}) {
     EXPECT_EQ(after[b], ids[b]) << b << " was restarted by the apiserver's upgrade";
@@ -444,8 +415,8 @@ TEST_F(SelfHostedTest, ControlPlaneAsStaticPods) {
   ASSERT_TRUE(sched.is_object());
   const std::string old_uid = sched["metadata"].value("uid", "");
   {
-    auto r = cp_->Kubectl({"delete", "pod", "-n", "kube-system", PodName("kube-scheduler"),
-                           "--wait=false"});
+    auto r = cp_->Kubectl(
+        {"delete", "pod", "-n", "kube-system", PodName("kube-scheduler"), "--wait=false"});
     ASSERT_TRUE(r.ok()) << r.status();
     ASSERT_EQ(r->exit_code, 0) << r->err;
   }
@@ -475,9 +446,10 @@ TEST_F(SelfHostedTest, UpstreamReadyz) {
   kubelet_ = std::move(*p);
   const double readyz_s = WaitApiReady(t0, absl::Seconds(240));
   EXPECT_GE(readyz_s, 0) << kubelet_->Log();
-  std::printf("[selfhosted %s] static apiserver /readyz after the kubelet's start: ours %.2fs, "
-              "upstream %.2fs\n",
-              RuntimeName().c_str(), g_ours_readyz_s, readyz_s);
+  std::printf(
+      "[selfhosted %s] static apiserver /readyz after the kubelet's start: ours %.2fs, "
+      "upstream %.2fs\n",
+      RuntimeName().c_str(), g_ours_readyz_s, readyz_s);
 }
 
 }  // namespace
