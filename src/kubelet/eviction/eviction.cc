@@ -319,16 +319,7 @@ std::vector<api::Pod> RankForEviction(const std::string& signal, std::vector<api
 }
 
 Manager::Manager(ManagerOptions options, const Clock& clock)
-    : options_(std::move(options)), clock_(clock) {}
-
-Manager::~Manager() { Stop(); }
-
-void Manager::Start() {
-  if (options_.thresholds.empty()) {
-    KLOG_INFO("Eviction manager: no eviction thresholds, not monitoring");
-    return;
-  }
-  KLOG_INFO("Eviction manager: starting control loop");
+    : options_(std::move(options)), clock_(clock) {
   if (options_.kernel_memcg_notification) {
     for (size_t i = 0; i < options_.thresholds.size(); ++i) {
       const Threshold& t = options_.thresholds[i];
@@ -347,23 +338,32 @@ void Manager::Start() {
       notifiers_.push_back(std::move(n));
     }
   }
+}
+
+Manager::~Manager() { Stop(); }
+
+void Manager::Start() {
+  if (options_.thresholds.empty()) {
+    KLOG_INFO("Eviction manager: no eviction thresholds, not monitoring");
+    return;
+  }
+  KLOG_INFO("Eviction manager: starting control loop");
+  // As upstream: a pass at once (which also arms the memcg notifiers), then one every interval
+  // or as soon as a notifier fires.
   thread_ = std::thread([this] {
     for (;;) {
-      {
-        absl::MutexLock lock(&mu_);
-        auto woken = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_ || crossed_; };
-        mu_.AwaitWithTimeout(absl::Condition(&woken), options_.monitoring_interval);
-        if (stopping_) return;
-        crossed_ = false;
-      }
       std::optional<api::Pod> evicted = Synchronize();
+      absl::MutexLock lock(&mu_);
       if (evicted) {
         // Upstream waits for the evicted pod's clean-up (up to 30 s) before the next pass, so
         // its freed resources are seen before another pod is chosen.
-        absl::MutexLock lock(&mu_);
         auto stopped = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_; };
         mu_.AwaitWithTimeout(absl::Condition(&stopped), absl::Seconds(5));
       }
+      auto woken = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_ || crossed_; };
+      mu_.AwaitWithTimeout(absl::Condition(&woken), options_.monitoring_interval);
+      if (stopping_) return;
+      crossed_ = false;
     }
   });
 }

@@ -385,9 +385,7 @@ TEST_F(ManagerTest, MemcgNotifierArmsAtTheUsageThatMeetsTheThreshold) {
   }
   {
     Manager manual(std::move(o2), clock_);
-    // Start sets the notifiers up; the thread's first pass is an interval away, so the pass
-    // below is the first.
-    manual.Start();
+    // Passes by hand (no thread): the first arms the notifiers.
     (void)manual.Synchronize();
     ASSERT_EQ(armed.size(), 2u);
     // memory.available on the root: capacity 4000Mi - 100Mi + 200Mi inactive file.
@@ -436,16 +434,16 @@ TEST_F(ManagerTest, MemcgCrossingRunsAPassAtOnce) {
     return s;
   };
   Manager m(std::move(o), clock_);
-  // The thread waits for its hour-long interval; a pass by hand arms the notifier.
+  // The thread's first pass comes at once and arms the notifier; the next is an hour away.
   m.Start();
-  (void)m.Synchronize();
-  ASSERT_EQ(passes.load(), 1);
   std::function<void()> fire;
-  {
+  for (int i = 0; i < 500 && !fire; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
     absl::MutexLock lock(&mu);
     fire = crossed;
   }
   ASSERT_TRUE(fire);
+  ASSERT_EQ(passes.load(), 1);
   fire();
   for (int i = 0; i < 500 && passes.load() < 2; ++i) absl::SleepFor(absl::Milliseconds(10));
   EXPECT_EQ(passes.load(), 2);
