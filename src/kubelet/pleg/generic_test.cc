@@ -1,7 +1,11 @@
 #include "kubelet/pleg/generic.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 
 namespace kubelet::pleg {
@@ -11,7 +15,20 @@ namespace {
 class ListRuntime : public container::Runtime {
  public:
   std::string Type() const override { return "fake"; }
-  absl::StatusOr<std::vector<container::Pod>> GetPods(bool) override { return pods; }
+  // GetPods and GetPodStatus run on the PLEG's thread in the threaded test: `mu` guards what
+  // they touch there (SetPods, AnyStatusCall); the other tests use the fields directly.
+  absl::StatusOr<std::vector<container::Pod>> GetPods(bool) override {
+    absl::MutexLock lock(&mu);
+    return pods;
+  }
+  void SetPods(std::vector<container::Pod> p) {
+    absl::MutexLock lock(&mu);
+    pods = std::move(p);
+  }
+  bool AnyStatusCall() {
+    absl::MutexLock lock(&mu);
+    return !status_calls.empty();
+  }
   container::PodSyncResult SyncPod(const api::Pod&, const container::PodStatus&) override {
     return {};
   }
@@ -20,8 +37,11 @@ class ListRuntime : public container::Runtime {
   }
   absl::StatusOr<container::PodStatus> GetPodStatus(const std::string& uid, const std::string& name,
                                                     const std::string& ns) override {
-    ++status_calls[uid];
-    if (!status_error.ok()) return status_error;
+    {
+      absl::MutexLock lock(&mu);
+      ++status_calls[uid];
+      if (!status_error.ok()) return status_error;
+    }
     container::PodStatus s;
     s.id = uid;
     s.name = name;
@@ -33,6 +53,7 @@ class ListRuntime : public container::Runtime {
   }
   void ForgetPod(const std::string&) override {}
 
+  absl::Mutex mu;
   std::vector<container::Pod> pods;
   std::map<std::string, int> status_calls;
   absl::Status status_error;
@@ -134,9 +155,8 @@ TEST_F(GenericPLEGTest, RunsOnItsThreadAndPokeTriggersRelist) {
   GenericPLEG fast(GenericPLEGOptions{.relist_period = absl::Hours(1)}, runtime_, cache_, clock_);
   fast.Start();
   // The first relist happens at start; a later change is seen only after a poke.
-  for (int i = 0; i < 500 && runtime_.status_calls.empty(); ++i)
-    absl::SleepFor(absl::Milliseconds(2));
-  runtime_.pods = {P("u3", {C("z", container::State::kRunning)})};
+  for (int i = 0; i < 500 && !runtime_.AnyStatusCall(); ++i) absl::SleepFor(absl::Milliseconds(2));
+  runtime_.SetPods({P("u3", {C("z", container::State::kRunning)})});
   fast.Poke();
   bool seen = false;
   for (int i = 0; i < 1000 && !seen; ++i) {
