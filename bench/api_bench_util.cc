@@ -12,20 +12,6 @@
 #include "nlohmann/json.hpp"
 
 namespace kubelet::bench {
-namespace {
-
-void RemoveSandboxes(cri::RuntimeService& rt, const std::string& node) {
-  auto list = rt.ListPodSandbox(nullptr);
-  if (!list.ok()) return;
-  for (const auto& s : *list) {
-    if (!absl::EndsWith(s.metadata().name(), node)) continue;
-    (void)rt.StopPodSandbox(s.id());
-    (void)rt.RemovePodSandbox(s.id());
-  }
-}
-
-}  // namespace
-
 absl::StatusOr<ApiBenchEnv> LoadApiBenchEnv(const std::string& dir_prefix, int* exit_code) {
   ApiBenchEnv env;
   *exit_code = 2;

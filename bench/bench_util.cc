@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
@@ -190,6 +191,16 @@ absl::Duration BestRawFloor(kubelet::cri::RuntimeService& rt, int n, const std::
     }
   }
   return best;
+}
+
+void RemoveSandboxes(kubelet::cri::RuntimeService& rt, const std::string& node) {
+  auto list = rt.ListPodSandbox(nullptr);
+  if (!list.ok()) return;
+  for (const auto& s : *list) {
+    if (!absl::EndsWith(s.metadata().name(), node)) continue;
+    (void)rt.StopPodSandbox(s.id());
+    (void)rt.RemovePodSandbox(s.id());
+  }
 }
 
 }  // namespace kubelet::bench

@@ -31,6 +31,8 @@ std::vector<pid_t> PidsByName(const std::string& comm);
 absl::Duration RawFloor(kubelet::cri::RuntimeService& rt, int n, int concurrency,
                         const std::string& tag, const std::string& log_root);
 void CleanupFloor(kubelet::cri::RuntimeService& rt);
+// Stops and removes every sandbox of pods whose name ends in `node` (a kubelet's static pods).
+void RemoveSandboxes(kubelet::cri::RuntimeService& rt, const std::string& node);
 // The best RawFloor over concurrency 4, 8, 16 and 32 (those <= n), cleaned up after each.
 absl::Duration BestRawFloor(kubelet::cri::RuntimeService& rt, int n, const std::string& log_root,
                             int* best_concurrency = nullptr);

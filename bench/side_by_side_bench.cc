@@ -61,6 +61,7 @@
 #include "absl/time/clock.h"
 #include "bench/bench_util.h"
 #include "cri/remote/remote_runtime.h"
+#include "test/e2e/e2e_env.h"
 #include "test/e2e/kubelet_process.h"
 
 namespace {
@@ -176,40 +177,6 @@ struct Result {
 
 double Ms(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
 
-// Mount points of the cgroup hierarchies (v1 controllers and named hierarchies, and a
-// cgroup2 mount beside them), from /proc/self/mounts.
-std::vector<std::string> CgroupMounts() {
-  std::vector<std::string> out;
-  std::ifstream in("/proc/self/mounts");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f = absl::StrSplit(line, ' ');
-    if (f.size() >= 3 && (f[2] == "cgroup" || f[2] == "cgroup2")) out.push_back(f[1]);
-  }
-  return out;
-}
-
-// Removes the cgroup `dir` and every cgroup below it, deepest first; best effort (a cgroup
-// still holding a process stays, for the harness's tear-down).
-void RemoveCgroupTree(const std::string& dir) {
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    if (e.is_directory() && !e.is_symlink()) RemoveCgroupTree(e.path().string());
-  }
-  ::rmdir(dir.c_str());
-}
-
-// Stops and removes every sandbox of pods whose name ends in `node`.
-void RemoveSandboxes(kubelet::cri::RuntimeService& rt, const std::string& node) {
-  auto list = rt.ListPodSandbox(nullptr);
-  if (!list.ok()) return;
-  for (const auto& s : *list) {
-    if (!absl::EndsWith(s.metadata().name(), node)) continue;
-    (void)rt.StopPodSandbox(s.id());
-    (void)rt.RemovePodSandbox(s.id());
-  }
-}
-
 // Running containers of pod `pod` (its io.kubernetes.pod.name).
 std::vector<std::string> RunningContainersOf(kubelet::cri::RuntimeService& rt,
                                              const std::string& pod) {
@@ -289,7 +256,7 @@ Result RunKubelet(const std::string& bin, const std::string& kind, int n,
   // that it does not know for orphans and kills their processes, so two kubelets on one host
   // (the other kubelet here, or any other on the machine) must not share one.
   const std::string cgroup_root = absl::StrCat(cgroup_parent, "/", node);
-  for (const std::string& m : CgroupMounts()) {
+  for (const auto& [controller, m] : kubelet::e2e::CgroupMounts()) {
     std::error_code ec;
     std::filesystem::create_directories(m + cgroup_root, ec);
   }
@@ -419,7 +386,9 @@ Result RunKubelet(const std::string& bin, const std::string& kind, int n,
   k.Signal(SIGTERM);
   k.Wait(absl::Seconds(30));
   RemoveSandboxes(rt, node);
-  for (const std::string& m : CgroupMounts()) RemoveCgroupTree(m + cgroup_root);
+  for (const auto& [controller, m] : kubelet::e2e::CgroupMounts()) {
+    kubelet::e2e::RemoveCgroupTree(m + cgroup_root);
+  }
   return res;
 }
 
