@@ -391,10 +391,8 @@ void Manager::UpdateNotifiers(const stats::Summary& summary, absl::Time now) {
         if (c.name == "pods") mem = c.memory;
       }
     }
-    absl::StatusOr<int64_t> value =
-        mem ? MemcgThreshold(t, *mem)
-            : absl::StatusOr<int64_t>(absl::InvalidArgumentError(
-                  "summary was incomplete. Expected MemoryStats and all subfields to be non-nil"));
+    // Missing figures: MemcgThreshold says the summary was incomplete.
+    absl::StatusOr<int64_t> value = MemcgThreshold(t, mem.value_or(stats::MemoryStats{}));
     if (!value.ok()) {
       KLOG_INFO("Eviction manager: failed to update notifier", "notifier", n.description, "err",
                 value.status());
