@@ -3,6 +3,8 @@
 # private containerd (+ runc, CNI bridge, busybox and pause images) with the test harness, and
 # runs the kubelet in the foreground on examples/kubelet-config.yaml with the static pods in
 # examples/static-pods. Ctrl-C stops the kubelet and tears containerd down.
+# KUBELET_RUNTIME=crio runs the same on a private CRI-O v1.28 instead (from ../shared/crio; its
+# README lists the host packages: conmon, runc, containernetworking-plugins).
 # Extra arguments are passed to the kubelet (e.g. --v=2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,12 +12,23 @@ ROOT=$(pwd)
 
 scripts/build.sh
 RUN_DIR=${KUBELET_RUN_DIR:-/var/tmp/kubelet-standalone}
-HARNESS="$ROOT/test/e2e/harness/containerd-env.sh"
+case "${KUBELET_RUNTIME:-containerd}" in
+  containerd) HARNESS="$ROOT/test/e2e/harness/containerd-env.sh" ;;
+  crio | cri-o) HARNESS="$ROOT/test/e2e/harness/crio-env.sh" ;;
+  *)
+    echo "run-standalone: KUBELET_RUNTIME must be containerd or crio" >&2
+    exit 2
+    ;;
+esac
 bash "$HARNESS" down "$RUN_DIR" >/dev/null 2>&1 || true
 bash "$HARNESS" up "$RUN_DIR"
 trap 'bash "$HARNESS" down "$RUN_DIR"' EXIT
 # shellcheck disable=SC1091
 source "$RUN_DIR/env"
+if [ -n "${KUBELET_E2E_SKIPPED:-}" ]; then
+  echo "run-standalone: the runtime cannot run here: $KUBELET_E2E_SKIPPED" >&2
+  exit 1
+fi
 
 sed -e "s|@STATIC_POD_PATH@|$ROOT/examples/static-pods|" \
     -e "s|@RUNTIME_ENDPOINT@|$KUBELET_E2E_CONTAINERD_ENDPOINT|" \

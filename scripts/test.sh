@@ -37,19 +37,36 @@ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${LAUNCHE
 cmake --build "$BUILD_DIR" -j"$(nproc)"
 
 status=0
-(cd "$BUILD_DIR" && ctest --output-on-failure -j"$(nproc)" "$@") || status=$?
-
+fuzz_build=
 if [ "${FUZZ:-1}" != 0 ]; then
   # The fuzz build also builds and runs the unit tests: the libraries are compiled once, with ASan
-  # and UBSan (and libFuzzer's coverage hooks, no-ops outside the fuzz targets), for both.
-  cmake -S . -B "$FUZZ_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  # and UBSan (and libFuzzer's coverage hooks, no-ops outside the fuzz targets), for both. -O1 and
+  # line tables only: the sanitizers' reports keep file:line, and it compiles in about half the
+  # time of -O2 -g. It compiles while the end-to-end tests below run, at the idle scheduling
+  # class: those tests mostly wait on the runtime, and they keep the CPU whenever they want it.
+  cmake -S . -B "$FUZZ_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=None \
+    -DCMAKE_C_FLAGS="-O1 -gline-tables-only" -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DKUBELET_FUZZ=ON \
     -DKUBELET_BUILD_TESTS=ON -DKUBELET_BUILD_BENCH=OFF "${LAUNCHER[@]}"
-  cmake --build "$FUZZ_BUILD_DIR" -j"$(nproc)"
-  (
-    source scripts/sanitizer-env.sh asan "$FUZZ_BUILD_DIR"
-    cd "$FUZZ_BUILD_DIR" && ctest --output-on-failure -L unit -j"$(nproc)"
-  ) || status=$?
-  (cd "$FUZZ_BUILD_DIR" && ctest --output-on-failure -L fuzz) || status=$?
+  idle=(nice -n 19)
+  if command -v chrt >/dev/null && chrt --idle 0 true 2>/dev/null; then idle=(chrt --idle 0); fi
+  "${idle[@]}" cmake --build "$FUZZ_BUILD_DIR" -j"$(nproc)" >"$FUZZ_BUILD_DIR/build.log" 2>&1 &
+  fuzz_build=$!
+fi
+
+(cd "$BUILD_DIR" && ctest --output-on-failure -j"$(nproc)" "$@") || status=$?
+
+if [ -n "$fuzz_build" ]; then
+  if wait "$fuzz_build"; then
+    (
+      source scripts/sanitizer-env.sh asan "$FUZZ_BUILD_DIR"
+      cd "$FUZZ_BUILD_DIR" && ctest --output-on-failure -L unit -j"$(nproc)"
+    ) || status=$?
+    (cd "$FUZZ_BUILD_DIR" && ctest --output-on-failure -L fuzz) || status=$?
+  else
+    echo "the sanitized (fuzz) build failed:" >&2
+    tail -n 100 "$FUZZ_BUILD_DIR/build.log" >&2
+    status=1
+  fi
 fi
 exit "$status"

@@ -320,6 +320,9 @@ TEST_F(PodWorkersTest, NonStaticPodOfTheSameNameDoesNotWait) {
   ASSERT_TRUE(WaitFor([&] { return Contains(syncer_.Calls(), "sync:create:n1"); }));
   syncer_.terminating_hangs = 1;
   workers_->UpdatePod({SyncPodType::kKill, a, std::nullopt, 30});
+  // The hanging termination must have begun, or the shorter grace below would merge into it and
+  // hang in its place.
+  ASSERT_TRUE(WaitFor([&] { return Contains(syncer_.Calls(), "terminating:n1:30"); }));
   workers_->UpdatePod({SyncPodType::kCreate, b, std::nullopt, std::nullopt});
   ASSERT_TRUE(WaitFor([&] { return Contains(syncer_.Calls(), "sync:create:n2"); }));
   workers_->UpdatePod({SyncPodType::kKill, a, std::nullopt, 1});

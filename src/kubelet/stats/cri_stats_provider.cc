@@ -340,35 +340,6 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
   if (!sandboxes.ok()) return sandboxes.status();
   absl::StatusOr<std::vector<v1::Container>> containers = options_.runtime->ListContainers(nullptr);
   if (!containers.ok()) return containers.status();
-  std::map<std::string, v1::ContainerStats> container_stats;
-  if (auto list = options_.runtime->ListContainerStats(nullptr); list.ok()) {
-    for (v1::ContainerStats& s : *list) container_stats[s.attributes().id()] = std::move(s);
-  } else {
-    KLOG_WARNING("Unable to list container stats", "err", list.status());
-  }
-  std::map<std::string, v1::PodSandboxStats> sandbox_stats;
-  if (!sandbox_stats_unimplemented_.load() && SandboxStatsDue(now)) {
-    auto list = options_.runtime->ListPodSandboxStats(nullptr);
-    if (list.ok()) {
-      for (v1::PodSandboxStats& s : *list) sandbox_stats[s.attributes().id()] = std::move(s);
-    } else if (list.status().code() == absl::StatusCode::kUnimplemented) {
-      sandbox_stats_unimplemented_.store(true);
-      KLOG_V(2, "Runtime does not implement ListPodSandboxStats; pod figures come from cgroups");
-    } else {
-      // containerd 1.6 fails the whole list when one sandbox has no cgroup path: fall back to
-      // cgroups and container sums, and ask again only after a while.
-      KLOG_WARNING("Unable to list pod sandbox stats; retrying later", "err", list.status(),
-                   "retryAfter", kSandboxStatsRetry);
-      absl::MutexLock lock(&mu_);
-      sandbox_stats_retry_at_ = now + kSandboxStatsRetry;
-    }
-  }
-
-  // The desired pods, by UID, for container images and volumes.
-  std::vector<api::Pod> desired;
-  if (options_.get_pods) desired = options_.get_pods();
-  std::map<std::string, const api::Pod*> desired_by_uid;
-  for (const api::Pod& p : desired) desired_by_uid[p.metadata.uid] = &p;
 
   // The newest sandbox of each pod, a ready one first.
   std::map<std::string, const v1::PodSandbox*> sandbox_by_uid;
@@ -391,6 +362,88 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
     const v1::Container*& slot = containers_by_sandbox[c.pod_sandbox_id()][c.metadata().name()];
     if (slot == nullptr || c.created_at() > slot->created_at()) slot = &c;
   }
+
+  // CPU and memory from the cgroups, as cAdvisor reads them: each pod's cgroup and each of its
+  // containers' (named as the runtime names them). The runtime is asked only for what the cgroups
+  // do not give.
+  struct CgroupFigures {
+    std::string cgroup;
+    std::optional<uint64_t> cpu_nanos;
+    std::optional<MemoryReading> memory;
+    bool complete() const { return cpu_nanos.has_value() && memory.has_value(); }
+  };
+  std::map<std::string, CgroupFigures> pod_cgroups;        // by pod UID
+  std::map<std::string, CgroupFigures> container_cgroups;  // by container ID
+  bool containers_need_runtime = false, pods_need_runtime = false;
+  for (const auto& [uid, sandbox] : sandbox_by_uid) {
+    CgroupFigures& pf = pod_cgroups[uid];
+    pf.cgroup = PodCgroup(uid);
+    if (!pf.cgroup.empty() && host_.CgroupExists(pf.cgroup)) {
+      pf.cpu_nanos = host_.CgroupCpuNanos(pf.cgroup);
+      pf.memory = host_.CgroupMemory(pf.cgroup);
+    }
+    if (!pf.complete()) pods_need_runtime = true;
+    for (const auto& [name, c] : containers_by_sandbox[sandbox->id()]) {
+      CgroupFigures& cf = container_cgroups[c->id()];
+      if (!pf.cgroup.empty()) cf.cgroup = ContainerCgroup(pf.cgroup, c->id());
+      if (!cf.cgroup.empty() && host_.CgroupExists(cf.cgroup)) {
+        cf.cpu_nanos = host_.CgroupCpuNanos(cf.cgroup);
+        cf.memory = host_.CgroupMemory(cf.cgroup);
+      }
+      if (!cf.complete()) containers_need_runtime = true;
+    }
+  }
+
+  // The runtime's container stats: at once when a container's cgroup does not answer; else only
+  // for the writable layers (what only the runtime knows), at most once per du_cache_ttl, as the
+  // logs' and volumes' disk usage, unless a container is new since the last answer.
+  std::map<std::string, v1::ContainerStats> container_stats;
+  const bool layers_due = [&] {
+    if (only_cpu_and_memory) return false;
+    absl::MutexLock lock(&mu_);
+    if (now - container_stats_at_ >= options_.du_cache_ttl) return true;
+    for (const auto& [id, figures] : container_cgroups) {
+      if (!container_stats_cache_.contains(id)) return true;
+    }
+    return false;
+  }();
+  if (containers_need_runtime || layers_due) {
+    if (auto list = options_.runtime->ListContainerStats(nullptr); list.ok()) {
+      for (v1::ContainerStats& s : *list) container_stats[s.attributes().id()] = std::move(s);
+      absl::MutexLock lock(&mu_);
+      container_stats_cache_ = container_stats;
+      container_stats_at_ = now;
+    } else {
+      KLOG_WARNING("Unable to list container stats", "err", list.status());
+    }
+  }
+  if (container_stats.empty() && !only_cpu_and_memory) {
+    absl::MutexLock lock(&mu_);
+    container_stats = container_stats_cache_;
+  }
+  std::map<std::string, v1::PodSandboxStats> sandbox_stats;
+  if (pods_need_runtime && !sandbox_stats_unimplemented_.load() && SandboxStatsDue(now)) {
+    auto list = options_.runtime->ListPodSandboxStats(nullptr);
+    if (list.ok()) {
+      for (v1::PodSandboxStats& s : *list) sandbox_stats[s.attributes().id()] = std::move(s);
+    } else if (list.status().code() == absl::StatusCode::kUnimplemented) {
+      sandbox_stats_unimplemented_.store(true);
+      KLOG_V(2, "Runtime does not implement ListPodSandboxStats; pod figures come from cgroups");
+    } else {
+      // containerd 1.6 fails the whole list when one sandbox has no cgroup path: fall back to
+      // cgroups and container sums, and ask again only after a while.
+      KLOG_WARNING("Unable to list pod sandbox stats; retrying later", "err", list.status(),
+                   "retryAfter", kSandboxStatsRetry);
+      absl::MutexLock lock(&mu_);
+      sandbox_stats_retry_at_ = now + kSandboxStatsRetry;
+    }
+  }
+
+  // The desired pods, by UID, for container images and volumes.
+  std::vector<api::Pod> desired;
+  if (options_.get_pods) desired = options_.get_pods();
+  std::map<std::string, const api::Pod*> desired_by_uid;
+  for (const api::Pod& p : desired) desired_by_uid[p.metadata.uid] = &p;
 
   std::optional<FsStats> image_fs = summary.node.image_fs;
   std::optional<FsInfo> logs_fs;
@@ -432,26 +485,40 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
           if (spec.name == name) cs.image = spec.image;
         }
       }
-      if (!pod.cgroup.empty()) cs.cgroup = ContainerCgroup(pod.cgroup, c->id());
-      if (auto it = container_stats.find(c->id()); it != container_stats.end()) {
-        const v1::ContainerStats& st = it->second;
-        cs.cpu = CpuFromCri(st.cpu(), now);
-        if (cs.cpu) {
-          UpdateNanoCores("ctr/" + c->id(), *cs.cpu);
-          seen_keys.push_back("ctr/" + c->id());
-          if (cs.cpu->usage_core_nano_seconds) {
-            sum_cpu += *cs.cpu->usage_core_nano_seconds;
-            have_cpu = true;
-          }
+      const CgroupFigures& cf = container_cgroups[c->id()];
+      cs.cgroup = cf.cgroup;
+      const auto st_it = container_stats.find(c->id());
+      const v1::ContainerStats* st =
+          st_it == container_stats.end() ? nullptr : &st_it->second;
+      if (cf.cpu_nanos) {
+        CPUStats cpu;
+        cpu.time = now;
+        cpu.usage_core_nano_seconds = *cf.cpu_nanos;
+        cs.cpu = cpu;
+      } else if (st != nullptr) {
+        cs.cpu = CpuFromCri(st->cpu(), now);
+      }
+      if (cs.cpu) {
+        UpdateNanoCores("ctr/" + c->id(), *cs.cpu);
+        seen_keys.push_back("ctr/" + c->id());
+        if (cs.cpu->usage_core_nano_seconds) {
+          sum_cpu += *cs.cpu->usage_core_nano_seconds;
+          have_cpu = true;
         }
-        cs.memory = MemoryFromCri(st.memory(), now);
-        if (cs.memory && cs.memory->working_set_bytes) {
-          sum_ws += *cs.memory->working_set_bytes;
-          sum_usage += cs.memory->usage_bytes.value_or(*cs.memory->working_set_bytes);
-          have_mem = true;
-        }
-        if (!only_cpu_and_memory && st.has_writable_layer()) {
-          const v1::FilesystemUsage& w = st.writable_layer();
+      }
+      if (cf.memory) {
+        cs.memory = MemoryFromReading(*cf.memory, now);
+      } else if (st != nullptr) {
+        cs.memory = MemoryFromCri(st->memory(), now);
+      }
+      if (cs.memory && cs.memory->working_set_bytes) {
+        sum_ws += *cs.memory->working_set_bytes;
+        sum_usage += cs.memory->usage_bytes.value_or(*cs.memory->working_set_bytes);
+        have_mem = true;
+      }
+      if (st != nullptr) {
+        if (!only_cpu_and_memory && st->has_writable_layer()) {
+          const v1::FilesystemUsage& w = st->writable_layer();
           FsStats rootfs;
           rootfs.time = FromNanosOr(w.timestamp(), now);
           if (w.has_used_bytes()) rootfs.used_bytes = w.used_bytes().value();
@@ -478,21 +545,18 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
       pod.containers.push_back(std::move(cs));
     }
 
-    // Pod cpu and memory: the runtime's pod figures, else the pod cgroup, else the sum.
+    // Pod cpu and memory: the pod cgroup, else the runtime's pod figures, else the sum.
+    const CgroupFigures& pf = pod_cgroups[uid];
+    if (pf.cpu_nanos) {
+      CPUStats s;
+      s.time = now;
+      s.usage_core_nano_seconds = *pf.cpu_nanos;
+      pod.cpu = s;
+    }
+    if (pf.memory) pod.memory = MemoryFromReading(*pf.memory, now);
     if (sb_stats != nullptr && sb_stats->has_linux()) {
-      pod.cpu = CpuFromCri(sb_stats->linux().cpu(), now);
-      pod.memory = MemoryFromCri(sb_stats->linux().memory(), now);
-    }
-    if (!pod.cpu && !pod.cgroup.empty()) {
-      if (auto cpu = host_.CgroupCpuNanos(pod.cgroup)) {
-        CPUStats s;
-        s.time = now;
-        s.usage_core_nano_seconds = *cpu;
-        pod.cpu = s;
-      }
-    }
-    if (!pod.memory && !pod.cgroup.empty()) {
-      if (auto mem = host_.CgroupMemory(pod.cgroup)) pod.memory = MemoryFromReading(*mem, now);
+      if (!pod.cpu) pod.cpu = CpuFromCri(sb_stats->linux().cpu(), now);
+      if (!pod.memory) pod.memory = MemoryFromCri(sb_stats->linux().memory(), now);
     }
     if (!pod.cpu && have_cpu) {
       CPUStats s;

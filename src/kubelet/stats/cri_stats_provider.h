@@ -8,13 +8,20 @@
 //   system      "kubelet" (kubelet_cgroup, or the process's own cgroup), "runtime"
 //   containers  (runtime_cgroup, when set), "misc" (system_cgroup, when set), "pods"
 //               (pods_cgroup): cgroup cpu and memory.
-//   pods        one ListPodSandbox + ListContainers + ListContainerStats +
-//               ListPodSandboxStats per call, never a per-container call. A runtime that answers
-//               ListPodSandboxStats with Unimplemented is not asked again, one that fails it
-//               (containerd 1.6 fails the whole list when a sandbox has no cgroup path) is
-//               asked again after 5 minutes; the pod's cpu/memory then come from its cgroup
-//               below pods_cgroup or, failing that, the sum of its containers, its network
-//               from /proc/<pid>/net/dev of a process in that cgroup. Only the newest sandbox of a
+//   pods        cpu and memory of each pod and container from its cgroup (the pod's below
+//               pods_cgroup, the container's below it as the runtime names it), as cAdvisor
+//               reads them; one ListPodSandbox + ListContainers per call. The runtime's
+//               figures are asked for only when they are needed, never per container:
+//               ListContainerStats at once when a container's cgroup does not answer (a VM
+//               runtime, a missing cgroup), else for the writable layers only, at most once
+//               per du_cache_ttl or when a container is new (the last answer is reused in
+//               between);
+//               ListPodSandboxStats only when a pod's cgroup does not answer. A runtime that
+//               answers ListPodSandboxStats with Unimplemented is not asked again, one that
+//               fails it (containerd 1.6 fails the whole list when a sandbox has no cgroup
+//               path) is asked again after 5 minutes; the pod's cpu/memory then come from the
+//               sum of its containers. Network: the runtime's pod figures when it gave them,
+//               else /proc/<pid>/net/dev of a process of the pod. Only the newest sandbox of a
 //               pod and its non-exited containers count.
 //   usage       usageNanoCores: the runtime's figure when it gives one, else the rate between
 //   NanoCores   this call's and the previous call's cumulative usage of the same container, pod
@@ -139,6 +146,9 @@ class CRIStatsProvider final : public StatsProvider {
   std::map<std::string, CpuSample> cpu_samples_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, DuEntry> du_cache_ ABSL_GUARDED_BY(mu_);
   absl::Time sandbox_stats_retry_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  // The last ListContainerStats answer (for the writable layers between calls), by container ID.
+  std::map<std::string, runtime::v1::ContainerStats> container_stats_cache_ ABSL_GUARDED_BY(mu_);
+  absl::Time container_stats_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 
 }  // namespace kubelet::stats

@@ -200,12 +200,12 @@ TEST_F(CRIStatsProviderTest, SummaryShapeAndValues) {
   const json& pod = s["pods"][0];
   EXPECT_EQ(pod["podRef"], (json{{"name", "web"}, {"namespace", "default"}, {"uid", kUid}}));
   EXPECT_FALSE(pod["startTime"].is_null());
-  // The fake's pod stats carry no figures: the pod cgroup answers.
+  // The pod cgroup answers.
   EXPECT_EQ(pod["cpu"]["usageCoreNanoSeconds"], 3000000000ULL);
   EXPECT_EQ(pod["memory"]["workingSetBytes"], 25000000);
   EXPECT_EQ(pod["network"]["name"], "eth0");
   EXPECT_EQ(pod["network"]["rxBytes"], 1234);
-  EXPECT_EQ(pod["process_stats"]["process_count"], 1);  // the fake's: running containers
+  EXPECT_EQ(pod["process_stats"]["process_count"], 2);  // pids of the pod cgroup
   ASSERT_EQ(pod["containers"].size(), 1u);
   const json& c = pod["containers"][0];
   EXPECT_EQ(c["name"], "main");
@@ -239,20 +239,24 @@ TEST_F(CRIStatsProviderTest, UsageNanoCoresFromTwoSamples) {
 }
 
 TEST_F(CRIStatsProviderTest, SandboxStatsUnimplementedIsNotAskedAgain) {
+  // The runtime's pod figures are asked for only when the pod cgroup does not answer.
+  fs::remove_all(cg_ / "cpuacct/kubepods/besteffort");
+  fs::remove_all(cg_ / "memory/kubepods/besteffort");
   fake_.InjectError("ListPodSandboxStats", absl::UnimplementedError("ListPodSandboxStats: no"));
   auto p = Make();
   json s = Summary(*p);
-  EXPECT_EQ(s["pods"][0]["cpu"]["usageCoreNanoSeconds"], 3000000000ULL);
-  EXPECT_EQ(s["pods"][0]["process_stats"]["process_count"], 2);  // pids of the pod cgroup
+  EXPECT_EQ(s["pods"][0]["cpu"]["usageCoreNanoSeconds"], 1000000000ULL);  // container sum
   Summary(*p);
   EXPECT_EQ(fake_.CallCount("ListPodSandboxStats"), 1);
 }
 
 TEST_F(CRIStatsProviderTest, FailingSandboxStatsAreRetriedLater) {
+  fs::remove_all(cg_ / "cpuacct/kubepods/besteffort");
+  fs::remove_all(cg_ / "memory/kubepods/besteffort");
   fake_.InjectError("ListPodSandboxStats", absl::UnknownError("ListPodSandboxStats: cgroupPath"));
   auto p = Make();
   json s = Summary(*p);
-  EXPECT_EQ(s["pods"][0]["cpu"]["usageCoreNanoSeconds"], 3000000000ULL);
+  EXPECT_EQ(s["pods"][0]["cpu"]["usageCoreNanoSeconds"], 1000000000ULL);
   Summary(*p);
   EXPECT_EQ(fake_.CallCount("ListPodSandboxStats"), 1);
   clock_.Advance(absl::Minutes(6));
@@ -268,6 +272,58 @@ TEST_F(CRIStatsProviderTest, PodFiguresFallBackToContainerSums) {
   json s = Summary(*p);
   EXPECT_EQ(s["pods"][0]["cpu"]["usageCoreNanoSeconds"], 1000000000);
   EXPECT_EQ(s["pods"][0]["memory"]["workingSetBytes"], 20000000);
+}
+
+// With the containers' cgroups at hand, cpu and memory come from them and the runtime is asked
+// only for the writable layers, once per du_cache_ttl or when a container is new.
+TEST_F(CRIStatsProviderTest, CgroupsAnswerAndTheRuntimeOnlyForWritableLayers) {
+  const std::string ctr_cg = pod_cg_ + "/" + container_id_;
+  Write(cg_ / "cpuacct" / ctr_cg / "cpuacct.usage", "2500000000\n");
+  Write(cg_ / "memory" / ctr_cg / "memory.usage_in_bytes", "9000000\n");
+  Write(cg_ / "memory" / ctr_cg / "memory.stat", "total_inactive_file 1000000\ntotal_rss 7000000\n");
+  Write(cg_ / "pids" / ctr_cg / "cgroup.procs", "4242\n");
+  auto p = Make();
+  fake_.ClearCalls();
+  json s = Summary(*p, /*only=*/true);
+  const json& c = s["pods"][0]["containers"][0];
+  EXPECT_EQ(c["cpu"]["usageCoreNanoSeconds"], 2500000000ULL);
+  EXPECT_EQ(c["memory"]["workingSetBytes"], 8000000);
+  EXPECT_EQ(c["memory"]["rssBytes"], 7000000);
+  EXPECT_EQ(s["pods"][0]["cpu"]["usageCoreNanoSeconds"], 3000000000ULL);
+  std::vector<std::string> calls = fake_.calls();
+  std::sort(calls.begin(), calls.end());
+  EXPECT_EQ(calls, (std::vector<std::string>{"ListContainers", "ListPodSandbox"}));
+
+  json full = Summary(*p);
+  EXPECT_EQ(full["pods"][0]["containers"][0]["rootfs"]["usedBytes"], 4096);
+  EXPECT_EQ(full["pods"][0]["containers"][0]["cpu"]["usageCoreNanoSeconds"], 2500000000ULL);
+  EXPECT_EQ(fake_.CallCount("ListContainerStats"), 1);
+  EXPECT_EQ(fake_.CallCount("ListPodSandboxStats"), 0);
+  clock_.Advance(absl::Seconds(30));
+  full = Summary(*p);
+  EXPECT_EQ(full["pods"][0]["containers"][0]["rootfs"]["usedBytes"], 4096);  // the last answer
+  EXPECT_EQ(fake_.CallCount("ListContainerStats"), 1);
+  clock_.Advance(absl::Seconds(31));
+  Summary(*p);
+  EXPECT_EQ(fake_.CallCount("ListContainerStats"), 2);
+
+  // A new container (no figures from the last answer yet) is asked for at once.
+  v1::PodSandboxConfig sb;
+  sb.mutable_metadata()->set_name("web");
+  sb.mutable_metadata()->set_uid(kUid);
+  sb.mutable_metadata()->set_namespace_("default");
+  v1::ContainerConfig cc;
+  cc.mutable_metadata()->set_name("sidecar");
+  cc.mutable_image()->set_image("busybox");
+  const std::string sidecar = *fake_.CreateContainer(sandbox_id_, cc, sb);
+  ASSERT_TRUE(fake_.StartContainer(sidecar).ok());
+  Write(cg_ / "cpuacct" / pod_cg_ / sidecar / "cpuacct.usage", "100\n");
+  Write(cg_ / "memory" / pod_cg_ / sidecar / "memory.usage_in_bytes", "4096\n");
+  Write(cg_ / "memory" / pod_cg_ / sidecar / "memory.stat", "total_inactive_file 0\n");
+  Summary(*p, /*only=*/true);
+  EXPECT_EQ(fake_.CallCount("ListContainerStats"), 2);
+  Summary(*p);
+  EXPECT_EQ(fake_.CallCount("ListContainerStats"), 3);
 }
 
 TEST_F(CRIStatsProviderTest, OnlyCpuAndMemory) {
