@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/e2e/api_mode_fixture.h"
+#include "test/e2e/e2e_env.h"
 
 namespace kubelet::e2e {
 namespace {
@@ -55,7 +56,7 @@ TEST_F(ApiPodsTest, PodRunsReportsStatusAndIsDeleted) {
   ASSERT_TRUE(reported) << pod.dump(2) << "\n" << kubelet_->Log();
   const auto& cs = pod["status"]["containerStatuses"][0];
   EXPECT_EQ(cs.value("name", ""), "main");
-  EXPECT_EQ(cs.value("containerID", ""), "containerd://" + container_id);
+  EXPECT_EQ(cs.value("containerID", ""), CriRuntimeName() + "://" + container_id);
   EXPECT_TRUE(cs.value("ready", false));
   EXPECT_TRUE(cs.value("started", false));
   EXPECT_FALSE(cs.value("imageID", "").empty());

@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/e2e/api_mode_fixture.h"
+#include "test/e2e/e2e_env.h"
 
 namespace kubelet::e2e {
 namespace {
@@ -40,7 +41,7 @@ class MirrorPodsTest : public ApiModeTest {
           if (st.value("phase", "") != "Running") return false;
           json cs = st.value("containerStatuses", json::array());
           return cs.size() == 1 &&
-                 cs[0].value("containerID", "") == "containerd://" + container_id &&
+                 cs[0].value("containerID", "") == CriRuntimeName() + "://" + container_id &&
                  cs[0].contains("state") && cs[0]["state"].contains("running");
         },
         absl::Seconds(90), absl::Milliseconds(500));

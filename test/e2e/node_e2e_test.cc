@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/e2e/api_mode_fixture.h"
+#include "test/e2e/e2e_env.h"
 
 namespace kubelet::e2e {
 namespace {
@@ -65,7 +66,8 @@ TEST_F(NodeTest, RegistersTurnsReadyRenewsLeaseAndReregisters) {
   EXPECT_EQ(st["capacity"].value("pods", ""), "110");
   EXPECT_EQ(st["daemonEndpoints"]["kubeletEndpoint"].value("Port", 0), api_port_);
   const json& info = st["nodeInfo"];
-  EXPECT_EQ(info.value("containerRuntimeVersion", "").rfind("containerd://", 0), 0u) << info.dump();
+  EXPECT_EQ(info.value("containerRuntimeVersion", "").rfind(CriRuntimeName() + "://", 0), 0u)
+      << info.dump();
   EXPECT_EQ(info.value("kubeletVersion", "").rfind("v1.28.", 0), 0u) << info.dump();
   EXPECT_EQ(info.value("operatingSystem", ""), "linux");
   EXPECT_FALSE(info.value("bootID", "").empty());
