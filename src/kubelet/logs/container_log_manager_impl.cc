@@ -222,20 +222,28 @@ absl::Status ContainerLogManagerImpl::RotateLogs() {
     return absl::Status(containers.status().code(),
                         absl::StrCat("failed to list containers: ", containers.status().message()));
   }
+  // A container's log path is fixed when it is created: the runtime is asked once per
+  // container, not every round.
+  std::map<std::string, std::string> log_paths;
   for (const runtime::v1::Container& c : *containers) {
     // Only running containers write; a stopped one must not get a new empty log.
     if (c.state() != runtime::v1::CONTAINER_RUNNING) continue;
     const std::string& id = c.id();
-    auto resp = runtime_.ContainerStatus(id, false);
-    if (!resp.ok()) {
-      KLOG_ERROR(resp.status(), "Failed to get container status", "containerID", id);
-      continue;
+    if (auto known = log_paths_.find(id); known != log_paths_.end()) {
+      log_paths[id] = known->second;
+    } else {
+      auto resp = runtime_.ContainerStatus(id, false);
+      if (!resp.ok()) {
+        KLOG_ERROR(resp.status(), "Failed to get container status", "containerID", id);
+        continue;
+      }
+      if (!resp->has_status()) {
+        KLOG_ERROR(absl::OkStatus(), "Container status is nil", "containerID", id);
+        continue;
+      }
+      log_paths[id] = resp->status().log_path();
     }
-    if (!resp->has_status()) {
-      KLOG_ERROR(absl::OkStatus(), "Container status is nil", "containerID", id);
-      continue;
-    }
-    const std::string path = resp->status().log_path();
+    const std::string& path = log_paths[id];
     if (path.empty()) continue;
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) {
@@ -260,6 +268,7 @@ absl::Status ContainerLogManagerImpl::RotateLogs() {
       KLOG_ERROR(r, "Failed to rotate log for container", "path", path, "containerID", id);
     }
   }
+  log_paths_ = std::move(log_paths);
   return absl::OkStatus();
 }
 

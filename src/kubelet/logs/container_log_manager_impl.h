@@ -27,6 +27,7 @@
 #define KUBELET_KUBELET_LOGS_CONTAINER_LOG_MANAGER_IMPL_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -90,6 +91,8 @@ class ContainerLogManagerImpl final : public ContainerLogManager {
   int stop_fd_ = -1;
 
   absl::Mutex rotate_mu_;  // serialises rotation rounds
+  // Log paths of the running containers of the last round, by container ID.
+  std::map<std::string, std::string> log_paths_ ABSL_GUARDED_BY(rotate_mu_);
 
   absl::Mutex mu_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;

@@ -236,6 +236,8 @@ TEST_F(ContainerLogManagerTest, RotationKeepsMaxFilesCompressesAndReopens) {
   EXPECT_EQ(Gunzip(pod_dir_ + "/app/0.log.20240304-050608.gz"), std::string(200, 'b'));
   EXPECT_EQ(ReadFile(pod_dir_ + "/app/0.log.20240304-050609"), std::string(300, 'c'));
   EXPECT_EQ(fake_.CallCount("ReopenContainerLog"), 3);
+  // The log path was asked for once, not every round.
+  EXPECT_EQ(fake_.CallCount("ContainerStatus"), 1);
 }
 
 TEST_F(ContainerLogManagerTest, ReopenFailureRenamesBack) {

@@ -375,23 +375,43 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
   std::map<std::string, CgroupFigures> pod_cgroups;        // by pod UID
   std::map<std::string, CgroupFigures> container_cgroups;  // by container ID
   bool containers_need_runtime = false, pods_need_runtime = false;
+  // A pod's or container's cgroup is named once for its whole life: the names found are kept
+  // (while they answer) instead of probing each candidate name every call.
+  std::map<std::string, std::string> known_cgroups;
+  {
+    absl::MutexLock lock(&mu_);
+    known_cgroups.swap(cgroup_names_);
+  }
+  std::map<std::string, std::string> found_cgroups;
+  auto read = [&](const std::string& key, CgroupFigures& f, auto resolve) {
+    auto try_read = [&](const std::string& cgroup) {
+      f.cgroup = cgroup;
+      if (cgroup.empty()) return false;
+      f.cpu_nanos = host_.CgroupCpuNanos(cgroup);
+      f.memory = host_.CgroupMemory(cgroup);
+      if (!f.cpu_nanos && !f.memory) return false;
+      found_cgroups[key] = cgroup;
+      return true;
+    };
+    auto known = known_cgroups.find(key);
+    if (known != known_cgroups.end() && try_read(known->second)) return;
+    try_read(resolve());  // new, or gone since: probe the candidate names
+  };
   for (const auto& [uid, sandbox] : sandbox_by_uid) {
     CgroupFigures& pf = pod_cgroups[uid];
-    pf.cgroup = PodCgroup(uid);
-    if (!pf.cgroup.empty() && host_.CgroupExists(pf.cgroup)) {
-      pf.cpu_nanos = host_.CgroupCpuNanos(pf.cgroup);
-      pf.memory = host_.CgroupMemory(pf.cgroup);
-    }
+    read("pod/" + uid, pf, [&, &uid = uid] { return PodCgroup(uid); });
     if (!pf.complete()) pods_need_runtime = true;
     for (const auto& [name, c] : containers_by_sandbox[sandbox->id()]) {
       CgroupFigures& cf = container_cgroups[c->id()];
-      if (!pf.cgroup.empty()) cf.cgroup = ContainerCgroup(pf.cgroup, c->id());
-      if (!cf.cgroup.empty() && host_.CgroupExists(cf.cgroup)) {
-        cf.cpu_nanos = host_.CgroupCpuNanos(cf.cgroup);
-        cf.memory = host_.CgroupMemory(cf.cgroup);
+      if (!pf.cgroup.empty()) {
+        read("ctr/" + c->id(), cf, [&, id = c->id()] { return ContainerCgroup(pf.cgroup, id); });
       }
       if (!cf.complete()) containers_need_runtime = true;
     }
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    cgroup_names_ = std::move(found_cgroups);
   }
 
   // The runtime's container stats: at once when a container's cgroup does not answer; else only
@@ -458,7 +478,7 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
     PodStats pod;
     pod.pod_ref = {sandbox->metadata().name(), sandbox->metadata().namespace_(), uid};
     pod.start_time = FromNanosOr(sandbox->created_at(), absl::InfinitePast());
-    pod.cgroup = PodCgroup(uid);
+    pod.cgroup = pod_cgroups[uid].cgroup;
     const api::Pod* api_pod = nullptr;
     if (auto it = desired_by_uid.find(uid); it != desired_by_uid.end()) api_pod = it->second;
     const v1::PodSandboxStats* sb_stats = nullptr;
@@ -488,8 +508,7 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
       const CgroupFigures& cf = container_cgroups[c->id()];
       cs.cgroup = cf.cgroup;
       const auto st_it = container_stats.find(c->id());
-      const v1::ContainerStats* st =
-          st_it == container_stats.end() ? nullptr : &st_it->second;
+      const v1::ContainerStats* st = st_it == container_stats.end() ? nullptr : &st_it->second;
       if (cf.cpu_nanos) {
         CPUStats cpu;
         cpu.time = now;

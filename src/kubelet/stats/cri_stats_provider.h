@@ -149,6 +149,8 @@ class CRIStatsProvider final : public StatsProvider {
   // The last ListContainerStats answer (for the writable layers between calls), by container ID.
   std::map<std::string, runtime::v1::ContainerStats> container_stats_cache_ ABSL_GUARDED_BY(mu_);
   absl::Time container_stats_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  // The cgroups found by the last call: "pod/<uid>" and "ctr/<container id>" -> cgroup path.
+  std::map<std::string, std::string> cgroup_names_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kubelet::stats

@@ -280,7 +280,8 @@ TEST_F(CRIStatsProviderTest, CgroupsAnswerAndTheRuntimeOnlyForWritableLayers) {
   const std::string ctr_cg = pod_cg_ + "/" + container_id_;
   Write(cg_ / "cpuacct" / ctr_cg / "cpuacct.usage", "2500000000\n");
   Write(cg_ / "memory" / ctr_cg / "memory.usage_in_bytes", "9000000\n");
-  Write(cg_ / "memory" / ctr_cg / "memory.stat", "total_inactive_file 1000000\ntotal_rss 7000000\n");
+  Write(cg_ / "memory" / ctr_cg / "memory.stat",
+        "total_inactive_file 1000000\ntotal_rss 7000000\n");
   Write(cg_ / "pids" / ctr_cg / "cgroup.procs", "4242\n");
   auto p = Make();
   fake_.ClearCalls();
@@ -324,6 +325,21 @@ TEST_F(CRIStatsProviderTest, CgroupsAnswerAndTheRuntimeOnlyForWritableLayers) {
   EXPECT_EQ(fake_.CallCount("ListContainerStats"), 2);
   Summary(*p);
   EXPECT_EQ(fake_.CallCount("ListContainerStats"), 3);
+}
+
+// The cgroup found for a pod is kept while it answers; a vanished one is looked for again.
+TEST_F(CRIStatsProviderTest, CgroupNamesAreKeptWhileTheyAnswer) {
+  auto p = Make();
+  EXPECT_EQ(Summary(*p, true)["pods"][0]["cpu"]["usageCoreNanoSeconds"], 3000000000ULL);
+  // A burstable cgroup of the same pod would be found first by a fresh probe.
+  const std::string burstable = "kubepods/burstable/pod" + std::string(kUid);
+  Write(cg_ / "cpuacct" / burstable / "cpuacct.usage", "7000000000\n");
+  Write(cg_ / "memory" / burstable / "memory.usage_in_bytes", "1000\n");
+  Write(cg_ / "memory" / burstable / "memory.stat", "total_inactive_file 0\n");
+  EXPECT_EQ(Summary(*p, true)["pods"][0]["cpu"]["usageCoreNanoSeconds"], 3000000000ULL);
+  fs::remove_all(cg_ / "cpuacct/kubepods/besteffort");
+  fs::remove_all(cg_ / "memory/kubepods/besteffort");
+  EXPECT_EQ(Summary(*p, true)["pods"][0]["cpu"]["usageCoreNanoSeconds"], 7000000000ULL);
 }
 
 TEST_F(CRIStatsProviderTest, OnlyCpuAndMemory) {
