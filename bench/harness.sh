@@ -1,6 +1,7 @@
 # Sourced by the bench/run-*.sh scripts: installs dependencies, builds the kubelet and the named
-# benchmark targets, starts a private containerd with the e2e harness under $1 (torn down when
-# the calling script exits) and exports its KUBELET_E2E_* variables.
+# benchmark targets, starts a private containerd (KUBELET_RUNTIME=crio: CRI-O) with the e2e
+# harness under $1 (torn down when the calling script exits) and exports its KUBELET_E2E_*
+# variables.
 # Usage: source bench/harness.sh ENV_DIR TARGET...
 bench_env_dir=$1
 shift
@@ -9,6 +10,11 @@ BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)" --target kubelet "$@"
 HARNESS=test/e2e/harness/containerd-env.sh
+# KUBELET_RUNTIME=crio: a private CRI-O v1.28 (from ../shared/crio) instead.
+if [ "${KUBELET_RUNTIME:-containerd}" = crio ]; then
+  HARNESS=test/e2e/harness/crio-env.sh
+  bench_env_dir=$bench_env_dir-crio
+fi
 bash "$HARNESS" up "$bench_env_dir" --fresh
 # shellcheck disable=SC2064
 trap "bash '$HARNESS' down '$bench_env_dir'" EXIT

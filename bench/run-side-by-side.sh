@@ -4,7 +4,7 @@
 # (from ../shared/k8s, or $UPSTREAM_KUBELET) and ours in standalone mode with the same static
 # pods (default N = 30 110), then tears containerd down. Without an upstream binary it prints
 # our figures and says which are missing.
-# Usage: bench/run-side-by-side.sh [N ...]
+# Usage: bench/run-side-by-side.sh [N ...]   (KUBELET_RUNTIME=crio: the same on CRI-O)
 # Env: IDLE_SECONDS (60), SETTLE_SECONDS (10), RESTARTS (5), REQUESTS (20).
 set -euo pipefail
 cd "$(dirname "$0")/.."

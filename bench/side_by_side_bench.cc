@@ -34,7 +34,8 @@
 // Without an upstream binary ("-") its column and the ratios say "missing".
 //
 // Usage: side_by_side_bench <our-kubelet> <upstream-kubelet|-> [N ...]
-// Env: KUBELET_E2E_* (the containerd harness), IDLE_SECONDS, SETTLE_SECONDS, RESTARTS, REQUESTS.
+// Env: KUBELET_E2E_* (the containerd or the CRI-O harness: with KUBELET_E2E_RUNTIME=crio the
+// runtime's CPU is crio's and its conmons'), IDLE_SECONDS, SETTLE_SECONDS, RESTARTS, REQUESTS.
 #include <dirent.h>
 #include <signal.h>
 #include <unistd.h>
@@ -149,15 +150,24 @@ std::optional<double> Sample(const std::string& text, const std::string& name) {
   return std::nullopt;
 }
 
-// CPU seconds (utime + stime) of containerd (`containerd`, 0: none) plus every
-// containerd-shim process whose command line names `sock` (the shims of that containerd).
-double RuntimeCpu(pid_t containerd, const std::string& sock) {
-  double cpu = containerd > 0 ? Usage(containerd).first : 0;
-  if (sock.empty()) return cpu;
-  for (pid_t pid : PidsByName("containerd-shim")) {
+// The runtime's processes: its daemon (containerd or crio) and its per-container monitors
+// (containerd-shim or conmon) whose command lines name `marker` (the socket of that containerd,
+// the instance directory of that CRI-O).
+struct RuntimeProcs {
+  std::string name = "containerd";
+  std::string monitor = "containerd-shim";
+  pid_t daemon = 0;  // 0: none
+  std::string marker;
+};
+
+// CPU seconds (utime + stime) of the daemon plus every monitor of it.
+double RuntimeCpu(const RuntimeProcs& rp) {
+  double cpu = rp.daemon > 0 ? Usage(rp.daemon).first : 0;
+  if (rp.marker.empty()) return cpu;
+  for (pid_t pid : PidsByName(rp.monitor)) {
     std::ifstream f(absl::StrCat("/proc/", pid, "/cmdline"));
     std::string cmdline((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    if (cmdline.find(sock) != std::string::npos) cpu += Usage(pid).first;
+    if (cmdline.find(rp.marker) != std::string::npos) cpu += Usage(pid).first;
   }
   return cpu;
 }
@@ -242,7 +252,7 @@ std::unique_ptr<KubeletProcess> StartHealthy(const std::string& bin,
 
 Result RunKubelet(const std::string& bin, const std::string& kind, int n,
                   kubelet::cri::RuntimeService& rt, const std::string& endpoint,
-                  const std::string& dir, pid_t containerd, const std::string& sock,
+                  const std::string& dir, const RuntimeProcs& rp,
                   const std::string& cgroup_parent) {
   Result res;
   const std::string node = absl::StrCat("sbs", n, "-", kind);
@@ -318,19 +328,19 @@ Result RunKubelet(const std::string& bin, const std::string& kind, int n,
   const std::string m0 = kubelet::e2e::HttpGet(ro, "/metrics").body;
   auto [cpu0, rss0] = Usage(k.pid());
   const long cs0 = ContextSwitches(k.pid());
-  const double rt_cpu0 = containerd > 0 ? Usage(containerd).first : 0;
-  const double all_cpu0 = RuntimeCpu(containerd, sock);
+  const double rt_cpu0 = rp.daemon > 0 ? Usage(rp.daemon).first : 0;
+  const double all_cpu0 = RuntimeCpu(rp);
   absl::SleepFor(window);
-  const double all_cpu1 = RuntimeCpu(containerd, sock);
+  const double all_cpu1 = RuntimeCpu(rp);
   auto [cpu1, rss1] = Usage(k.pid());
   const long cs1 = ContextSwitches(k.pid());
-  const double rt_cpu1 = containerd > 0 ? Usage(containerd).first : 0;
+  const double rt_cpu1 = rp.daemon > 0 ? Usage(rp.daemon).first : 0;
   const std::string m1 = kubelet::e2e::HttpGet(ro, "/metrics").body;
   const double secs = absl::ToDoubleSeconds(window);
   res.idle_cpu_pct = (cpu1 - cpu0) / secs * 100.0;
   res.cs_per_s = static_cast<double>(cs1 - cs0) / secs;
-  if (containerd > 0) res.containerd_cpu_pct = (rt_cpu1 - rt_cpu0) / secs * 100.0;
-  if (!sock.empty()) res.runtime_cpu_pct = (all_cpu1 - all_cpu0) / secs * 100.0;
+  if (rp.daemon > 0) res.containerd_cpu_pct = (rt_cpu1 - rt_cpu0) / secs * 100.0;
+  if (!rp.marker.empty()) res.runtime_cpu_pct = (all_cpu1 - all_cpu0) / secs * 100.0;
   const std::string count = "kubelet_pleg_relist_duration_seconds_count";
   const std::string sum = "kubelet_pleg_relist_duration_seconds_sum";
   auto c0 = Sample(m0, count), c1 = Sample(m1, count), s0 = Sample(m0, sum), s1 = Sample(m1, sum);
@@ -443,8 +453,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", std::string(rt.status().message()).c_str());
     return 1;
   }
-  const pid_t containerd = static_cast<pid_t>(std::atoi(Env("KUBELET_E2E_CONTAINERD_PID").c_str()));
-  const std::string sock = Env("KUBELET_E2E_CONTAINERD_SOCK");
+  RuntimeProcs rp;
+  if (Env("KUBELET_E2E_RUNTIME") == "crio") {
+    rp = {"crio", "conmon", static_cast<pid_t>(std::atoi(Env("KUBELET_E2E_CRIO_PID").c_str())),
+          Env("KUBELET_E2E_CRIO_DIR")};
+  } else {
+    rp.daemon = static_cast<pid_t>(std::atoi(Env("KUBELET_E2E_CONTAINERD_PID").c_str()));
+    rp.marker = Env("KUBELET_E2E_CONTAINERD_SOCK");
+  }
+  std::printf("runtime: %s (monitors: %s)\n", rp.name.c_str(), rp.monitor.c_str());
   // The harness's cgroup root for kubelets under test (its tear-down removes what is left below
   // it); each kubelet gets a folder of its own there.
   std::string cgroup_parent = Env("KUBELET_E2E_CGROUP_ROOT");
@@ -465,8 +482,8 @@ int main(int argc, char** argv) {
     const double floor_ms = Ms(BestRawFloor(**rt, n, dir + "/floor-logs", &conc));
     Result up;
     if (!upstream.empty())
-      up = RunKubelet(upstream, "up", n, **rt, endpoint, dir, containerd, sock, cgroup_parent);
-    Result us = RunKubelet(ours, "ours", n, **rt, endpoint, dir, containerd, sock, cgroup_parent);
+      up = RunKubelet(upstream, "up", n, **rt, endpoint, dir, rp, cgroup_parent);
+    Result us = RunKubelet(ours, "ours", n, **rt, endpoint, dir, rp, cgroup_parent);
     all[n] = {up, us};
 
     std::printf("\nN = %d pods (load average before %s, after %s)\n", n, load_before.c_str(),
@@ -490,9 +507,9 @@ int main(int argc, char** argv) {
     Row("threads", v(up, up.mem.threads), v(us, us.mem.threads));
     Row("idle CPU (% of one core)", up.idle_cpu_pct, us.idle_cpu_pct, 3);
     Row("context switches / s", up.cs_per_s, us.cs_per_s, 1);
-    Row("containerd CPU meanwhile (%)", up.containerd_cpu_pct, us.containerd_cpu_pct, 3);
-    Row("  with its shims (%)", up.runtime_cpu_pct, us.runtime_cpu_pct, 3);
-    Row("kubelet + containerd + shims (%)", up.idle_cpu_pct + up.runtime_cpu_pct,
+    Row(rp.name + " CPU meanwhile (%)", up.containerd_cpu_pct, us.containerd_cpu_pct, 3);
+    Row("  with its " + rp.monitor + "s (%)", up.runtime_cpu_pct, us.runtime_cpu_pct, 3);
+    Row("kubelet + " + rp.name + " + " + rp.monitor + "s (%)", up.idle_cpu_pct + up.runtime_cpu_pct,
         us.idle_cpu_pct + us.runtime_cpu_pct, 3);
     Row("relists in the window", up.relists, us.relists);
     Row("idle CPU / relist (ms)", up.cpu_ms_per_relist, us.cpu_ms_per_relist, 3);

@@ -4,6 +4,9 @@
 #
 #   crio-env.sh up DIR [--fresh]   start CRI-O (+ CNI bridge + local registry) under DIR
 #   crio-env.sh down DIR           stop it and remove every trace it left on the host
+#   crio-env.sh stop-runtime DIR   stop the crio daemon only (a runtime outage: conmon keeps the
+#                                  containers running)
+#   crio-env.sh start-runtime DIR  start it again with the same configuration and state
 #
 # CRI-O itself comes from ../shared/crio (relative to the repository root; $KUBELET_CRIO_DIST
 # overrides): its unpack.sh writes crio, pinns and cri-mini into the build tree (DIR/../
@@ -56,6 +59,7 @@ crio_usage() {
   cat >&2 <<'EOF'
 usage: crio-env.sh up DIR [--fresh]
        crio-env.sh down DIR
+       crio-env.sh stop-runtime DIR | start-runtime DIR
 EOF
   exit 2
 }
@@ -298,6 +302,29 @@ crio_down() {
   log "down done: $DIR removed"
 }
 
+# stop-runtime / start-runtime: an outage of the daemon alone.
+crio_stop_runtime() {
+  [[ -e "$DIR/$CRIO_MARKER" ]] || die "no environment in $DIR"
+  state_load
+  stop_pid "$(cat "$S_INST/crio.pid" 2>/dev/null)" crio crio
+}
+
+crio_start_runtime() {
+  [[ -e "$DIR/$CRIO_MARKER" && -f "$DIR/env" ]] || die "no environment in $DIR"
+  state_load
+  local registry bridge subnet endpoint
+  DIST=${DIST:-${KUBELET_CRIO_DIST:-$REPO_ROOT/../shared/crio}}
+  export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
+  registry=$(sed -n 's/^KUBELET_E2E_REGISTRY=//p' "$DIR/env")
+  bridge=$(sed -n 's/^KUBELET_E2E_CNI_BRIDGE=//p' "$DIR/env")
+  subnet=$(sed -n 's/^KUBELET_E2E_CNI_SUBNET=//p' "$DIR/env")
+  endpoint=$(CRIO_BIN=$S_CRIO_BIN REGISTRY=$registry CRIO_BRIDGE=$bridge CRIO_SUBNET=$subnet \
+    "$DIST/crio-test.sh" up "$S_INST") || die "crio-test.sh up $S_INST failed"
+  [[ "$endpoint" == "unix://$S_INST/crio.sock" ]] || die "crio-test.sh printed '$endpoint'"
+  sed -i "s/^KUBELET_E2E_CRIO_PID=.*/KUBELET_E2E_CRIO_PID=$(cat "$S_INST/crio.pid")/" "$DIR/env"
+  log "crio is back (pid $(cat "$S_INST/crio.pid"))"
+}
+
 crio_main() {
   (($# >= 2)) || crio_usage
   local cmd=$1
@@ -321,6 +348,8 @@ crio_main() {
       crio_up
       ;;
     down) crio_down ;;
+    stop-runtime) crio_stop_runtime ;;
+    start-runtime) crio_start_runtime ;;
     *) crio_usage ;;
   esac
 }
