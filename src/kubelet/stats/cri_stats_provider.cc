@@ -60,6 +60,11 @@ MemoryStats MemoryFromReading(const MemoryReading& m, absl::Time now) {
   s.rss_bytes = m.rss_bytes;
   s.page_faults = m.page_faults;
   s.major_page_faults = m.major_page_faults;
+  // As cAdvisor: with a memory limit, what is left under it.
+  if (m.limit_bytes) {
+    s.available_bytes =
+        *m.limit_bytes > m.working_set_bytes ? *m.limit_bytes - m.working_set_bytes : 0;
+  }
   return s;
 }
 
@@ -252,16 +257,9 @@ std::optional<ContainerStats> CRIStatsProvider::SystemContainer(const std::strin
     UpdateNanoCores("sys/" + name, s);
     c.cpu = s;
   }
-  if (auto mem = host_.CgroupMemory(cgroup)) {
-    c.memory = MemoryFromReading(*mem, now);
-    // As cAdvisor: with a memory limit, what is left under it (the eviction manager's
-    // allocatableMemory.available reads it off the "pods" container).
-    if (mem->limit_bytes) {
-      c.memory->available_bytes = *mem->limit_bytes > mem->working_set_bytes
-                                      ? *mem->limit_bytes - mem->working_set_bytes
-                                      : 0;
-    }
-  }
+  // With a memory limit, availableBytes is what is left under it (the eviction manager's
+  // allocatableMemory.available reads it off the "pods" container).
+  if (auto mem = host_.CgroupMemory(cgroup)) c.memory = MemoryFromReading(*mem, now);
   return c;
 }
 
@@ -370,6 +368,7 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
     std::string cgroup;
     std::optional<uint64_t> cpu_nanos;
     std::optional<MemoryReading> memory;
+    absl::Time read_at;  // when the files were read (the samples' time)
     bool complete() const { return cpu_nanos.has_value() && memory.has_value(); }
   };
   std::map<std::string, CgroupFigures> pod_cgroups;        // by pod UID
@@ -387,6 +386,7 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
     auto try_read = [&](const std::string& cgroup) {
       f.cgroup = cgroup;
       if (cgroup.empty()) return false;
+      f.read_at = options_.clock->Now();
       f.cpu_nanos = host_.CgroupCpuNanos(cgroup);
       f.memory = host_.CgroupMemory(cgroup);
       if (!f.cpu_nanos && !f.memory) return false;
@@ -437,9 +437,12 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
       KLOG_WARNING("Unable to list container stats", "err", list.status());
     }
   }
-  if (container_stats.empty() && !only_cpu_and_memory) {
+  // Between runtime calls, the last answer stands in for the writable layers only (never for
+  // cpu or memory).
+  std::map<std::string, v1::ContainerStats> cached_layers;
+  if (!only_cpu_and_memory && !containers_need_runtime && !layers_due) {
     absl::MutexLock lock(&mu_);
-    container_stats = container_stats_cache_;
+    cached_layers = container_stats_cache_;
   }
   std::map<std::string, v1::PodSandboxStats> sandbox_stats;
   if (pods_need_runtime && !sandbox_stats_unimplemented_.load() && SandboxStatsDue(now)) {
@@ -511,7 +514,7 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
       const v1::ContainerStats* st = st_it == container_stats.end() ? nullptr : &st_it->second;
       if (cf.cpu_nanos) {
         CPUStats cpu;
-        cpu.time = now;
+        cpu.time = cf.read_at;
         cpu.usage_core_nano_seconds = *cf.cpu_nanos;
         cs.cpu = cpu;
       } else if (st != nullptr) {
@@ -526,7 +529,7 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
         }
       }
       if (cf.memory) {
-        cs.memory = MemoryFromReading(*cf.memory, now);
+        cs.memory = MemoryFromReading(*cf.memory, cf.read_at);
       } else if (st != nullptr) {
         cs.memory = MemoryFromCri(st->memory(), now);
       }
@@ -535,9 +538,13 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
         sum_usage += cs.memory->usage_bytes.value_or(*cs.memory->working_set_bytes);
         have_mem = true;
       }
-      if (st != nullptr) {
-        if (!only_cpu_and_memory && st->has_writable_layer()) {
-          const v1::FilesystemUsage& w = st->writable_layer();
+      const v1::ContainerStats* layer = st;
+      if (layer == nullptr) {
+        if (auto it = cached_layers.find(c->id()); it != cached_layers.end()) layer = &it->second;
+      }
+      if (layer != nullptr) {
+        if (!only_cpu_and_memory && layer->has_writable_layer()) {
+          const v1::FilesystemUsage& w = layer->writable_layer();
           FsStats rootfs;
           rootfs.time = FromNanosOr(w.timestamp(), now);
           if (w.has_used_bytes()) rootfs.used_bytes = w.used_bytes().value();
@@ -568,11 +575,11 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
     const CgroupFigures& pf = pod_cgroups[uid];
     if (pf.cpu_nanos) {
       CPUStats s;
-      s.time = now;
+      s.time = pf.read_at;
       s.usage_core_nano_seconds = *pf.cpu_nanos;
       pod.cpu = s;
     }
-    if (pf.memory) pod.memory = MemoryFromReading(*pf.memory, now);
+    if (pf.memory) pod.memory = MemoryFromReading(*pf.memory, pf.read_at);
     if (sb_stats != nullptr && sb_stats->has_linux()) {
       if (!pod.cpu) pod.cpu = CpuFromCri(sb_stats->linux().cpu(), now);
       if (!pod.memory) pod.memory = MemoryFromCri(sb_stats->linux().memory(), now);

@@ -282,6 +282,7 @@ TEST_F(CRIStatsProviderTest, CgroupsAnswerAndTheRuntimeOnlyForWritableLayers) {
   Write(cg_ / "memory" / ctr_cg / "memory.usage_in_bytes", "9000000\n");
   Write(cg_ / "memory" / ctr_cg / "memory.stat",
         "total_inactive_file 1000000\ntotal_rss 7000000\n");
+  Write(cg_ / "memory" / ctr_cg / "memory.limit_in_bytes", "10000000\n");
   Write(cg_ / "pids" / ctr_cg / "cgroup.procs", "4242\n");
   auto p = Make();
   fake_.ClearCalls();
@@ -290,6 +291,7 @@ TEST_F(CRIStatsProviderTest, CgroupsAnswerAndTheRuntimeOnlyForWritableLayers) {
   EXPECT_EQ(c["cpu"]["usageCoreNanoSeconds"], 2500000000ULL);
   EXPECT_EQ(c["memory"]["workingSetBytes"], 8000000);
   EXPECT_EQ(c["memory"]["rssBytes"], 7000000);
+  EXPECT_EQ(c["memory"]["availableBytes"], 2000000);  // limit - working set, as cAdvisor
   EXPECT_EQ(s["pods"][0]["cpu"]["usageCoreNanoSeconds"], 3000000000ULL);
   std::vector<std::string> calls = fake_.calls();
   std::sort(calls.begin(), calls.end());
