@@ -147,6 +147,14 @@ class CRIStatsProviderTest : public ::testing::Test {
     return std::make_unique<CRIStatsProvider>(std::move(o));
   }
 
+  // A cgroup v1 cgroup with cpuacct.usage, memory usage and memory.stat.
+  void WriteCgroup(const std::string& cgroup, const std::string& cpu_ns, const std::string& usage,
+                   const std::string& stat) {
+    Write(cg_ / "cpuacct" / cgroup / "cpuacct.usage", cpu_ns + "\n");
+    Write(cg_ / "memory" / cgroup / "memory.usage_in_bytes", usage + "\n");
+    Write(cg_ / "memory" / cgroup / "memory.stat", stat);
+  }
+
   json Summary(CRIStatsProvider& p, bool only = false) {
     auto text = p.SummaryJson(only);
     EXPECT_TRUE(text.ok()) << text.status();
@@ -278,10 +286,7 @@ TEST_F(CRIStatsProviderTest, PodFiguresFallBackToContainerSums) {
 // only for the writable layers, once per du_cache_ttl or when a container is new.
 TEST_F(CRIStatsProviderTest, CgroupsAnswerAndTheRuntimeOnlyForWritableLayers) {
   const std::string ctr_cg = pod_cg_ + "/" + container_id_;
-  Write(cg_ / "cpuacct" / ctr_cg / "cpuacct.usage", "2500000000\n");
-  Write(cg_ / "memory" / ctr_cg / "memory.usage_in_bytes", "9000000\n");
-  Write(cg_ / "memory" / ctr_cg / "memory.stat",
-        "total_inactive_file 1000000\ntotal_rss 7000000\n");
+  WriteCgroup(ctr_cg, "2500000000", "9000000", "total_inactive_file 1000000\ntotal_rss 7000000\n");
   Write(cg_ / "memory" / ctr_cg / "memory.limit_in_bytes", "10000000\n");
   Write(cg_ / "pids" / ctr_cg / "cgroup.procs", "4242\n");
   auto p = Make();
@@ -320,9 +325,7 @@ TEST_F(CRIStatsProviderTest, CgroupsAnswerAndTheRuntimeOnlyForWritableLayers) {
   cc.mutable_image()->set_image("busybox");
   const std::string sidecar = *fake_.CreateContainer(sandbox_id_, cc, sb);
   ASSERT_TRUE(fake_.StartContainer(sidecar).ok());
-  Write(cg_ / "cpuacct" / pod_cg_ / sidecar / "cpuacct.usage", "100\n");
-  Write(cg_ / "memory" / pod_cg_ / sidecar / "memory.usage_in_bytes", "4096\n");
-  Write(cg_ / "memory" / pod_cg_ / sidecar / "memory.stat", "total_inactive_file 0\n");
+  WriteCgroup(pod_cg_ + "/" + sidecar, "100", "4096", "total_inactive_file 0\n");
   Summary(*p, /*only=*/true);
   EXPECT_EQ(fake_.CallCount("ListContainerStats"), 2);
   Summary(*p);
@@ -335,9 +338,7 @@ TEST_F(CRIStatsProviderTest, CgroupNamesAreKeptWhileTheyAnswer) {
   EXPECT_EQ(Summary(*p, true)["pods"][0]["cpu"]["usageCoreNanoSeconds"], 3000000000ULL);
   // A burstable cgroup of the same pod would be found first by a fresh probe.
   const std::string burstable = "kubepods/burstable/pod" + std::string(kUid);
-  Write(cg_ / "cpuacct" / burstable / "cpuacct.usage", "7000000000\n");
-  Write(cg_ / "memory" / burstable / "memory.usage_in_bytes", "1000\n");
-  Write(cg_ / "memory" / burstable / "memory.stat", "total_inactive_file 0\n");
+  WriteCgroup(burstable, "7000000000", "1000", "total_inactive_file 0\n");
   EXPECT_EQ(Summary(*p, true)["pods"][0]["cpu"]["usageCoreNanoSeconds"], 3000000000ULL);
   fs::remove_all(cg_ / "cpuacct/kubepods/besteffort");
   fs::remove_all(cg_ / "memory/kubepods/besteffort");
