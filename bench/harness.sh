@@ -9,12 +9,9 @@ scripts/install-deps.sh
 BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)" --target kubelet "$@"
-HARNESS=test/e2e/harness/containerd-env.sh
-# KUBELET_RUNTIME=crio: a private CRI-O v1.28 (from ../shared/crio) instead.
-if [ "${KUBELET_RUNTIME:-containerd}" = crio ]; then
-  HARNESS=test/e2e/harness/crio-env.sh
-  bench_env_dir=$bench_env_dir-crio
-fi
+HARNESS=$(test/e2e/harness/runtime-harness.sh)
+# CRI-O's environment in a folder of its own (a containerd one may be left in the other).
+case "$HARNESS" in */crio-env.sh) bench_env_dir=$bench_env_dir-crio ;; esac
 bash "$HARNESS" up "$bench_env_dir" --fresh
 # shellcheck disable=SC2064
 trap "bash '$HARNESS' down '$bench_env_dir'" EXIT

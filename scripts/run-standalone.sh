@@ -12,14 +12,7 @@ ROOT=$(pwd)
 
 scripts/build.sh
 RUN_DIR=${KUBELET_RUN_DIR:-/var/tmp/kubelet-standalone}
-case "${KUBELET_RUNTIME:-containerd}" in
-  containerd) HARNESS="$ROOT/test/e2e/harness/containerd-env.sh" ;;
-  crio | cri-o) HARNESS="$ROOT/test/e2e/harness/crio-env.sh" ;;
-  *)
-    echo "run-standalone: KUBELET_RUNTIME must be containerd or crio" >&2
-    exit 2
-    ;;
-esac
+HARNESS=$(test/e2e/harness/runtime-harness.sh)
 bash "$HARNESS" down "$RUN_DIR" >/dev/null 2>&1 || true
 bash "$HARNESS" up "$RUN_DIR"
 trap 'bash "$HARNESS" down "$RUN_DIR"' EXIT

@@ -186,8 +186,20 @@ EOF
   log "wrote $DIR/env"
 }
 
+# crio_test_up REGISTRY BRIDGE SUBNET: crio-test.sh up of the instance $INST with this
+# environment's registry and network (a no-op when it runs).
+crio_test_up() {
+  local endpoint
+  endpoint=$(CRIO_BIN=$S_CRIO_BIN REGISTRY=$1 CRIO_BRIDGE=$2 CRIO_SUBNET=$3 \
+    "$DIST/crio-test.sh" up "$INST") || {
+    tail -n 30 "$INST/crio.log" >&2 2>/dev/null || true
+    die "crio-test.sh up $INST failed"
+  }
+  [[ "$endpoint" == "unix://$INST/crio.sock" ]] || die "crio-test.sh printed '$endpoint'"
+}
+
 crio_up() {
-  local t0 endpoint
+  local t0
   t0=$(date +%s.%N)
   check_crio_prereqs
   [[ ! "$DIR" =~ [[:space:]\"\'] ]] || die "DIR must not contain whitespace or quotes: $DIR"
@@ -227,12 +239,7 @@ crio_up() {
   prepare_images
   start_crio_registry
   log "starting CRI-O in $INST"
-  endpoint=$(CRIO_BIN=$S_CRIO_BIN REGISTRY=$REGISTRY CRIO_BRIDGE=$BRIDGE CRIO_SUBNET=$SUBNET \
-    "$DIST/crio-test.sh" up "$INST") || {
-    tail -n 30 "$INST/crio.log" >&2 2>/dev/null || true
-    die "crio-test.sh up $INST failed"
-  }
-  [[ "$endpoint" == "unix://$INST/crio.sock" ]] || die "crio-test.sh printed '$endpoint'"
+  crio_test_up "$REGISTRY" "$BRIDGE" "$SUBNET"
   # The images the tests expect present, pulled through the registry.k8s.io / docker.io
   # mirror (stored under these names, as containerd-env.sh imports them).
   cri_mini pull "$BUSYBOX_IMAGE" >/dev/null || die "CRI-O could not pull $BUSYBOX_IMAGE"
@@ -312,17 +319,12 @@ crio_stop_runtime() {
 crio_start_runtime() {
   [[ -e "$DIR/$CRIO_MARKER" && -f "$DIR/env" ]] || die "no environment in $DIR"
   state_load
-  local registry bridge subnet endpoint
   DIST=${DIST:-${KUBELET_CRIO_DIST:-$REPO_ROOT/../shared/crio}}
   export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
-  registry=$(sed -n 's/^KUBELET_E2E_REGISTRY=//p' "$DIR/env")
-  bridge=$(sed -n 's/^KUBELET_E2E_CNI_BRIDGE=//p' "$DIR/env")
-  subnet=$(sed -n 's/^KUBELET_E2E_CNI_SUBNET=//p' "$DIR/env")
-  endpoint=$(CRIO_BIN=$S_CRIO_BIN REGISTRY=$registry CRIO_BRIDGE=$bridge CRIO_SUBNET=$subnet \
-    "$DIST/crio-test.sh" up "$S_INST") || die "crio-test.sh up $S_INST failed"
-  [[ "$endpoint" == "unix://$S_INST/crio.sock" ]] || die "crio-test.sh printed '$endpoint'"
-  sed -i "s/^KUBELET_E2E_CRIO_PID=.*/KUBELET_E2E_CRIO_PID=$(cat "$S_INST/crio.pid")/" "$DIR/env"
-  log "crio is back (pid $(cat "$S_INST/crio.pid"))"
+  INST=$S_INST
+  crio_test_up "$S_REGISTRY" "$S_BRIDGE" "$S_SUBNET"
+  sed -i "s/^KUBELET_E2E_CRIO_PID=.*/KUBELET_E2E_CRIO_PID=$(cat "$INST/crio.pid")/" "$DIR/env"
+  log "crio is back (pid $(cat "$INST/crio.pid"))"
 }
 
 crio_main() {
