@@ -229,8 +229,9 @@ absl::Status ContainerLogManagerImpl::RotateLogs() {
     // Only running containers write; a stopped one must not get a new empty log.
     if (c.state() != runtime::v1::CONTAINER_RUNNING) continue;
     const std::string& id = c.id();
+    std::string path;
     if (auto known = log_paths_.find(id); known != log_paths_.end()) {
-      log_paths[id] = known->second;
+      path = known->second;
     } else {
       auto resp = runtime_.ContainerStatus(id, false);
       if (!resp.ok()) {
@@ -241,9 +242,9 @@ absl::Status ContainerLogManagerImpl::RotateLogs() {
         KLOG_ERROR(absl::OkStatus(), "Container status is nil", "containerID", id);
         continue;
       }
-      log_paths[id] = resp->status().log_path();
+      path = resp->status().log_path();
     }
-    const std::string& path = log_paths[id];
+    log_paths[id] = path;
     if (path.empty()) continue;
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) {

@@ -52,6 +52,14 @@ std::optional<MemoryStats> MemoryFromCri(const v1::MemoryUsage& u, absl::Time no
   return s;
 }
 
+// A cumulative cpu time read at `at` (cgroup files, /proc/stat, a sum of containers').
+CPUStats CpuFromNanos(uint64_t usage_core_nano_seconds, absl::Time at) {
+  CPUStats s;
+  s.time = at;
+  s.usage_core_nano_seconds = usage_core_nano_seconds;
+  return s;
+}
+
 MemoryStats MemoryFromReading(const MemoryReading& m, absl::Time now) {
   MemoryStats s;
   s.time = now;
@@ -251,9 +259,7 @@ std::optional<ContainerStats> CRIStatsProvider::SystemContainer(const std::strin
   c.id = cgroup;
   if (auto created = host_.CgroupCreated(cgroup)) c.start_time = *created;
   if (auto cpu = host_.CgroupCpuNanos(cgroup)) {
-    CPUStats s;
-    s.time = now;
-    s.usage_core_nano_seconds = *cpu;
+    CPUStats s = CpuFromNanos(*cpu, now);
     UpdateNanoCores("sys/" + name, s);
     c.cpu = s;
   }
@@ -267,9 +273,7 @@ void CRIStatsProvider::FillNode(bool only_cpu_and_memory, absl::Time now, NodeSt
   node.node_name = options_.node_name;
   if (auto boot = host_.BootTime()) node.start_time = *boot;
   if (auto cpu = host_.NodeCpuNanos()) {
-    CPUStats s;
-    s.time = now;
-    s.usage_core_nano_seconds = *cpu;
+    CPUStats s = CpuFromNanos(*cpu, now);
     UpdateNanoCores("node", s);
     node.cpu = s;
   }
@@ -417,32 +421,35 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
   // The runtime's container stats: at once when a container's cgroup does not answer; else only
   // for the writable layers (what only the runtime knows), at most once per du_cache_ttl, as the
   // logs' and volumes' disk usage, unless a container is new since the last answer.
-  std::map<std::string, v1::ContainerStats> container_stats;
+  // `runtime_stats`: this call's answer (`fresh`), else the last one, for the layers only.
+  std::shared_ptr<const std::map<std::string, v1::ContainerStats>> runtime_stats;
+  bool fresh = false;
   const bool layers_due = [&] {
     if (only_cpu_and_memory) return false;
     absl::MutexLock lock(&mu_);
-    if (now - container_stats_at_ >= options_.du_cache_ttl) return true;
+    if (!container_stats_cache_ || now - container_stats_at_ >= options_.du_cache_ttl) return true;
     for (const auto& [id, figures] : container_cgroups) {
-      if (!container_stats_cache_.contains(id)) return true;
+      if (!container_stats_cache_->contains(id)) return true;
     }
     return false;
   }();
   if (containers_need_runtime || layers_due) {
     if (auto list = options_.runtime->ListContainerStats(nullptr); list.ok()) {
-      for (v1::ContainerStats& s : *list) container_stats[s.attributes().id()] = std::move(s);
+      auto by_id = std::make_shared<std::map<std::string, v1::ContainerStats>>();
+      for (v1::ContainerStats& s : *list) (*by_id)[s.attributes().id()] = std::move(s);
+      runtime_stats = by_id;
+      fresh = true;
       absl::MutexLock lock(&mu_);
-      container_stats_cache_ = container_stats;
+      container_stats_cache_ = runtime_stats;
       container_stats_at_ = now;
     } else {
       KLOG_WARNING("Unable to list container stats", "err", list.status());
     }
-  }
-  // Between runtime calls, the last answer stands in for the writable layers only (never for
-  // cpu or memory).
-  std::map<std::string, v1::ContainerStats> cached_layers;
-  if (!only_cpu_and_memory && !containers_need_runtime && !layers_due) {
+  } else if (!only_cpu_and_memory) {
+    // Between runtime calls, the last answer stands in for the writable layers only (never for
+    // cpu or memory).
     absl::MutexLock lock(&mu_);
-    cached_layers = container_stats_cache_;
+    runtime_stats = container_stats_cache_;
   }
   std::map<std::string, v1::PodSandboxStats> sandbox_stats;
   if (pods_need_runtime && !sandbox_stats_unimplemented_.load() && SandboxStatsDue(now)) {
@@ -510,13 +517,13 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
       }
       const CgroupFigures& cf = container_cgroups[c->id()];
       cs.cgroup = cf.cgroup;
-      const auto st_it = container_stats.find(c->id());
-      const v1::ContainerStats* st = st_it == container_stats.end() ? nullptr : &st_it->second;
+      const v1::ContainerStats* layer = nullptr;  // the runtime's figures, maybe cached
+      if (runtime_stats) {
+        if (auto it = runtime_stats->find(c->id()); it != runtime_stats->end()) layer = &it->second;
+      }
+      const v1::ContainerStats* st = fresh ? layer : nullptr;  // for cpu and memory
       if (cf.cpu_nanos) {
-        CPUStats cpu;
-        cpu.time = cf.read_at;
-        cpu.usage_core_nano_seconds = *cf.cpu_nanos;
-        cs.cpu = cpu;
+        cs.cpu = CpuFromNanos(*cf.cpu_nanos, cf.read_at);
       } else if (st != nullptr) {
         cs.cpu = CpuFromCri(st->cpu(), now);
       }
@@ -537,10 +544,6 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
         sum_ws += *cs.memory->working_set_bytes;
         sum_usage += cs.memory->usage_bytes.value_or(*cs.memory->working_set_bytes);
         have_mem = true;
-      }
-      const v1::ContainerStats* layer = st;
-      if (layer == nullptr) {
-        if (auto it = cached_layers.find(c->id()); it != cached_layers.end()) layer = &it->second;
       }
       if (layer != nullptr) {
         if (!only_cpu_and_memory && layer->has_writable_layer()) {
@@ -573,23 +576,13 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
 
     // Pod cpu and memory: the pod cgroup, else the runtime's pod figures, else the sum.
     const CgroupFigures& pf = pod_cgroups[uid];
-    if (pf.cpu_nanos) {
-      CPUStats s;
-      s.time = pf.read_at;
-      s.usage_core_nano_seconds = *pf.cpu_nanos;
-      pod.cpu = s;
-    }
+    if (pf.cpu_nanos) pod.cpu = CpuFromNanos(*pf.cpu_nanos, pf.read_at);
     if (pf.memory) pod.memory = MemoryFromReading(*pf.memory, pf.read_at);
     if (sb_stats != nullptr && sb_stats->has_linux()) {
       if (!pod.cpu) pod.cpu = CpuFromCri(sb_stats->linux().cpu(), now);
       if (!pod.memory) pod.memory = MemoryFromCri(sb_stats->linux().memory(), now);
     }
-    if (!pod.cpu && have_cpu) {
-      CPUStats s;
-      s.time = now;
-      s.usage_core_nano_seconds = sum_cpu;
-      pod.cpu = s;
-    }
+    if (!pod.cpu && have_cpu) pod.cpu = CpuFromNanos(sum_cpu, now);
     if (!pod.memory && have_mem) {
       MemoryStats s;
       s.time = now;

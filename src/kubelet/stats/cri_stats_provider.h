@@ -147,7 +147,8 @@ class CRIStatsProvider final : public StatsProvider {
   std::map<std::string, DuEntry> du_cache_ ABSL_GUARDED_BY(mu_);
   absl::Time sandbox_stats_retry_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   // The last ListContainerStats answer (for the writable layers between calls), by container ID.
-  std::map<std::string, runtime::v1::ContainerStats> container_stats_cache_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const std::map<std::string, runtime::v1::ContainerStats>> container_stats_cache_
+      ABSL_GUARDED_BY(mu_);
   absl::Time container_stats_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   // The cgroups found by the last call: "pod/<uid>" and "ctr/<container id>" -> cgroup path.
   std::map<std::string, std::string> cgroup_names_ ABSL_GUARDED_BY(mu_);
