@@ -177,7 +177,7 @@ struct Result {
   bool all_running = false;
   double cold_first_ms = NAN, cold_ms = NAN, running_ms = NAN;
   Mem mem;
-  double idle_cpu_pct = NAN, cs_per_s = NAN, containerd_cpu_pct = NAN, runtime_cpu_pct = NAN;
+  double idle_cpu_pct = NAN, cs_per_s = NAN, daemon_cpu_pct = NAN, runtime_cpu_pct = NAN;
   double relists = NAN, cpu_ms_per_relist = NAN, cs_per_relist = NAN, relist_mean_ms = NAN;
   double restart_p50 = NAN, restart_max = NAN;
   int restarts_seen = 0;
@@ -339,7 +339,7 @@ Result RunKubelet(const std::string& bin, const std::string& kind, int n,
   const double secs = absl::ToDoubleSeconds(window);
   res.idle_cpu_pct = (cpu1 - cpu0) / secs * 100.0;
   res.cs_per_s = static_cast<double>(cs1 - cs0) / secs;
-  if (rp.daemon > 0) res.containerd_cpu_pct = (rt_cpu1 - rt_cpu0) / secs * 100.0;
+  if (rp.daemon > 0) res.daemon_cpu_pct = (rt_cpu1 - rt_cpu0) / secs * 100.0;
   if (!rp.marker.empty()) res.runtime_cpu_pct = (all_cpu1 - all_cpu0) / secs * 100.0;
   const std::string count = "kubelet_pleg_relist_duration_seconds_count";
   const std::string sum = "kubelet_pleg_relist_duration_seconds_sum";
@@ -507,7 +507,7 @@ int main(int argc, char** argv) {
     Row("threads", v(up, up.mem.threads), v(us, us.mem.threads));
     Row("idle CPU (% of one core)", up.idle_cpu_pct, us.idle_cpu_pct, 3);
     Row("context switches / s", up.cs_per_s, us.cs_per_s, 1);
-    Row(rp.name + " CPU meanwhile (%)", up.containerd_cpu_pct, us.containerd_cpu_pct, 3);
+    Row(rp.name + " CPU meanwhile (%)", up.daemon_cpu_pct, us.daemon_cpu_pct, 3);
     Row("  with its " + rp.monitor + "s (%)", up.runtime_cpu_pct, us.runtime_cpu_pct, 3);
     Row("kubelet + " + rp.name + " + " + rp.monitor + "s (%)", up.idle_cpu_pct + up.runtime_cpu_pct,
         us.idle_cpu_pct + us.runtime_cpu_pct, 3);
