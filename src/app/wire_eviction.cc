@@ -47,6 +47,11 @@ absl::Status WireEviction(WiringStage stage, WiringContext& ctx) {
         if (!provider) return absl::UnavailableError("stats provider not ready");
         return provider->GetSummary(false);
       };
+      o.node_summary = [comps]() -> absl::StatusOr<stats::Summary> {
+        auto provider = std::dynamic_pointer_cast<stats::CRIStatsProvider>(comps->stats_provider);
+        if (!provider) return absl::UnavailableError("stats provider not ready");
+        return provider->GetNodeSummary();
+      };
       auto kubelet = ctx.late_kubelet;
       o.active_pods = [kubelet]() -> std::vector<api::Pod> {
         Kubelet* k = kubelet->load();

@@ -453,7 +453,9 @@ container::AdmitDecision Manager::Admit(const api::Pod& pod, const std::vector<a
 
 std::optional<api::Pod> Manager::Synchronize() {
   if (!options_.summary) return std::nullopt;
-  absl::StatusOr<stats::Summary> summary = options_.summary();
+  // The signals are node-level: with node_summary, the pods are only read when one is met.
+  const bool node_only = static_cast<bool>(options_.node_summary);
+  absl::StatusOr<stats::Summary> summary = node_only ? options_.node_summary() : options_.summary();
   if (!summary.ok()) {
     KLOG_ERROR(summary.status(), "Eviction manager: failed to get summary stats");
     return std::nullopt;
@@ -509,7 +511,7 @@ std::optional<api::Pod> Manager::Synchronize() {
   if (IsDiskSignal(t.signal)) {
     if (options_.delete_dead_containers) options_.delete_dead_containers();
     if (options_.delete_unused_images) options_.delete_unused_images();
-    absl::StatusOr<stats::Summary> again = options_.summary();
+    absl::StatusOr<stats::Summary> again = node_only ? options_.node_summary() : options_.summary();
     if (again.ok()) {
       Observations after = Observe(*again);
       auto o = after.find(t.signal);
@@ -519,8 +521,17 @@ std::optional<api::Pod> Manager::Synchronize() {
                   "resourceName", ResourceOf(t.signal));
         return std::nullopt;
       }
-      summary = std::move(again);
+      if (!node_only) summary = std::move(again);
     }
+  }
+  if (node_only) {
+    // The ranking needs each pod's usage.
+    absl::StatusOr<stats::Summary> full = options_.summary();
+    if (!full.ok()) {
+      KLOG_ERROR(full.status(), "Eviction manager: failed to get summary stats");
+      return std::nullopt;
+    }
+    summary = std::move(full);
   }
 
   std::vector<api::Pod> pods =

@@ -15,7 +15,8 @@
 //   pid.available                rlimit maxpid - running processes
 //
 // Each Synchronize() (every 10 s once started):
-//   1. observe; a threshold is met when available < its value (plus minimum reclaim while it was
+//   1. observe (the node-level figures alone with node_summary set); a threshold is met when
+//   available < its value (plus minimum reclaim while it was
 //      met on the previous pass); a soft one only counts once met for its grace period;
 //   2. node conditions: MemoryPressure (memory signals), DiskPressure (nodefs/imagefs), PIDPressure
 //      (pid) are set while a threshold of theirs is met and kept for
@@ -119,6 +120,10 @@ struct ManagerOptions {
   int64_t max_pod_grace_period_seconds = 0;
   // The Summary (CPU and memory are enough for memory signals; fs figures for disk ones).
   std::function<absl::StatusOr<stats::Summary>()> summary;
+  // The node-level part alone (node, system containers, fs, rlimit; no pods): when set, every
+  // pass observes the signals from it, and `summary` (which walks every pod) is read only on a
+  // pass where a threshold is met, to rank the pods. Unset: `summary` on every pass.
+  std::function<absl::StatusOr<stats::Summary>()> node_summary;
   // Pods that may be evicted (admitted, not terminating).
   std::function<std::vector<api::Pod>()> active_pods;
   // Stops the pod with the grace period and marks it Failed / Evicted with the message; false

@@ -197,6 +197,45 @@ TEST_F(ManagerTest, MemoryPressureEvictsTheBestEffortHogAndKeepsTheGuaranteedPod
   EXPECT_EQ(ranked[2].metadata.name, "guaranteed");
 }
 
+TEST_F(ManagerTest, NodeSummaryAloneUntilAThresholdIsMet) {
+  ManagerOptions o = Options(Hard({{"memory.available", "100Mi"}}));
+  int full = 0, node = 0;
+  o.summary = [&]() -> absl::StatusOr<stats::Summary> {
+    ++full;
+    return summary_;
+  };
+  stats::Summary node_only;
+  o.node_summary = [&]() -> absl::StatusOr<stats::Summary> {
+    ++node;
+    return node_only;
+  };
+  Manager m(std::move(o), clock_);
+  api::Pod hog = MakePod("hog");
+  api::Pod guaranteed = MakePod("guaranteed", "400Mi", "400Mi");
+  pods_ = {guaranteed, hog};
+  summary_ = Node(500 * kMi, 500 * kMi);
+  summary_.pods = {PodUsage(guaranteed, 390 * kMi), PodUsage(hog, 100 * kMi)};
+  node_only = Node(500 * kMi, 500 * kMi);
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(m.Synchronize().has_value());
+  EXPECT_EQ(node, 3);
+  EXPECT_EQ(full, 0);  // no threshold met: the pods were never read
+  EXPECT_FALSE(m.GetPressure().memory);
+
+  // Met on the node's figures: the full Summary ranks the pods, the message keeps the node's.
+  node_only = Node(50 * kMi, 950 * kMi);
+  summary_ = node_only;
+  summary_.pods = {PodUsage(guaranteed, 390 * kMi), PodUsage(hog, 500 * kMi)};
+  ASSERT_TRUE(m.Synchronize().has_value());
+  EXPECT_EQ(node, 4);
+  EXPECT_EQ(full, 1);
+  ASSERT_EQ(evicted_.size(), 1u);
+  EXPECT_EQ(evicted_[0].name, "hog");
+  EXPECT_EQ(evicted_[0].message,
+            "The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. "
+            "Container main was using 500Mi, request is 0, has larger consumption of memory. ");
+  EXPECT_TRUE(m.GetPressure().memory);
+}
+
 TEST_F(ManagerTest, CriticalPodsAreSkippedAndLowerPriorityGoesFirst) {
   api::Pod static_pod = MakePod("static");
   static_pod.metadata.annotations["kubernetes.io/config.source"] = "file";

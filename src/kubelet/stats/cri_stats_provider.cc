@@ -333,6 +333,12 @@ absl::StatusOr<FsStats> CRIStatsProvider::ImageFsStats() {
   return s;
 }
 
+absl::StatusOr<Summary> CRIStatsProvider::GetNodeSummary() {
+  Summary summary;
+  FillNode(/*only_cpu_and_memory=*/false, options_.clock->Now(), summary.node);
+  return summary;
+}
+
 absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
   const absl::Time now = options_.clock->Now();
   Summary summary;

@@ -104,6 +104,10 @@ class CRIStatsProvider final : public StatsProvider {
   // The Summary as values (also what the /metrics collectors read). Fails only when the runtime
   // cannot list its pods; partial host figures are simply left out.
   absl::StatusOr<Summary> GetSummary(bool only_cpu_and_memory);
+  // The node-level part of GetSummary(false) alone: node CPU, memory, network, fs, image fs,
+  // rlimit and the system containers; no pods, so no pod listing or per-pod cgroup reads (what
+  // the eviction manager observes every 10 s).
+  absl::StatusOr<Summary> GetNodeSummary();
   // The image file system: used bytes/inodes from CRI ImageFsInfo, capacity and free space from
   // statfs of its mount point.
   absl::StatusOr<FsStats> ImageFsStats();
