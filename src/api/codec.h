@@ -12,8 +12,8 @@
 //
 // (the specialization lives in namespace kubelet::api::codec, next to the type's definition or
 // in a *_codec.h / *_fields.h header). Member types may be: std::string, bool, integers, double,
-// Quantity, IntOrString, Time, MicroTime, RawJson, Json, any described struct, and std::optional /
-// std::vector / std::map<std::string, _> of those. Besides Field, a table may hold:
+// Quantity, IntOrString, Time, MicroTime, RawJson, Json, any described struct, std::optional and
+// Box / std::vector / std::map<std::string, _> of those. Besides Field, a table may hold:
 //   * Inline(&S::common): the members of a described struct written into this object, as Go
 //     writes an embedded struct (EphemeralContainer embeds EphemeralContainerCommon);
 //   * Entry("nfs", &S::other_sources, opts): the entry of a std::map<std::string, V> member whose
@@ -75,6 +75,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "api/box.h"
 #include "api/meta.h"
 #include "api/quantity.h"
 #include "nlohmann/json.hpp"
@@ -222,6 +223,8 @@ template <typename T>
 struct IsOptional : std::false_type {};
 template <typename T>
 struct IsOptional<std::optional<T>> : std::true_type {};
+template <typename T>
+struct IsOptional<Box<T>> : std::true_type {};
 template <typename T>
 struct IsVector : std::false_type {};
 template <typename T>

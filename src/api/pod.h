@@ -2,7 +2,9 @@
 //
 // Plain value structs mirroring the Go types field for field (snake_case members, JSON names in
 // the comments only where they differ from the obvious camelCase). Conventions:
-//   * Go pointer fields ("unset" is observable) are std::optional<T>.
+//   * Go pointer fields ("unset" is observable) are std::optional<T>, or Box<T> (box.h: the same
+//     interface, on the heap) for the large, usually unset ones: probes, lifecycle, security
+//     contexts, env var sources.
 //   * Go value fields use the zero value ("", 0, false, empty container) for "unset", exactly as
 //     Go's omitempty does on the wire.
 //   * metav1.Time is `Time` (second precision on the wire, zero value = unset, encodes as null);
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "api/box.h"
 #include "api/meta.h"
 #include "api/quantity.h"
 
@@ -225,7 +228,7 @@ struct EnvVarSource {
 struct EnvVar {
   std::string name;
   std::string value;
-  std::optional<EnvVarSource> value_from;
+  Box<EnvVarSource> value_from;
   bool operator==(const EnvVar&) const = default;
 };
 
@@ -373,14 +376,14 @@ struct Container {
   std::optional<std::string> restart_policy;  // init containers only: "Always" = sidecar
   std::vector<VolumeMount> volume_mounts;
   std::vector<VolumeDevice> volume_devices;
-  std::optional<Probe> liveness_probe;
-  std::optional<Probe> readiness_probe;
-  std::optional<Probe> startup_probe;
-  std::optional<Lifecycle> lifecycle;
+  Box<Probe> liveness_probe;
+  Box<Probe> readiness_probe;
+  Box<Probe> startup_probe;
+  Box<Lifecycle> lifecycle;
   std::string termination_message_path;
   std::string termination_message_policy;  // File, FallbackToLogsOnError
   std::string image_pull_policy;           // Always, IfNotPresent, Never
-  std::optional<SecurityContext> security_context;
+  Box<SecurityContext> security_context;
   bool stdin_ = false;  // "stdin" (renamed: stdin is a libc macro)
   bool stdin_once = false;
   bool tty = false;
@@ -491,7 +494,7 @@ struct PodSpec {
   bool host_pid = false;  // hostPID
   bool host_ipc = false;  // hostIPC
   std::optional<bool> share_process_namespace;
-  std::optional<PodSecurityContext> security_context;
+  Box<PodSecurityContext> security_context;
   std::vector<LocalObjectReference> image_pull_secrets;
   std::string hostname;
   std::string subdomain;

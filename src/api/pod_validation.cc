@@ -1231,7 +1231,7 @@ Errs ValidateSeccompProfileField(const std::optional<SeccompProfile>& sp, const 
   return e;
 }
 
-Errs ValidateSecurityContext(const std::optional<SecurityContext>& sc, const std::string& path) {
+Errs ValidateSecurityContext(const Box<SecurityContext>& sc, const std::string& path) {
   if (!sc.has_value()) return {};
   Errs e;
   // The kubelet runs with capabilities.AllowPrivileged = true, so privileged is allowed.
@@ -1402,7 +1402,7 @@ Errs ValidateProbe(const Probe& p, const std::string& path) {
   return e;
 }
 
-Errs ValidateLivenessOrStartupProbe(const std::optional<Probe>& p, const std::string& path) {
+Errs ValidateLivenessOrStartupProbe(const Box<Probe>& p, const std::string& path) {
   if (!p.has_value()) return {};
   Errs e = ValidateProbe(*p, path);
   if (p->success_threshold != 1) {
@@ -1411,7 +1411,7 @@ Errs ValidateLivenessOrStartupProbe(const std::optional<Probe>& p, const std::st
   return e;
 }
 
-Errs ValidateReadinessProbe(const std::optional<Probe>& p, const std::string& path) {
+Errs ValidateReadinessProbe(const Box<Probe>& p, const std::string& path) {
   if (!p.has_value()) return {};
   Errs e = ValidateProbe(*p, path);
   if (p->termination_grace_period_seconds.has_value()) {

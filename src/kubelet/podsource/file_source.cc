@@ -334,7 +334,7 @@ void FileSource::Scan(bool authoritative) {
     }
     if (pod.ok()) {
       last_logged_.erase(path_);
-      Deliver({*pod});
+      Deliver({*std::move(pod)});
     } else if (ShouldLog(path_, std::string(pod.status().message()))) {
       // As upstream: the previous snapshot stays in force.
       KLOG_ERROR(pod.status(), "Unable to read config path", "path", path_);
@@ -349,8 +349,8 @@ void FileSource::Scan(bool authoritative) {
   scans_.fetch_add(1);
 }
 
-std::vector<api::Pod> FileSource::ExtractFromDir(bool authoritative) {
-  std::vector<api::Pod> pods;
+std::vector<FileSource::PodPtr> FileSource::ExtractFromDir(bool authoritative) {
+  std::vector<PodPtr> pods;
   std::vector<std::string> entries;
   DIR* dir = ::opendir(path_.c_str());
   if (dir == nullptr) {
@@ -403,8 +403,8 @@ std::vector<api::Pod> FileSource::ExtractFromDir(bool authoritative) {
       // pod: editors and config tools truncate before writing, and dropping the pod on that
       // transient state would restart it.
       auto it = cache_.find(file);
-      if (!authoritative && it != cache_.end() && it->second.last_good.has_value()) {
-        pods.push_back(*it->second.last_good);
+      if (!authoritative && it != cache_.end() && it->second.last_good != nullptr) {
+        pods.push_back(it->second.last_good);
       }
     } else {
       const std::string mode = GoFileMode(st.st_mode);
@@ -433,7 +433,7 @@ std::vector<api::Pod> FileSource::ExtractFromDir(bool authoritative) {
   return pods;
 }
 
-absl::StatusOr<api::Pod> FileSource::ExtractFromFile(const std::string& file) {
+absl::StatusOr<FileSource::PodPtr> FileSource::ExtractFromFile(const std::string& file) {
   KLOG_V(3, "Reading config file", "path", file);
   // O_NONBLOCK: never hang on a FIFO swapped in after the stat.
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -455,8 +455,8 @@ absl::StatusOr<api::Pod> FileSource::ExtractFromFile(const std::string& file) {
     ::close(fd);
     CacheEntry& entry = cache_[file];
     entry.content.reset();
-    entry.result = absl::ResourceExhaustedError("the read limit is reached");
-    return entry.result.status();
+    entry.status = absl::ResourceExhaustedError("the read limit is reached");
+    return entry.status;
   }
   std::string content;
   absl::Status read_status;
@@ -484,10 +484,13 @@ absl::StatusOr<api::Pod> FileSource::ExtractFromFile(const std::string& file) {
   CacheEntry& entry = cache_[file];
   if (!read_status.ok()) {
     entry.content.reset();
-    entry.result = read_status;
+    entry.status = read_status;
     return read_status;
   }
-  if (entry.content.has_value() && *entry.content == content) return entry.result;
+  if (entry.content.has_value() && *entry.content == content) {
+    if (!entry.status.ok()) return entry.status;
+    return entry.last_good;
+  }
   absl::StatusOr<api::Pod> result;
   try {
     result = api::DecodeStaticPodFile(content, options_.node_name, file, clock_.Now());
@@ -497,15 +500,23 @@ absl::StatusOr<api::Pod> FileSource::ExtractFromFile(const std::string& file) {
     result = absl::InternalError(absl::StrCat(AV(file), ": unexpected decode failure"));
   }
   entry.content = std::move(content);
-  entry.result = result;
-  if (result.ok()) entry.last_good = *result;
-  return result;
+  entry.status = result.status();
+  if (!result.ok()) return result.status();
+  entry.last_good = std::make_shared<const api::Pod>(*std::move(result));
+  return entry.last_good;
 }
 
-void FileSource::Deliver(std::vector<api::Pod> pods) {
-  if (last_delivered_.has_value() && *last_delivered_ == pods) return;
-  last_delivered_ = pods;
-  if (!config_.SetSource(kFileSource, std::move(pods), &stopping_)) {
+void FileSource::Deliver(std::vector<PodPtr> pods) {
+  auto same = [](const PodPtr& a, const PodPtr& b) { return a == b || *a == *b; };
+  if (last_delivered_.has_value() && std::equal(last_delivered_->begin(), last_delivered_->end(),
+                                                pods.begin(), pods.end(), same)) {
+    return;
+  }
+  std::vector<api::Pod> copies;
+  copies.reserve(pods.size());
+  for (const PodPtr& p : pods) copies.push_back(*p);
+  last_delivered_ = std::move(pods);
+  if (!config_.SetSource(kFileSource, std::move(copies), &stopping_)) {
     last_delivered_.reset();  // not delivered: send again next time
   }
 }

@@ -41,6 +41,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -84,10 +85,13 @@ class FileSource {
   uint64_t scans() const { return scans_.load(); }
 
  private:
+  // One pod object per manifest, shared by the cache entry and the last delivered snapshot (the
+  // copies handed to PodConfig are the only others).
+  using PodPtr = std::shared_ptr<const api::Pod>;
   struct CacheEntry {
     std::optional<std::string> content;  // last content read (none after a read error)
-    absl::StatusOr<api::Pod> result = absl::UnknownError("not read");
-    std::optional<api::Pod> last_good;  // last pod this file decoded to
+    absl::Status status = absl::UnknownError("not read");  // of the last read and decode
+    PodPtr last_good;  // last pod this file decoded to (the current content's when status is ok)
   };
 
   void Run();
@@ -101,9 +105,9 @@ class FileSource {
   void EnsureWatches();
   void DropWatch(int* wd);
   // Reads and decodes one manifest, reusing the cached result when the content is unchanged.
-  absl::StatusOr<api::Pod> ExtractFromFile(const std::string& file);
-  std::vector<api::Pod> ExtractFromDir(bool authoritative);
-  void Deliver(std::vector<api::Pod> pods);
+  absl::StatusOr<PodPtr> ExtractFromFile(const std::string& file);
+  std::vector<PodPtr> ExtractFromDir(bool authoritative);
+  void Deliver(std::vector<PodPtr> pods);
   // Logs `message` for `key` unless the same message was the last one logged for it.
   bool ShouldLog(const std::string& key, const std::string& message);
 
@@ -128,7 +132,7 @@ class FileSource {
   uint64_t path_ino_ = 0;
   std::map<std::string, CacheEntry> cache_;         // manifest path -> last read
   std::map<std::string, std::string> last_logged_;  // key -> last problem logged
-  std::optional<std::vector<api::Pod>> last_delivered_;
+  std::optional<std::vector<PodPtr>> last_delivered_;
   std::atomic<uint64_t> scans_{0};
 };
 

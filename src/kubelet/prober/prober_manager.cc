@@ -23,7 +23,7 @@ std::string KObj(const api::Pod& pod) {
                                          : pod.metadata.namespace_ + "/" + pod.metadata.name;
 }
 
-const std::optional<api::Probe>& ProbeOf(const api::Container& c, ProbeType t) {
+const api::Box<api::Probe>& ProbeOf(const api::Container& c, ProbeType t) {
   switch (t) {
     case ProbeType::kLiveness:
       return c.liveness_probe;
@@ -180,7 +180,7 @@ void ProberManager::AfterSync(const api::Pod& pod, const container::PodStatus& s
         obs.exit_code = cs->exit_code;
       }
       for (ProbeType t : {ProbeType::kStartup, ProbeType::kLiveness, ProbeType::kReadiness}) {
-        const std::optional<api::Probe>& probe = ProbeOf(*c, t);
+        const api::Box<api::Probe>& probe = ProbeOf(*c, t);
         if (!probe.has_value()) continue;
         // A terminating pod's containers are not restarted: no liveness / startup probing.
         if (deleting && t != ProbeType::kReadiness) continue;
