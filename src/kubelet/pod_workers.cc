@@ -81,8 +81,11 @@ void PodWorkers::Merge(State& st, UpdatePodOptions update) {
     st = State();
     st.working = working;
   }
-  if (update.pod) st.pod = update.pod;
-  if (update.running_pod) st.running_pod = update.running_pod;
+  // The state keeps the one copy; the pending update carries only its type and grace period.
+  if (update.pod) st.pod = std::move(update.pod);
+  if (update.running_pod) st.running_pod = std::move(update.running_pod);
+  update.pod.reset();
+  update.running_pod.reset();
   if (update.type == SyncPodType::kKill) {
     if (st.phase == Phase::kSyncing) st.phase = Phase::kTerminating;
     if (update.kill_grace_period_seconds) {
