@@ -22,6 +22,12 @@
 //                   mean relist duration from the same histogram.
 //   restart         RESTARTS (default 5) pods in turn: their container stopped over CRI (timeout 0)
 //                   -> a new container of the pod running (CRI); p50 and max.
+//   worker start    kubelet_pod_worker_start_duration_seconds (the kubelet seeing a pod or a
+//                   PLEG event -> its worker starting the SyncPod): at start-up, the N pods
+//                   added at once (the histogram when the idle window begins); during the
+//                   restarts, the PLEG events of the exited containers (its growth over that
+//                   phase). Mean from _sum / _count, p50 and p99 as the bucket bound (le) that
+//                   holds them (upstream's DefBuckets: 5, 10, 25, 50, 100, 250 ms, ...).
 //   /stats/summary, /pods
 //                   REQUESTS (default 20) sequential GETs of each on the read-only port after one
 //                   warm-up request; p50 and max.
@@ -40,6 +46,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -150,6 +157,55 @@ std::optional<double> Sample(const std::string& text, const std::string& name) {
   return std::nullopt;
 }
 
+// A histogram's growth between two scrapes: count, mean (ms), and the bucket bounds (ms) that
+// hold the 50th and 99th percentiles (NAN when it did not grow or is absent).
+struct HistDelta {
+  double count = NAN, mean_ms = NAN, p50_le_ms = NAN, p99_le_ms = NAN;
+};
+HistDelta HistogramDelta(const std::string& before, const std::string& after,
+                         const std::string& name) {
+  HistDelta d;
+  auto value = [&](const std::string& text, const std::string& series) {
+    return Sample(text, series).value_or(0);
+  };
+  const double count = value(after, name + "_count") - value(before, name + "_count");
+  if (!Sample(after, name + "_count") || count <= 0) return d;
+  d.count = count;
+  d.mean_ms = (value(after, name + "_sum") - value(before, name + "_sum")) * 1000.0 / count;
+  // name_bucket{le="0.005"} 12 ... in increasing le order.
+  std::vector<std::pair<double, double>> buckets;  // (le seconds, cumulative count delta)
+  const std::string prefix = name + "_bucket{";
+  for (absl::string_view line : absl::StrSplit(after, '\n')) {
+    if (!absl::StartsWith(line, prefix)) continue;
+    const size_t le = line.find("le=\"");
+    const size_t end = le == absl::string_view::npos ? le : line.find('"', le + 4);
+    if (end == absl::string_view::npos) continue;
+    const std::string bound(line.substr(le + 4, end - le - 4));
+    double le_s = INFINITY;
+    if (bound != "+Inf" && !absl::SimpleAtod(bound, &le_s)) continue;
+    const std::string series(line.substr(0, line.rfind(' ')));
+    double b = 0;
+    for (absl::string_view l0 : absl::StrSplit(before, '\n')) {
+      if (absl::StartsWith(l0, series + " ")) {
+        (void)absl::SimpleAtod(absl::StripAsciiWhitespace(l0.substr(series.size())), &b);
+      }
+    }
+    double a = 0;
+    (void)absl::SimpleAtod(absl::StripAsciiWhitespace(line.substr(line.rfind(' ') + 1)), &a);
+    buckets.emplace_back(le_s, a - b);
+  }
+  std::sort(buckets.begin(), buckets.end());
+  auto bound_for = [&](double q) -> double {
+    for (const auto& [le_s, cum] : buckets) {
+      if (cum >= q * count) return le_s * 1000.0;
+    }
+    return NAN;
+  };
+  d.p50_le_ms = bound_for(0.5);
+  d.p99_le_ms = bound_for(0.99);
+  return d;
+}
+
 // The runtime's processes: its daemon (containerd or crio) and its per-container monitors
 // (containerd-shim or conmon) whose command lines name `marker` (the socket of that containerd,
 // the instance directory of that CRI-O).
@@ -180,6 +236,7 @@ struct Result {
   double idle_cpu_pct = NAN, cs_per_s = NAN, daemon_cpu_pct = NAN, runtime_cpu_pct = NAN;
   double relists = NAN, cpu_ms_per_relist = NAN, cs_per_relist = NAN, relist_mean_ms = NAN;
   double restart_p50 = NAN, restart_max = NAN;
+  HistDelta start_workers, restart_workers;  // kubelet_pod_worker_start_duration_seconds
   int restarts_seen = 0;
   double summary_p50 = NAN, summary_max = NAN, pods_p50 = NAN, pods_max = NAN;
   size_t summary_bytes = 0, pods_bytes = 0;
@@ -360,6 +417,9 @@ Result RunKubelet(const std::string& bin, const std::string& kind, int n,
   // Container exit -> restarted container running, one pod at a time (each restarted once, so
   // no crash-loop back-off applies).
   std::vector<double> restart_ms;
+  const std::string worker_start = "kubelet_pod_worker_start_duration_seconds";
+  res.start_workers = HistogramDelta("", m0, worker_start);
+  const std::string before_restarts = kubelet::e2e::HttpGet(ro, "/metrics").body;
   const int restarts = std::min(n, EnvInt("RESTARTS", 5));
   for (int i = 0; i < restarts && res.all_running; ++i) {
     const std::string pod = absl::StrCat("p", i, "-", node);
@@ -378,6 +438,8 @@ Result RunKubelet(const std::string& bin, const std::string& kind, int n,
     absl::SleepFor(absl::Milliseconds(700));  // another phase of the relist period next time
   }
   res.restarts_seen = static_cast<int>(restart_ms.size());
+  res.restart_workers =
+      HistogramDelta(before_restarts, kubelet::e2e::HttpGet(ro, "/metrics").body, worker_start);
   if (!restart_ms.empty()) {
     res.restart_p50 = Percentile(restart_ms, 50);
     res.restart_max = Percentile(restart_ms, 100);
@@ -518,6 +580,15 @@ int main(int argc, char** argv) {
     Row(absl::StrFormat("restart p50 (ms, %d|%d seen)", up.restarts_seen, us.restarts_seen),
         up.restart_p50, us.restart_p50, 0);
     Row("restart max (ms)", up.restart_max, us.restart_max, 0);
+    for (const auto& [what, field] : {std::pair{"start-up", &Result::start_workers},
+                                      std::pair{"restarts", &Result::restart_workers}}) {
+      const HistDelta& a = up.*field;
+      const HistDelta& b = us.*field;
+      Row(absl::StrFormat("worker start, %s: count", what), a.count, b.count, 0);
+      Row("  mean (ms)", a.mean_ms, b.mean_ms, 2);
+      Row("  p50 <= (ms)", a.p50_le_ms, b.p50_le_ms, 0);
+      Row("  p99 <= (ms)", a.p99_le_ms, b.p99_le_ms, 0);
+    }
     Row(absl::StrFormat("/stats/summary p50 (ms)"), up.summary_p50, us.summary_p50, 2);
     Row("/stats/summary max (ms)", up.summary_max, us.summary_max, 2);
     Row("/stats/summary size (KiB)", v(up, up.summary_bytes / 1024.0),

@@ -486,7 +486,7 @@ void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
       RejectPod(pod, r.reason, r.message);
       continue;
     }
-    pod_workers_->UpdatePod({SyncPodType::kCreate, pod, std::nullopt, std::nullopt});
+    pod_workers_->UpdatePod({SyncPodType::kCreate, pod, std::nullopt, std::nullopt, clock_.Now()});
   }
 }
 
@@ -513,7 +513,7 @@ void Kubelet::HandlePodUpdates(const std::vector<api::Pod>& pods) {
         !pod_workers_->IsKnown(pod.metadata.uid)) {
       continue;  // rejected at admission
     }
-    pod_workers_->UpdatePod({SyncPodType::kUpdate, pod, std::nullopt, std::nullopt});
+    pod_workers_->UpdatePod({SyncPodType::kUpdate, pod, std::nullopt, std::nullopt, clock_.Now()});
   }
 }
 
@@ -530,7 +530,7 @@ void Kubelet::HandlePLEGEvent(const pleg::PodLifecycleEvent& e) {
   KLOG_V(
       2, "SyncLoop (PLEG): event for pod", "pod", api::PodKey(*pod), "event",
       absl::StrCat("{ID:", e.pod_id, " Type:", pleg::EventTypeName(e.type), " Data:", e.data, "}"));
-  pod_workers_->UpdatePod({SyncPodType::kSync, *pod, std::nullopt, std::nullopt});
+  pod_workers_->UpdatePod({SyncPodType::kSync, *pod, std::nullopt, std::nullopt, e.observed});
 }
 
 void Kubelet::Housekeeping() {

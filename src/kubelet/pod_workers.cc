@@ -6,6 +6,7 @@
 #include "api/static_pod.h"
 #include "common/guarded.h"
 #include "common/log.h"
+#include "metrics/metrics.h"
 
 namespace kubelet {
 namespace {
@@ -99,6 +100,10 @@ void PodWorkers::Merge(State& st, UpdatePodOptions update) {
     return;
   }
   if (st.pending && st.pending->type == SyncPodType::kKill) return;  // a kill is never overwritten
+  if (st.pending && st.pending->seen != absl::InfinitePast() &&
+      (update.seen == absl::InfinitePast() || st.pending->seen < update.seen)) {
+    update.seen = st.pending->seen;  // waiting since the earlier one
+  }
   st.pending = std::move(update);
   st.requeue_at.reset();
 }
@@ -221,6 +226,9 @@ void PodWorkers::Run(const std::string& uid) {
               // A kill that came while this step waited for the status cache: go straight on to it.
               if (!pod || cancel->IsCancelled()) break;
               ScopedCancellation scope(cancel);
+              if (update.seen != absl::InfinitePast()) {
+                metrics::ObservePodWorkerStart(absl::ToDoubleSeconds(clock_.Now() - update.seen));
+              }
               auto terminal = syncer_.SyncPod(update.type, *pod, status);
               if (!terminal.ok()) {
                 err = terminal.status();

@@ -55,6 +55,10 @@ struct UpdatePodOptions {
   std::optional<api::Pod> pod;                // the desired pod; absent for orphans
   std::optional<container::Pod> running_pod;  // for orphans: what the runtime runs
   std::optional<int64_t> kill_grace_period_seconds;
+  // When the kubelet saw what asks for this update (a pod from a source, a PLEG event):
+  // kubelet_pod_worker_start_duration_seconds observes from then to the start of the SyncPod
+  // that handles it (the earliest of merged updates). InfinitePast: not observed.
+  absl::Time seen = absl::InfinitePast();
 };
 
 // The work itself, implemented by the Kubelet.

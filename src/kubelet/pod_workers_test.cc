@@ -8,6 +8,7 @@
 #include "absl/synchronization/notification.h"
 #include "api/static_pod.h"
 #include "gtest/gtest.h"
+#include "metrics/metrics.h"
 
 namespace kubelet {
 namespace {
@@ -147,6 +148,34 @@ TEST_F(PodWorkersTest, CreateSyncsThenKillTerminates) {
   EXPECT_FALSE(workers_->CouldHaveRunningContainers("a"));
   workers_->SyncKnownPods({});
   EXPECT_FALSE(workers_->IsKnown("a"));
+}
+
+// kubelet_pod_worker_start_duration_seconds: from the earliest `seen` of the updates a SyncPod
+// handles to its start.
+double WorkerStartSeries(const std::string& suffix) {
+  const std::string text = metrics::Serialize(metrics::KubeletRegistry());
+  const std::string key = "kubelet_pod_worker_start_duration_seconds" + suffix + " ";
+  size_t at = text.find("\n" + key);
+  if (at == std::string::npos) return 0;
+  return std::stod(text.substr(at + 1 + key.size()));
+}
+
+TEST_F(PodWorkersTest, WorkerStartIsObservedFromTheEarliestMergedUpdate) {
+  const double count0 = WorkerStartSeries("_count"), sum0 = WorkerStartSeries("_sum");
+  syncer_.SetBlock(true);
+  workers_->UpdatePod({SyncPodType::kCreate, MakePod("w"), std::nullopt, std::nullopt});
+  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
+  EXPECT_EQ(WorkerStartSeries("_count"), count0);  // no `seen`: not observed
+  // Two updates wait behind the running sync and coalesce: the earlier one's time counts.
+  const absl::Time now = clock_.Now();
+  workers_->UpdatePod(
+      {SyncPodType::kSync, MakePod("w"), std::nullopt, std::nullopt, now - absl::Seconds(3)});
+  workers_->UpdatePod(
+      {SyncPodType::kSync, MakePod("w"), std::nullopt, std::nullopt, now - absl::Seconds(1)});
+  syncer_.SetBlock(false);
+  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 2; }));
+  ASSERT_TRUE(WaitFor([&] { return WorkerStartSeries("_count") == count0 + 1; }));
+  EXPECT_DOUBLE_EQ(WorkerStartSeries("_sum") - sum0, 3.0);  // the fake clock did not move
 }
 
 TEST_F(PodWorkersTest, ASyncThatThrowsFailsThatStepAndThePodWorkerGoesOn) {

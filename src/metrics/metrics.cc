@@ -190,6 +190,10 @@ KubeletMetrics& Kubelet() {
                   "type: create, update, or sync")
             .Register(r),
         prometheus::BuildHistogram()
+            .Name("kubelet_pod_worker_start_duration_seconds")
+            .Help("[ALPHA] Duration in seconds from kubelet seeing a pod to starting a worker.")
+            .Register(r),
+        prometheus::BuildHistogram()
             .Name("kubelet_pleg_relist_duration_seconds")
             .Help("[ALPHA] Duration in seconds for relisting pods in PLEG.")
             .Register(r),
@@ -294,6 +298,10 @@ void ObservePodWorker(const std::string& operation_type, double seconds) {
   Kubelet()
       .pod_worker_duration.Add({{"operation_type", operation_type}}, DefBuckets())
       .Observe(seconds);
+}
+
+void ObservePodWorkerStart(double seconds) {
+  Kubelet().pod_worker_start_duration.Add({}, DefBuckets()).Observe(seconds);
 }
 
 void ObserveRelist(double duration_seconds, double interval_seconds) {

@@ -61,6 +61,9 @@ struct KubeletMetrics {
   prometheus::Family<prometheus::Histogram>& pod_start_duration;
   // kubelet_pod_worker_duration_seconds{operation_type}: one SyncPod (create / update / sync).
   prometheus::Family<prometheus::Histogram>& pod_worker_duration;
+  // kubelet_pod_worker_start_duration_seconds: from the kubelet seeing a pod (from a source) or a
+  // change of its containers (the relist that found it) to its worker starting the SyncPod.
+  prometheus::Family<prometheus::Histogram>& pod_worker_start_duration;
   // kubelet_pleg_relist_duration_seconds / kubelet_pleg_relist_interval_seconds.
   prometheus::Family<prometheus::Histogram>& pleg_relist_duration;
   prometheus::Family<prometheus::Histogram>& pleg_relist_interval;
@@ -100,6 +103,7 @@ ProberMetrics& Prober();
 //   ExponentialBuckets(.001, 2, 16).
 void ObservePodStart(double seconds);
 void ObservePodWorker(const std::string& operation_type, double seconds);
+void ObservePodWorkerStart(double seconds);
 void ObserveRelist(double duration_seconds, double interval_seconds /* <0: first relist */);
 void ObserveRuntimeOperation(const std::string& operation_type, double seconds, bool error);
 // result: "successful", "failed" or "unknown"; probe_type: "Liveness", "Readiness", "Startup".

@@ -248,6 +248,7 @@ void GenericPLEG::Relist() {
       if (e.type == EventType::kContainerChanged) continue;
       KLOG_V(4, "GenericPLEG", "podUID", e.pod_id, "containerID", e.data, "event",
              EventTypeName(e.type));
+      e.observed = start;
       to_send.push_back(std::move(e));
     }
   }

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "common/event_queue.h"
 
 namespace kubelet::pleg {
@@ -29,6 +30,8 @@ struct PodLifecycleEvent {
   std::string pod_id;  // pod UID
   EventType type;
   std::string data;  // container ID (without the runtime:// prefix) for container events
+  // When the runtime's state that shows the change was read (the start of the relist).
+  absl::Time observed = absl::InfinitePast();
 };
 
 class PodLifecycleEventGenerator {
