@@ -486,7 +486,7 @@ void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
       RejectPod(pod, r.reason, r.message);
       continue;
     }
-    pod_workers_->UpdatePod({SyncPodType::kCreate, pod, std::nullopt, std::nullopt, clock_.Now()});
+    pod_workers_->UpdatePod({SyncPodType::kCreate, pod, std::nullopt, std::nullopt});
   }
 }
 
@@ -513,7 +513,7 @@ void Kubelet::HandlePodUpdates(const std::vector<api::Pod>& pods) {
         !pod_workers_->IsKnown(pod.metadata.uid)) {
       continue;  // rejected at admission
     }
-    pod_workers_->UpdatePod({SyncPodType::kUpdate, pod, std::nullopt, std::nullopt, clock_.Now()});
+    pod_workers_->UpdatePod({SyncPodType::kUpdate, pod, std::nullopt, std::nullopt});
   }
 }
 
@@ -685,6 +685,14 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
   api::PodStatus api_status = status::GeneratePodStatus(in);
   ApplyTerminalOverride(uid, &api_status);
   const bool terminal = status::IsTerminalPhase(api_status.phase);
+  if (type == SyncPodType::kCreate) {
+    // kubelet_pod_worker_start_duration_seconds: first seen -> the first SyncPod, as upstream.
+    absl::MutexLock lock(&first_seen_mu_);
+    auto it = first_seen_.find(uid);
+    if (it != first_seen_.end()) {
+      metrics::ObservePodWorkerStart(absl::ToDoubleSeconds(clock_.Now() - it->second));
+    }
+  }
   if ((!old || old->status.phase == "Pending") && api_status.phase == "Running") {
     // kubelet_pod_start_duration_seconds: first seen -> Running.
     absl::MutexLock lock(&first_seen_mu_);

@@ -100,9 +100,10 @@ void PodWorkers::Merge(State& st, UpdatePodOptions update) {
     return;
   }
   if (st.pending && st.pending->type == SyncPodType::kKill) return;  // a kill is never overwritten
-  if (st.pending && st.pending->seen != absl::InfinitePast() &&
-      (update.seen == absl::InfinitePast() || st.pending->seen < update.seen)) {
-    update.seen = st.pending->seen;  // waiting since the earlier one
+  if (st.pending && st.pending->pleg_observed != absl::InfinitePast() &&
+      (update.pleg_observed == absl::InfinitePast() ||
+       st.pending->pleg_observed < update.pleg_observed)) {
+    update.pleg_observed = st.pending->pleg_observed;  // waiting since the earlier event
   }
   st.pending = std::move(update);
   st.requeue_at.reset();
@@ -226,8 +227,9 @@ void PodWorkers::Run(const std::string& uid) {
               // A kill that came while this step waited for the status cache: go straight on to it.
               if (!pod || cancel->IsCancelled()) break;
               ScopedCancellation scope(cancel);
-              if (update.seen != absl::InfinitePast()) {
-                metrics::ObservePodWorkerStart(absl::ToDoubleSeconds(clock_.Now() - update.seen));
+              if (update.pleg_observed != absl::InfinitePast()) {
+                metrics::ObservePlegEventToPodWorker(
+                    absl::ToDoubleSeconds(clock_.Now() - update.pleg_observed));
               }
               auto terminal = syncer_.SyncPod(update.type, *pod, status);
               if (!terminal.ok()) {

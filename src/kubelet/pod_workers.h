@@ -55,10 +55,10 @@ struct UpdatePodOptions {
   std::optional<api::Pod> pod;                // the desired pod; absent for orphans
   std::optional<container::Pod> running_pod;  // for orphans: what the runtime runs
   std::optional<int64_t> kill_grace_period_seconds;
-  // When the kubelet saw what asks for this update (a pod from a source, a PLEG event):
-  // kubelet_pod_worker_start_duration_seconds observes from then to the start of the SyncPod
-  // that handles it (the earliest of merged updates). InfinitePast: not observed.
-  absl::Time seen = absl::InfinitePast();
+  // For an update asked for by a PLEG event: the start of the relist that found the change.
+  // kubelet_pleg_event_to_pod_worker_seconds observes from then (the earliest of merged
+  // updates) to the start of the SyncPod that handles it. InfinitePast: none.
+  absl::Time pleg_observed = absl::InfinitePast();
 };
 
 // The work itself, implemented by the Kubelet.

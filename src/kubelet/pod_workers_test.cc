@@ -150,23 +150,23 @@ TEST_F(PodWorkersTest, CreateSyncsThenKillTerminates) {
   EXPECT_FALSE(workers_->IsKnown("a"));
 }
 
-// kubelet_pod_worker_start_duration_seconds: from the earliest `seen` of the updates a SyncPod
-// handles to its start.
-double WorkerStartSeries(const std::string& suffix) {
+// kubelet_pleg_event_to_pod_worker_seconds: from the earliest PLEG relist of the updates a
+// SyncPod handles to its start.
+double PlegToWorkerSeries(const std::string& suffix) {
   const std::string text = metrics::Serialize(metrics::KubeletRegistry());
-  const std::string key = "kubelet_pod_worker_start_duration_seconds" + suffix + " ";
+  const std::string key = "kubelet_pleg_event_to_pod_worker_seconds" + suffix + " ";
   size_t at = text.find("\n" + key);
   if (at == std::string::npos) return 0;
   return std::stod(text.substr(at + 1 + key.size()));
 }
 
-TEST_F(PodWorkersTest, WorkerStartIsObservedFromTheEarliestMergedUpdate) {
-  const double count0 = WorkerStartSeries("_count"), sum0 = WorkerStartSeries("_sum");
+TEST_F(PodWorkersTest, PlegEventDelayIsObservedFromTheEarliestMergedEvent) {
+  const double count0 = PlegToWorkerSeries("_count"), sum0 = PlegToWorkerSeries("_sum");
   syncer_.SetBlock(true);
   workers_->UpdatePod({SyncPodType::kCreate, MakePod("w"), std::nullopt, std::nullopt});
   ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
-  EXPECT_EQ(WorkerStartSeries("_count"), count0);  // no `seen`: not observed
-  // Two updates wait behind the running sync and coalesce: the earlier one's time counts.
+  EXPECT_EQ(PlegToWorkerSeries("_count"), count0);  // not from a PLEG event: not observed
+  // Two PLEG events wait behind the running sync and coalesce: the earlier one's relist counts.
   const absl::Time now = clock_.Now();
   workers_->UpdatePod(
       {SyncPodType::kSync, MakePod("w"), std::nullopt, std::nullopt, now - absl::Seconds(3)});
@@ -174,8 +174,8 @@ TEST_F(PodWorkersTest, WorkerStartIsObservedFromTheEarliestMergedUpdate) {
       {SyncPodType::kSync, MakePod("w"), std::nullopt, std::nullopt, now - absl::Seconds(1)});
   syncer_.SetBlock(false);
   ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 2; }));
-  ASSERT_TRUE(WaitFor([&] { return WorkerStartSeries("_count") == count0 + 1; }));
-  EXPECT_DOUBLE_EQ(WorkerStartSeries("_sum") - sum0, 3.0);  // the fake clock did not move
+  ASSERT_TRUE(WaitFor([&] { return PlegToWorkerSeries("_count") == count0 + 1; }));
+  EXPECT_DOUBLE_EQ(PlegToWorkerSeries("_sum") - sum0, 3.0);  // the fake clock did not move
 }
 
 TEST_F(PodWorkersTest, ASyncThatThrowsFailsThatStepAndThePodWorkerGoesOn) {

@@ -61,9 +61,12 @@ struct KubeletMetrics {
   prometheus::Family<prometheus::Histogram>& pod_start_duration;
   // kubelet_pod_worker_duration_seconds{operation_type}: one SyncPod (create / update / sync).
   prometheus::Family<prometheus::Histogram>& pod_worker_duration;
-  // kubelet_pod_worker_start_duration_seconds: from the kubelet seeing a pod (from a source) or a
-  // change of its containers (the relist that found it) to its worker starting the SyncPod.
+  // kubelet_pod_worker_start_duration_seconds (upstream): from the kubelet first seeing a pod to
+  // its first SyncPod (type create).
   prometheus::Family<prometheus::Histogram>& pod_worker_start_duration;
+  // kubelet_pleg_event_to_pod_worker_seconds (not in upstream): from the relist that found a
+  // change of a pod's containers to its worker starting the SyncPod that handles it.
+  prometheus::Family<prometheus::Histogram>& pleg_event_to_pod_worker;
   // kubelet_pleg_relist_duration_seconds / kubelet_pleg_relist_interval_seconds.
   prometheus::Family<prometheus::Histogram>& pleg_relist_duration;
   prometheus::Family<prometheus::Histogram>& pleg_relist_interval;
@@ -104,6 +107,7 @@ ProberMetrics& Prober();
 void ObservePodStart(double seconds);
 void ObservePodWorker(const std::string& operation_type, double seconds);
 void ObservePodWorkerStart(double seconds);
+void ObservePlegEventToPodWorker(double seconds);
 void ObserveRelist(double duration_seconds, double interval_seconds /* <0: first relist */);
 void ObserveRuntimeOperation(const std::string& operation_type, double seconds, bool error);
 // result: "successful", "failed" or "unknown"; probe_type: "Liveness", "Readiness", "Startup".
