@@ -685,20 +685,16 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
   api::PodStatus api_status = status::GeneratePodStatus(in);
   ApplyTerminalOverride(uid, &api_status);
   const bool terminal = status::IsTerminalPhase(api_status.phase);
-  if (type == SyncPodType::kCreate) {
-    // kubelet_pod_worker_start_duration_seconds: first seen -> the first SyncPod, as upstream.
+  // From the first time the sync loop saw the pod: kubelet_pod_worker_start_duration_seconds to
+  // its first SyncPod (creates, as upstream), kubelet_pod_start_duration_seconds to Running.
+  const bool first_sync = type == SyncPodType::kCreate;
+  const bool started = (!old || old->status.phase == "Pending") && api_status.phase == "Running";
+  if (first_sync || started) {
     absl::MutexLock lock(&first_seen_mu_);
-    auto it = first_seen_.find(uid);
-    if (it != first_seen_.end()) {
-      metrics::ObservePodWorkerStart(absl::ToDoubleSeconds(clock_.Now() - it->second));
-    }
-  }
-  if ((!old || old->status.phase == "Pending") && api_status.phase == "Running") {
-    // kubelet_pod_start_duration_seconds: first seen -> Running.
-    absl::MutexLock lock(&first_seen_mu_);
-    auto it = first_seen_.find(uid);
-    if (it != first_seen_.end()) {
-      metrics::ObservePodStart(absl::ToDoubleSeconds(clock_.Now() - it->second));
+    if (auto it = first_seen_.find(uid); it != first_seen_.end()) {
+      const double since = absl::ToDoubleSeconds(clock_.Now() - it->second);
+      if (first_sync) metrics::ObservePodWorkerStart(since);
+      if (started) metrics::ObservePodStart(since);
     }
   }
   status_manager_.SetPodStatus(uid, api_status);
