@@ -185,15 +185,7 @@ HistDelta HistogramDelta(const std::string& before, const std::string& after,
     double le_s = INFINITY;
     if (bound != "+Inf" && !absl::SimpleAtod(bound, &le_s)) continue;
     const std::string series(line.substr(0, line.rfind(' ')));
-    double b = 0;
-    for (absl::string_view l0 : absl::StrSplit(before, '\n')) {
-      if (absl::StartsWith(l0, series + " ")) {
-        (void)absl::SimpleAtod(absl::StripAsciiWhitespace(l0.substr(series.size())), &b);
-      }
-    }
-    double a = 0;
-    (void)absl::SimpleAtod(absl::StripAsciiWhitespace(line.substr(line.rfind(' ') + 1)), &a);
-    buckets.emplace_back(le_s, a - b);
+    buckets.emplace_back(le_s, value(after, series) - value(before, series));
   }
   std::sort(buckets.begin(), buckets.end());
   auto bound_for = [&](double q) -> double {

@@ -14,7 +14,6 @@
 
 #include <memory>
 #include <optional>
-#include <type_traits>
 #include <utility>
 
 namespace kubelet::api {
