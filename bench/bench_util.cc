@@ -179,12 +179,13 @@ void CleanupFloor(kubelet::cri::RuntimeService& rt) {
 }
 
 absl::Duration BestRawFloor(kubelet::cri::RuntimeService& rt, int n, const std::string& log_root,
-                            int* best_concurrency) {
+                            int* best_concurrency, std::map<int, absl::Duration>* by_concurrency) {
   absl::Duration best = absl::InfiniteDuration();
   for (int conc : {4, 8, 16, 32}) {
     if (conc > n && conc != 4) continue;
     absl::Duration d = RawFloor(rt, n, conc, absl::StrCat(n, "-", conc), log_root);
     CleanupFloor(rt);
+    if (by_concurrency != nullptr) (*by_concurrency)[conc] = d;
     if (d < best) {
       best = d;
       if (best_concurrency != nullptr) *best_concurrency = conc;

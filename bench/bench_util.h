@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,9 +34,11 @@ absl::Duration RawFloor(kubelet::cri::RuntimeService& rt, int n, int concurrency
 void CleanupFloor(kubelet::cri::RuntimeService& rt);
 // Stops and removes every sandbox of pods whose name ends in `node` (a kubelet's static pods).
 void RemoveSandboxes(kubelet::cri::RuntimeService& rt, const std::string& node);
-// The best RawFloor over concurrency 4, 8, 16 and 32 (those <= n), cleaned up after each.
+// The best RawFloor over concurrency 4, 8, 16 and 32 (those <= n), cleaned up after each. Each
+// level's time lands in `by_concurrency` when given.
 absl::Duration BestRawFloor(kubelet::cri::RuntimeService& rt, int n, const std::string& log_root,
-                            int* best_concurrency = nullptr);
+                            int* best_concurrency = nullptr,
+                            std::map<int, absl::Duration>* by_concurrency = nullptr);
 
 // Sorted copy's percentile p (0..100) of `v` (nearest rank); 0 for an empty vector.
 double Percentile(std::vector<double> v, double p);

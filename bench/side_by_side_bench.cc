@@ -4,7 +4,11 @@
 //
 //   all running     N manifests moved into staticPodPath at once -> N app containers running
 //                   (CRI); the floor is the same pods issued directly over CRI at the best of
-//                   several concurrency levels.
+//                   several concurrency levels (each level's time is printed too). The CPU
+//                   seconds the kubelet, and the runtime with its monitors, spent meanwhile;
+//                   the kubelet's CRI calls per pod and the mean latency of RunPodSandbox,
+//                   CreateContainer and StartContainer meanwhile (its runtime operation
+//                   metrics).
 //   cold start      exec -> first 200 from /healthz (empty staticPodPath, runtime up): once with
 //                   an empty cert dir (the self-signed serving certificate is generated), then,
 //                   after SIGTERM, again with it in place (the figure the goal is about).
@@ -158,6 +162,27 @@ std::optional<double> Sample(const std::string& text, const std::string& name) {
   return std::nullopt;
 }
 
+// Sum of every sample of `name` (any labels) whose line contains `filter`, in a Prometheus text
+// page.
+double SumSamples(const std::string& text, const std::string& name,
+                  const std::string& filter = "") {
+  double total = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    absl::string_view rest = line;
+    if (!absl::ConsumePrefix(&rest, name) || rest.empty() || (rest[0] != ' ' && rest[0] != '{')) {
+      continue;
+    }
+    if (!filter.empty() && !absl::StrContains(line, filter)) continue;
+    size_t sp = line.rfind(' ');
+    double v = 0;
+    if (sp != absl::string_view::npos &&
+        absl::SimpleAtod(absl::StripAsciiWhitespace(line.substr(sp + 1)), &v)) {
+      total += v;
+    }
+  }
+  return total;
+}
+
 // A histogram's growth between two scrapes: count, mean (ms), and the bucket bounds (ms) that
 // hold the 50th and 99th percentiles (NAN when it did not grow or is absent).
 struct HistDelta {
@@ -225,6 +250,13 @@ struct Result {
   bool ran = false;  // started and reached /healthz
   bool all_running = false;
   double cold_first_ms = NAN, cold_ms = NAN, running_ms = NAN;
+  // CPU seconds spent while the N pods started: the kubelet's, the runtime's (daemon + monitors).
+  double start_cpu_s = NAN, start_runtime_cpu_s = NAN;
+  // CRI calls per pod while the N pods started (kubelet_runtime_operations_total), and the mean
+  // latency (ms) of the three that start a pod
+  // (kubelet_runtime_operations_duration_seconds).
+  double start_cri_calls_per_pod = NAN;
+  std::map<std::string, double> start_op_ms;
   Mem mem;
   double idle_cpu_pct = NAN, cs_per_s = NAN, daemon_cpu_pct = NAN, runtime_cpu_pct = NAN;
   double relists = NAN, cpu_ms_per_relist = NAN, cs_per_relist = NAN, relist_mean_ms = NAN;
@@ -357,6 +389,9 @@ Result RunKubelet(const std::string& bin, const std::string& kind, int n,
     kubelet::e2e::WriteFile(absl::StrCat(staging, "/p", i, ".yaml"),
                             PodManifest(absl::StrCat("p", i)));
   }
+  const std::string start_m0 = kubelet::e2e::HttpGet(ro, "/metrics").body;
+  const double start_cpu0 = Usage(k.pid()).first;
+  const double start_rt_cpu0 = RuntimeCpu(rp);
   const absl::Time t0 = absl::Now();
   for (int i = 0; i < n; ++i) {
     std::filesystem::rename(absl::StrCat(staging, "/p", i, ".yaml"),
@@ -366,6 +401,20 @@ Result RunKubelet(const std::string& bin, const std::string& kind, int n,
     absl::SleepFor(absl::Milliseconds(20));
   }
   res.running_ms = Ms(absl::Now() - t0);
+  res.start_cpu_s = Usage(k.pid()).first - start_cpu0;
+  res.start_runtime_cpu_s = RuntimeCpu(rp) - start_rt_cpu0;
+  {
+    const std::string m1 = kubelet::e2e::HttpGet(ro, "/metrics").body;
+    const std::string ops = "kubelet_runtime_operations_total";
+    res.start_cri_calls_per_pod = (SumSamples(m1, ops) - SumSamples(start_m0, ops)) / n;
+    const std::string dur = "kubelet_runtime_operations_duration_seconds";
+    for (const char* op : {"run_podsandbox", "create_container", "start_container"}) {
+      const std::string f = absl::StrCat("operation_type=\"", op, "\"");
+      const double c = SumSamples(m1, dur + "_count", f) - SumSamples(start_m0, dur + "_count", f);
+      const double sum = SumSamples(m1, dur + "_sum", f) - SumSamples(start_m0, dur + "_sum", f);
+      res.start_op_ms[op] = c > 0 ? sum * 1000.0 / c : NAN;
+    }
+  }
   res.all_running = RunningApp(rt, node) >= n;
   if (!res.all_running) {
     std::fprintf(stderr, "%s: only %d of %d pods running after 10 min (log: %s)\n", kind.c_str(),
@@ -533,7 +582,8 @@ int main(int argc, char** argv) {
   for (int n : sizes) {
     const std::string load_before = LoadAvg();
     int conc = 0;
-    const double floor_ms = Ms(BestRawFloor(**rt, n, dir + "/floor-logs", &conc));
+    std::map<int, absl::Duration> floor_by_conc;
+    const double floor_ms = Ms(BestRawFloor(**rt, n, dir + "/floor-logs", &conc, &floor_by_conc));
     Result up;
     if (!upstream.empty())
       up = RunKubelet(upstream, "up", n, **rt, endpoint, dir, rp, cgroup_parent);
@@ -546,6 +596,17 @@ int main(int argc, char** argv) {
     Row(absl::StrFormat("all %d running (ms)", n), F(floor_ms), F(up.running_ms), F(us.running_ms),
         Ratio(us.running_ms, up.running_ms));
     Row("  / floor", "", F(up.running_ms / floor_ms, 2), F(us.running_ms / floor_ms, 2), "");
+    Row("  kubelet CPU meanwhile (s)", up.start_cpu_s, us.start_cpu_s, 2);
+    Row("  CRI calls per pod meanwhile", up.start_cri_calls_per_pod, us.start_cri_calls_per_pod, 1);
+    for (const char* op : {"run_podsandbox", "create_container", "start_container"}) {
+      auto get = [&](const Result& r) {
+        auto it = r.start_op_ms.find(op);
+        return it == r.start_op_ms.end() ? NAN : it->second;
+      };
+      Row(absl::StrCat("  mean ", op, " (ms)"), get(up), get(us), 0);
+    }
+    Row("  " + rp.name + " + " + rp.monitor + "s CPU meanwhile (s)", up.start_runtime_cpu_s,
+        us.start_runtime_cpu_s, 2);
     Row("cold start -> /healthz 200, new cert (ms)", up.cold_first_ms, us.cold_first_ms, 1);
     Row("cold start -> /healthz 200 (ms)", up.cold_ms, us.cold_ms, 1);
     // Figures of a kubelet that did not run are missing, not zero.
@@ -589,7 +650,9 @@ int main(int argc, char** argv) {
     Row("/pods p50 (ms)", up.pods_p50, us.pods_p50, 2);
     Row("/pods max (ms)", up.pods_max, us.pods_max, 2);
     Row("/pods size (KiB)", v(up, up.pods_bytes / 1024.0), v(us, us.pods_bytes / 1024.0), 0);
-    std::printf("  (floor concurrency %d)\n", conc);
+    std::printf("  (floor concurrency %d; by concurrency:", conc);
+    for (const auto& [c, d] : floor_by_conc) std::printf(" %d: %.0f ms", c, Ms(d));
+    std::printf(")\n");
     if (!up.all_running && !upstream.empty()) std::printf("  upstream: not all pods ran\n");
     if (!us.all_running) std::printf("  ours: not all pods ran\n");
     auto r = [](double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : a / b; };
