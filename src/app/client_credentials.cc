@@ -26,7 +26,7 @@ absl::StatusOr<std::unique_ptr<apiclient::RestClient>> MakeClient(const apiclien
 
 // The manager's figures on /metrics; the manager outlives every scrape (it lives until the
 // process exits, as the API client does).
-void RegisterMetrics(const certificate::ClientCertificateManager* manager) {
+void RegisterMetrics(const certificate::CertificateManager* manager) {
   metrics::AddCollector(metrics::KubeletRegistry(), [manager] {
     prometheus::MetricFamily f;
     f.name = "kubelet_certificate_manager_client_ttl_seconds";
@@ -109,15 +109,15 @@ absl::StatusOr<ClientCredentials> LoadClientCredentials(const KubeletServer& s,
   out.config = *std::move(rc);
   if (!s.config.rotate_certificates) return out;
 
-  certificate::ClientCertificateManagerOptions mo;
+  certificate::CertificateManagerOptions mo;
   mo.node_name = node_name;
   mo.cert_dir = s.flags.cert_directory;
   mo.config = out.config;
   mo.bootstrap = std::move(bootstrap_config);
   mo.make_client = MakeClient;
   mo.on_renew_error = [] { RenewErrors().Increment(); };
-  absl::StatusOr<std::unique_ptr<certificate::ClientCertificateManager>> manager =
-      certificate::ClientCertificateManager::Create(std::move(mo), CertClock());
+  absl::StatusOr<std::unique_ptr<certificate::CertificateManager>> manager =
+      certificate::CertificateManager::Create(std::move(mo), CertClock());
   if (!manager.ok()) {
     return absl::Status(manager.status().code(),
                         absl::StrCat("failed to initialize client certificate manager: ",

@@ -5,7 +5,7 @@
 //     used as they are.
 //   - rotateCertificates on ("Client rotation is on, will bootstrap in background"): with
 //     --bootstrap-kubeconfig and no valid --kubeconfig, the kubeconfig is written at once to
-//     point at <cert-dir>/kubelet-client-current.pem, and the ClientCertificateManager requests
+//     point at <cert-dir>/kubelet-client-current.pem, and the CertificateManager requests
 //     the certificate in the background with the bootstrap credentials while start-up goes on
 //     (static pods run meanwhile); the clients present the manager's current certificate,
 //     rotated before it expires. The manager is started here, as upstream does.
@@ -27,7 +27,7 @@ namespace kubelet::app {
 
 struct ClientCredentials {
   apiclient::RestConfig config;  // from --kubeconfig; with the manager's source when rotating
-  std::unique_ptr<certificate::ClientCertificateManager> manager;  // null unless rotating
+  std::unique_ptr<certificate::CertificateManager> manager;  // null unless rotating
 };
 
 // Needs --kubeconfig. Errors are start-up failures with upstream's wording.

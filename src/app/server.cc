@@ -397,7 +397,7 @@ int RunUnguarded(KubeletServer& s) {
   // talks to the API server. Building it never contacts the server (it may not exist yet: a
   // control plane run as static pods of this very kubelet), so start-up goes on regardless.
   // Declared first, destroyed last: the clients present its certificate.
-  std::unique_ptr<certificate::ClientCertificateManager> client_cert_manager;
+  std::unique_ptr<certificate::CertificateManager> client_cert_manager;
   std::shared_ptr<apiclient::RestClient> api_client;
   // Upstream's separate event client: the same server and credentials, its own rate limit
   // (eventRecordQPS / eventBurst), so events never wait behind the kubelet's other calls.

@@ -1,12 +1,15 @@
 // The kubelet API: the secure server on address:port (TLS, authn/authz) and the read-only port
 // (upstream ListenAndServeKubeletServer / ListenAndServeKubeletReadOnlyServer).
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "app/serving_certificate.h"
 #include "app/webhook_auth.h"
 #include "app/wiring.h"
 #include "common/log.h"
@@ -228,14 +231,26 @@ absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx) {
     if (!min_version.ok()) return min_version.status();
     absl::StatusOr<std::string> ciphers = server::CipherSuitesToOpenSsl(cfg.tls_cipher_suites);
     if (!ciphers.ok()) return ciphers.status();
-    server::SelfSignedCertOptions self;
-    self.host = ctx.node_name;
-    if (!ctx.node_ip.empty()) self.alternate_ips.push_back(ctx.node_ip);
-    self.alternate_ips.push_back("127.0.0.1");
-    self.alternate_dns.push_back("localhost");
-    absl::StatusOr<server::ServingCertificate> cert = server::EnsureServingCertificate(
-        cfg.tls_cert_file, cfg.tls_private_key_file, s.flags.cert_directory, self);
-    if (!cert.ok()) return cert.status();
+    // serverTLSBootstrap: the certificate comes from the cluster and is chosen per handshake;
+    // otherwise tlsCertFile / tlsPrivateKeyFile, or the self-signed pair in the cert dir.
+    std::function<std::optional<server::TlsCertificate>()> dynamic_cert;
+    server::ServingCertificate cert;
+    if (UsesServingCertificateManager(ctx)) {
+      absl::StatusOr<std::function<std::optional<server::TlsCertificate>()>> source =
+          StartServingCertificate(ctx);
+      if (!source.ok()) return source.status();
+      dynamic_cert = *std::move(source);
+    } else {
+      server::SelfSignedCertOptions self;
+      self.host = ctx.node_name;
+      if (!ctx.node_ip.empty()) self.alternate_ips.push_back(ctx.node_ip);
+      self.alternate_ips.push_back("127.0.0.1");
+      self.alternate_dns.push_back("localhost");
+      absl::StatusOr<server::ServingCertificate> ensured = server::EnsureServingCertificate(
+          cfg.tls_cert_file, cfg.tls_private_key_file, s.flags.cert_directory, self);
+      if (!ensured.ok()) return ensured.status();
+      cert = *std::move(ensured);
+    }
 
     server::AuthOptions auth{.anonymous = cfg.authentication.anonymous.enabled,
                              .x509 = !cfg.authentication.x509.client_ca_file.empty(),
@@ -268,8 +283,9 @@ absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx) {
     }
     // The webhooks block on the API server: the filter runs off the I/O thread then.
     if (auth.token_authenticator || auth.authorizer) o.filter_threads = 4;
-    o.tls = server::TlsServerOptions{.cert_file = cert->cert_file,
-                                     .key_file = cert->key_file,
+    o.tls = server::TlsServerOptions{.cert_file = cert.cert_file,
+                                     .key_file = cert.key_file,
+                                     .certificate = std::move(dynamic_cert),
                                      .client_ca_file = cfg.authentication.x509.client_ca_file,
                                      .min_version = *min_version,
                                      .cipher_list = *ciphers};

@@ -1,6 +1,7 @@
 #include "server/http_server.h"
 
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
@@ -21,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/log.h"
+#include "common/openssl.h"
 
 namespace kubelet::server {
 namespace {
@@ -458,6 +460,16 @@ struct HttpServer::Impl {
   std::atomic<bool> running{false};
   std::shared_ptr<StreamTracker> streams = std::make_shared<StreamTracker>();
   std::unique_ptr<ssl::context> ssl_ctx;
+  // TlsServerOptions::certificate parsed, for its generation (I/O thread only).
+  struct ParsedCertificate {
+    uint64_t generation = 0;
+    ossl::X509Ptr leaf;
+    std::vector<ossl::X509Ptr> chain;
+    ossl::PkeyPtr key;
+  };
+  std::optional<ParsedCertificate> parsed_cert;
+  // SSL_CTX_set_cert_cb: presents the current dynamic certificate; 0 fails the handshake.
+  static int DynamicCertificate(SSL* ssl, void* arg);
   std::unique_ptr<asio::io_context> ioc = std::make_unique<asio::io_context>(1);
   std::optional<tcp::acceptor> acceptor;
   std::thread thread;
@@ -1072,15 +1084,19 @@ absl::Status HttpServer::Impl::SetUpTls() {
     return absl::InvalidArgumentError(absl::StrCat(options.name, ": invalid cipher suites \"",
                                                    t.cipher_list, "\": ", OpenSslError()));
   }
-  if (SSL_CTX_use_certificate_chain_file(ctx, t.cert_file.c_str()) != 1) {
+  if (t.certificate) {
+    SSL_CTX_set_cert_cb(ctx, &Impl::DynamicCertificate, this);
+  } else if (SSL_CTX_use_certificate_chain_file(ctx, t.cert_file.c_str()) != 1) {
     return absl::InvalidArgumentError(absl::StrCat(options.name, ": failed to load certificate \"",
                                                    t.cert_file, "\": ", OpenSslError()));
   }
-  if (SSL_CTX_use_PrivateKey_file(ctx, t.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+  if (t.certificate) {
+    // Chosen per handshake.
+  } else if (SSL_CTX_use_PrivateKey_file(ctx, t.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
     return absl::InvalidArgumentError(absl::StrCat(options.name, ": failed to load private key \"",
                                                    t.key_file, "\": ", OpenSslError()));
   }
-  if (SSL_CTX_check_private_key(ctx) != 1) {
+  if (!t.certificate && SSL_CTX_check_private_key(ctx) != 1) {
     return absl::InvalidArgumentError(absl::StrCat(options.name, ": private key \"", t.key_file,
                                                    "\" does not match certificate \"", t.cert_file,
                                                    "\""));
@@ -1097,6 +1113,46 @@ absl::Status HttpServer::Impl::SetUpTls() {
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, AcceptAnyCertificate);
   }
   return absl::OkStatus();
+}
+
+int HttpServer::Impl::DynamicCertificate(SSL* ssl, void* arg) {
+  auto* self = static_cast<Impl*>(arg);
+  std::optional<TlsCertificate> current = self->options.tls->certificate();
+  if (!current.has_value() || current->cert_pem.empty() || current->key_pem.empty()) {
+    KLOG_V(4, "TLS handshake refused: no serving certificate available for the kubelet", "server",
+           self->options.name);
+    return 0;
+  }
+  if (!self->parsed_cert || self->parsed_cert->generation != current->generation) {
+    ParsedCertificate p;
+    p.generation = current->generation;
+    ossl::BioPtr bio(
+        BIO_new_mem_buf(current->cert_pem.data(), static_cast<int>(current->cert_pem.size())));
+    p.leaf.reset(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+    while (X509* extra = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+      p.chain.emplace_back(extra);
+    }
+    ERR_clear_error();  // the end of the PEM text
+    ossl::BioPtr key_bio(
+        BIO_new_mem_buf(current->key_pem.data(), static_cast<int>(current->key_pem.size())));
+    p.key.reset(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
+    if (!p.leaf || !p.key || X509_check_private_key(p.leaf.get(), p.key.get()) != 1) {
+      KLOG_ERROR(absl::InvalidArgumentError(ossl::LastError()),
+                 "Serving certificate does not load; TLS handshakes fail until it changes",
+                 "server", self->options.name);
+      return 0;
+    }
+    self->parsed_cert = std::move(p);
+  }
+  const ParsedCertificate& p = *self->parsed_cert;
+  if (SSL_use_certificate(ssl, p.leaf.get()) != 1 || SSL_use_PrivateKey(ssl, p.key.get()) != 1) {
+    return 0;
+  }
+  SSL_clear_chain_certs(ssl);
+  for (const ossl::X509Ptr& c : p.chain) {
+    if (SSL_add1_chain_cert(ssl, c.get()) != 1) return 0;
+  }
+  return 1;
 }
 
 void HttpServer::Impl::Accept() {

@@ -131,9 +131,22 @@ using HttpHandler = std::function<void(const HttpRequest&, HttpResponse*)>;
 // Runs before the handler of a routed request. Returns false when it has answered (e.g. 401).
 using HttpFilter = std::function<bool(HttpRequest*, HttpResponse*)>;
 
+// A serving certificate chosen at each handshake: the PEM chain (leaf first), the PEM key, and
+// a generation that changes whenever they do.
+struct TlsCertificate {
+  uint64_t generation = 0;
+  std::string cert_pem;
+  std::string key_pem;
+};
+
 struct TlsServerOptions {
-  std::string cert_file;       // PEM; may carry the chain after the leaf
-  std::string key_file;        // PEM
+  std::string cert_file;  // PEM; may carry the chain after the leaf
+  std::string key_file;   // PEM
+  // When set, cert_file and key_file are unused: each handshake presents what this returns
+  // (parsed once per generation), and nullopt fails the handshake ("no serving certificate
+  // available"), as upstream's GetCertificate with serverTLSBootstrap. Called on the I/O thread;
+  // must be cheap and must not block.
+  std::function<std::optional<TlsCertificate>()> certificate;
   std::string client_ca_file;  // PEM bundle; empty: no client certificates requested
   int min_version = 0;         // OpenSSL protocol version (TLS1_2_VERSION...); 0: TLS 1.2
   std::string cipher_list;     // OpenSSL cipher list for TLS <= 1.2; empty: OpenSSL's default

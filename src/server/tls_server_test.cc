@@ -12,9 +12,11 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "server/auth.h"
@@ -370,6 +372,75 @@ TEST(Tls, CertificateIsGeneratedOnceAndReused) {
   Write(dir + "/pki/kubelet.key", "garbage");
   EXPECT_FALSE(EnsureServingCertificate("", "", dir + "/pki", self).ok());
   std::filesystem::remove_all(dir);
+}
+
+// The CN of the certificate the server presents; "handshake failed" when there is none.
+std::string PeerCommonName(int port) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  int fd = Connect(port);
+  SSL* ssl = SSL_new(ctx);
+  SSL_set_fd(ssl, fd);
+  std::string out = "handshake failed";
+  if (SSL_connect(ssl) == 1) {
+    X509* peer = SSL_get1_peer_certificate(ssl);
+    char name[256] = {0};
+    if (peer != nullptr) {
+      X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, name, sizeof(name));
+      X509_free(peer);
+    }
+    out = name;
+  }
+  ERR_clear_error();
+  SSL_free(ssl);
+  ::close(fd);
+  SSL_CTX_free(ctx);
+  return out;
+}
+
+TEST(Tls, DynamicCertificateIsChosenPerHandshake) {
+  absl::Mutex mu;
+  std::optional<TlsCertificate> current;  // guarded by mu
+  int calls = 0;
+  HttpServerOptions o;
+  o.name = "kubelet";
+  o.handshake_timeout = absl::Seconds(2);
+  o.tls = TlsServerOptions{.certificate = [&]() -> std::optional<TlsCertificate> {
+    absl::MutexLock l(&mu);
+    ++calls;
+    return current;
+  }};
+  HttpServer server(o);
+  server.Handle("/healthz", [](const HttpRequest&, HttpResponse* res) { res->body = "ok"; });
+  ASSERT_TRUE(server.Start().ok());
+
+  // None yet: the handshake fails, the server goes on.
+  EXPECT_EQ(PeerCommonName(server.port()), "handshake failed");
+  auto a = GenerateSelfSignedCertKey({.host = "node-a"});
+  auto b = GenerateSelfSignedCertKey({.host = "node-b"});
+  ASSERT_TRUE(a.ok() && b.ok());
+  {
+    absl::MutexLock l(&mu);
+    current = TlsCertificate{.generation = 1, .cert_pem = a->cert_pem, .key_pem = a->key_pem};
+  }
+  EXPECT_EQ(PeerCommonName(server.port()).rfind("node-a@", 0), 0u);
+  EXPECT_EQ(Body(TlsExchange(server.port(), Get("/healthz"))), "ok");
+  // A new generation: the next handshake presents it, without a restart.
+  {
+    absl::MutexLock l(&mu);
+    current = TlsCertificate{.generation = 2, .cert_pem = b->cert_pem, .key_pem = b->key_pem};
+  }
+  EXPECT_EQ(PeerCommonName(server.port()).rfind("node-b@", 0), 0u);
+  // A pair whose key does not match fails the handshake instead of serving it.
+  {
+    absl::MutexLock l(&mu);
+    current = TlsCertificate{.generation = 3, .cert_pem = a->cert_pem, .key_pem = b->key_pem};
+  }
+  EXPECT_EQ(PeerCommonName(server.port()), "handshake failed");
+  {
+    absl::MutexLock l(&mu);
+    EXPECT_GE(calls, 5);
+  }
+  server.Stop();
 }
 
 TEST(Tls, VersionAndCipherNames) {

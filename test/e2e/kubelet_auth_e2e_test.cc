@@ -717,6 +717,111 @@ TEST_F(KubeletAuthTest, ClientCertificateRotation) {
   (void)cp_->Kubectl({"delete", "clusterrolebinding", binding, "--wait=false"});
 }
 
+TEST_F(KubeletAuthTest, ServingCertificateFromTheCluster) {
+  std::set<std::string> earlier_csrs;
+  for (const json& c : GetJson({"get", "csr"}).value("items", json::array())) {
+    earlier_csrs.insert(c["metadata"].value("name", ""));
+  }
+  const std::vector<std::string> args = {"--kubeconfig", kubeconfig_,
+                                         "--rotate-server-certificates"};
+  StartKubelet(args);
+  absl::Status ready = WaitNodeReady(absl::Seconds(90));
+  ASSERT_TRUE(ready.ok()) << ready << "\n" << kubelet_->Log();
+  std::string node_ip;
+  for (const json& a : GetNode()["status"].value("addresses", json::array())) {
+    if (a.value("type", "") == "InternalIP") node_ip = a.value("address", "");
+  }
+  ASSERT_FALSE(node_ip.empty()) << GetNode().dump();
+
+  // The kubelet asks the kubelet-serving signer for its names, as itself.
+  json csr;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (const json& c : GetJson({"get", "csr"}).value("items", json::array())) {
+          if (earlier_csrs.contains(c["metadata"].value("name", ""))) continue;
+          if (c["spec"].value("signerName", "") != "kubernetes.io/kubelet-serving") continue;
+          if (c["spec"].value("username", "") != "system:node:" + node_) continue;
+          csr = c;
+          return true;
+        }
+        return false;
+      },
+      absl::Seconds(60), absl::Seconds(1)))
+      << kubelet_->Log();
+  EXPECT_EQ(csr["spec"]["usages"], json({"digital signature", "server auth"})) << csr.dump();
+  EXPECT_FALSE(ConditionTrue(csr, "Approved"));
+
+  // HTTPS to the kubelet, verified against the cluster CA and the node's name, as the API
+  // server's kubelet client; the exit code and HTTP status ("000": no TLS session).
+  const std::string port = absl::StrCat(api_port_);
+  auto verified_get = [&](const std::string& path) {
+    auto r = RunCommand(
+        {"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20", "--cacert",
+         cp_->ca_file(), "--cert", cp_->Get("KUBELET_CP_KUBELET_CLIENT_CERT"), "--key",
+         cp_->Get("KUBELET_CP_KUBELET_CLIENT_KEY"), "--connect-to",
+         absl::StrCat(node_, ":", port, ":127.0.0.1:", port),
+         absl::StrCat("https://", node_, ":", port, path)},
+        {}, absl::Seconds(30));
+    return r.ok() ? absl::StrCat(r->exit_code, " ", r->out) : std::string("failed to run curl");
+  };
+  // No certificate until the request is approved: the handshake fails, the kubelet runs on.
+  EXPECT_NE(verified_get("/healthz"), "0 200");
+  EXPECT_NE(Get("/healthz").code, 200);
+  EXPECT_TRUE(ConditionTrue(GetNode(), "Ready"));
+
+  auto approve = cp_->Kubectl({"certificate", "approve", csr["metadata"].value("name", "")});
+  ASSERT_TRUE(approve.ok() && approve->exit_code == 0) << (approve.ok() ? approve->err : "");
+  // Served once issued, without a restart.
+  EXPECT_TRUE(WaitUntil([&] { return verified_get("/healthz") == "0 200"; }, absl::Seconds(60),
+                        absl::Seconds(1)))
+      << verified_get("/healthz") << "\n"
+      << kubelet_->Log();
+  const std::string current = dir_ + "/pki/kubelet-server-current.pem";
+  ASSERT_TRUE(std::filesystem::is_symlink(current));
+  auto text =
+      RunCommand({"openssl", "x509", "-in", current, "-noout", "-text"}, {}, absl::Seconds(30));
+  ASSERT_TRUE(text.ok());
+  EXPECT_TRUE(absl::StrContains(text->out, "IP Address:" + node_ip)) << text->out;
+  EXPECT_TRUE(absl::StrContains(text->out, "DNS:" + node_)) << text->out;
+  auto [not_after, cn] = CertExpiry(current);
+  EXPECT_EQ(cn, "system:node:" + node_);
+  // No self-signed pair was made.
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/pki/kubelet.crt"));
+  auto metrics = RunCommand({"curl", "-s", "--max-time", "20", "--cacert", cp_->ca_file(), "--cert",
+                             cp_->Get("KUBELET_CP_KUBELET_CLIENT_CERT"), "--key",
+                             cp_->Get("KUBELET_CP_KUBELET_CLIENT_KEY"), "--connect-to",
+                             absl::StrCat(node_, ":", port, ":127.0.0.1:", port),
+                             absl::StrCat("https://", node_, ":", port, "/metrics")},
+                            {}, absl::Seconds(30));
+  ASSERT_TRUE(metrics.ok());
+  double ttl = 0;
+  for (absl::string_view line : absl::StrSplit(metrics->out, '\n')) {
+    if (absl::ConsumePrefix(&line, "kubelet_certificate_manager_server_ttl_seconds ")) {
+      EXPECT_TRUE(absl::SimpleAtod(line, &ttl)) << line;
+    }
+  }
+  EXPECT_GT(ttl, 3600) << metrics->out.substr(0, 2000);
+  EXPECT_TRUE(absl::StrContains(metrics->out, "kubelet_server_expiration_renew_errors"));
+  EXPECT_TRUE(
+      absl::StrContains(metrics->out, "kubelet_certificate_manager_server_rotation_seconds"));
+
+  // A restart serves the stored certificate at once: no second request.
+  StopKubelet();
+  StartKubelet(args);
+  EXPECT_TRUE(WaitUntil([&] { return verified_get("/healthz") == "0 200"; }, absl::Seconds(60),
+                        absl::Seconds(1)))
+      << kubelet_->Log();
+  int mine = 0;
+  for (const json& c : GetJson({"get", "csr"}).value("items", json::array())) {
+    if (earlier_csrs.contains(c["metadata"].value("name", ""))) continue;
+    mine += c["spec"].value("signerName", "") == "kubernetes.io/kubelet-serving" &&
+                    c["spec"].value("username", "") == "system:node:" + node_
+                ? 1
+                : 0;
+  }
+  EXPECT_EQ(mine, 1);
+}
+
 TEST_F(KubeletAuthTest, BackgroundBootstrapRunsStaticPodsFirst) {
   const BootstrapToken token = CreateBootstrapToken("kubelet-bg-bootstrap-");
   // First the API server is not reachable at the address the bootstrap kubeconfig names (a

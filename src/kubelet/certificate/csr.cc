@@ -1,9 +1,12 @@
 #include "kubelet/certificate/csr.h"
 
+#include <arpa/inet.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 
@@ -40,6 +43,30 @@ absl::Time Asn1Time(const ASN1_TIME* t) {
   return absl::FromTimeT(timegm(&tm));
 }
 
+// The 4- or 16-byte form of a textual address; empty when it is neither.
+std::string IpBytes(const std::string& ip) {
+  unsigned char buf[16];
+  if (inet_pton(AF_INET, ip.c_str(), buf) == 1) return std::string(reinterpret_cast<char*>(buf), 4);
+  if (inet_pton(AF_INET6, ip.c_str(), buf) == 1) {
+    return std::string(reinterpret_cast<char*>(buf), 16);
+  }
+  return "";
+}
+
+std::string IpText(const ASN1_OCTET_STRING* bytes) {
+  char text[INET6_ADDRSTRLEN] = {0};
+  const int len = ASN1_STRING_length(bytes);
+  const unsigned char* data = ASN1_STRING_get0_data(bytes);
+  if (len == 4 && inet_ntop(AF_INET, data, text, sizeof(text)) != nullptr) return text;
+  if (len == 16 && inet_ntop(AF_INET6, data, text, sizeof(text)) != nullptr) return text;
+  return "";
+}
+
+void SortUnique(std::vector<std::string>* v) {
+  std::sort(v->begin(), v->end());
+  v->erase(std::unique(v->begin(), v->end()), v->end());
+}
+
 }  // namespace
 
 absl::StatusOr<PkeyPtr> GenerateKey() {
@@ -74,8 +101,8 @@ absl::StatusOr<std::string> PublicKeyDer(EVP_PKEY* key) {
   return out;
 }
 
-absl::StatusOr<std::string> MakeCsrPem(EVP_PKEY* key, const std::string& cn,
-                                       const std::string& org) {
+absl::StatusOr<std::string> MakeCsrPem(EVP_PKEY* key, const std::string& cn, const std::string& org,
+                                       const SubjectAltNames& sans) {
   ReqPtr req(X509_REQ_new());
   X509_REQ_set_version(req.get(), 0);
   X509_NAME* name = X509_REQ_get_subject_name(req.get());
@@ -83,6 +110,39 @@ absl::StatusOr<std::string> MakeCsrPem(EVP_PKEY* key, const std::string& cn,
                              reinterpret_cast<const unsigned char*>(org.c_str()), -1, -1, 0);
   X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
                              reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
+  if (!sans.dns_names.empty() || !sans.ips.empty()) {
+    GENERAL_NAMES* names = sk_GENERAL_NAME_new_null();
+    auto free_names = [&] { sk_GENERAL_NAME_pop_free(names, GENERAL_NAME_free); };
+    for (const std::string& dns : sans.dns_names) {
+      GENERAL_NAME* g = GENERAL_NAME_new();
+      ASN1_IA5STRING* v = ASN1_IA5STRING_new();
+      ASN1_STRING_set(v, dns.data(), static_cast<int>(dns.size()));
+      GENERAL_NAME_set0_value(g, GEN_DNS, v);
+      sk_GENERAL_NAME_push(names, g);
+    }
+    for (const std::string& ip : sans.ips) {
+      const std::string bytes = IpBytes(ip);
+      if (bytes.empty()) {
+        free_names();
+        return absl::InvalidArgumentError(absl::StrCat("invalid IP address \"", ip, "\""));
+      }
+      GENERAL_NAME* g = GENERAL_NAME_new();
+      ASN1_OCTET_STRING* v = ASN1_OCTET_STRING_new();
+      ASN1_OCTET_STRING_set(v, reinterpret_cast<const unsigned char*>(bytes.data()),
+                            static_cast<int>(bytes.size()));
+      GENERAL_NAME_set0_value(g, GEN_IPADD, v);
+      sk_GENERAL_NAME_push(names, g);
+    }
+    STACK_OF(X509_EXTENSION)* exts = sk_X509_EXTENSION_new_null();
+    X509_EXTENSION* ext = X509V3_EXT_i2d(NID_subject_alt_name, 0, names);
+    free_names();
+    const bool added = ext != nullptr && sk_X509_EXTENSION_push(exts, ext) > 0 &&
+                       X509_REQ_add_extensions(req.get(), exts) == 1;
+    sk_X509_EXTENSION_pop_free(exts, X509_EXTENSION_free);
+    if (!added) {
+      return absl::InternalError(absl::StrCat("subject alternative names: ", ossl::LastError()));
+    }
+  }
   if (X509_REQ_set_pubkey(req.get(), key) != 1 ||
       X509_REQ_sign(req.get(), key, EVP_sha256()) <= 0) {
     return absl::InternalError(absl::StrCat("sign certificate request: ", ossl::LastError()));
@@ -106,6 +166,23 @@ absl::StatusOr<CertInfo> ReadCertInfo(const std::string& pem) {
       0) {
     info.common_name = cn;
   }
+  auto* names = static_cast<GENERAL_NAMES*>(
+      X509_get_ext_d2i(cert.get(), NID_subject_alt_name, nullptr, nullptr));
+  if (names != nullptr) {
+    for (int i = 0; i < sk_GENERAL_NAME_num(names); ++i) {
+      const GENERAL_NAME* g = sk_GENERAL_NAME_value(names, i);
+      if (g->type == GEN_DNS) {
+        const ASN1_IA5STRING* v = g->d.dNSName;
+        info.sans.dns_names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(v)),
+                                         static_cast<size_t>(ASN1_STRING_length(v)));
+      } else if (g->type == GEN_IPADD) {
+        if (std::string ip = IpText(g->d.iPAddress); !ip.empty()) info.sans.ips.push_back(ip);
+      }
+    }
+    sk_GENERAL_NAME_pop_free(names, GENERAL_NAME_free);
+  }
+  SortUnique(&info.sans.dns_names);
+  SortUnique(&info.sans.ips);
   return info;
 }
 

@@ -30,18 +30,35 @@ inline const std::vector<std::string>& ClientUsages() {
   return kUsages;
 }
 
+// Usages of the kubelet's serving certificate with an ECDSA key (kubelet-serving signer; "key
+// encipherment" is for RSA keys only).
+inline const std::vector<std::string>& ServingUsages() {
+  static const std::vector<std::string> kUsages = {"digital signature", "server auth"};
+  return kUsages;
+}
+
+// Subject alternative names of a request or certificate, each list sorted and without repeats.
+struct SubjectAltNames {
+  std::vector<std::string> dns_names;
+  std::vector<std::string> ips;  // textual, as inet_ntop prints them
+  bool operator==(const SubjectAltNames&) const = default;
+};
+
 absl::StatusOr<ossl::PkeyPtr> GenerateKey();
 absl::StatusOr<ossl::PkeyPtr> ParseKey(const std::string& pem);
 absl::StatusOr<std::string> KeyPem(EVP_PKEY* key);
 absl::StatusOr<std::string> PublicKeyDer(EVP_PKEY* key);
-absl::StatusOr<std::string> MakeCsrPem(EVP_PKEY* key, const std::string& cn,
-                                       const std::string& org);
+// With `sans` (not empty): a subjectAltName extension of those names and addresses. An IP
+// that does not parse is an InvalidArgument error.
+absl::StatusOr<std::string> MakeCsrPem(EVP_PKEY* key, const std::string& cn, const std::string& org,
+                                       const SubjectAltNames& sans = {});
 
 // What the certificate manager needs of a certificate (the first one in `pem`).
 struct CertInfo {
   absl::Time not_before;
   absl::Time not_after;
   std::string common_name;
+  SubjectAltNames sans;
 };
 absl::StatusOr<CertInfo> ReadCertInfo(const std::string& pem);
 // Whether the first certificate of `pem` is valid at `now` (why not, otherwise).

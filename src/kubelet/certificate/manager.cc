@@ -15,17 +15,25 @@
 namespace kubelet::certificate {
 namespace {
 
-constexpr char kPrefix[] = "kubelet-client";
-constexpr char kLogger[] = "kubernetes.io/kube-apiserver-client-kubelet";
+using Kind = CertificateManagerOptions::Kind;
 
-std::string CurrentPath(const std::string& dir) {
-  return absl::StrCat(dir, "/", kPrefix, "-current.pem");
+const char* Prefix(Kind kind) {
+  return kind == Kind::kServing ? "kubelet-server" : "kubelet-client";
+}
+
+// The signer, also the logger of the log lines.
+const char* Signer(Kind kind) {
+  return kind == Kind::kServing ? api::kKubeletServingSignerName
+                                : api::kKubeAPIServerClientKubeletSignerName;
+}
+
+std::string CurrentPath(Kind kind, const std::string& dir) {
+  return absl::StrCat(dir, "/", Prefix(kind), "-current.pem");
 }
 
 }  // namespace
 
-ClientCertificateManager::ClientCertificateManager(ClientCertificateManagerOptions options,
-                                                   Clock& clock)
+CertificateManager::CertificateManager(CertificateManagerOptions options, Clock& clock)
     : options_(std::move(options)), clock_(clock) {
   if (!options_.random) {
     auto gen = std::make_shared<std::mt19937_64>(std::random_device{}());
@@ -38,54 +46,57 @@ ClientCertificateManager::ClientCertificateManager(ClientCertificateManagerOptio
   current_ = std::make_shared<const apiclient::ClientCertificate>();
 }
 
-ClientCertificateManager::~ClientCertificateManager() { Stop(); }
+CertificateManager::~CertificateManager() { Stop(); }
 
-absl::StatusOr<std::unique_ptr<ClientCertificateManager>> ClientCertificateManager::Create(
-    ClientCertificateManagerOptions options, Clock& clock) {
-  std::unique_ptr<ClientCertificateManager> m(
-      new ClientCertificateManager(std::move(options), clock));
-  const ClientCertificateManagerOptions& o = m->options_;
+absl::StatusOr<std::unique_ptr<CertificateManager>> CertificateManager::Create(
+    CertificateManagerOptions options, Clock& clock) {
+  std::unique_ptr<CertificateManager> m(new CertificateManager(std::move(options), clock));
+  const CertificateManagerOptions& o = m->options_;
+  const bool serving = o.kind == Kind::kServing;
   absl::MutexLock lock(&m->mu_);
   // 1. The store.
-  if (absl::StatusOr<std::pair<std::string, std::string>> stored =
-          LoadPair(CurrentPath(o.cert_dir));
+  const std::string current = CurrentPath(o.kind, o.cert_dir);
+  if (absl::StatusOr<std::pair<std::string, std::string>> stored = LoadPair(current);
       stored.ok() && ReadCertInfo(stored->first).ok()) {
-    KLOG_INFO("Loading cert/key pair from a file", "filePath", CurrentPath(o.cert_dir));
+    KLOG_INFO("Loading cert/key pair from a file", "filePath", current);
     m->SetCurrent(stored->first, stored->second, false);
     return m;
   }
-  // 2. The kubeconfig's files, used as they are.
-  if (!o.config.client_cert_file.empty() && !o.config.client_key_file.empty()) {
-    absl::StatusOr<std::string> cert = ReadFileToString(o.config.client_cert_file);
-    absl::StatusOr<std::string> key = ReadFileToString(o.config.client_key_file);
+  // 2. Files, used as they are: the kubeconfig's, or tlsCertFile / tlsPrivateKeyFile.
+  const std::string& cert_file = serving ? o.serving_cert_file : o.config.client_cert_file;
+  const std::string& key_file = serving ? o.serving_key_file : o.config.client_key_file;
+  if (!cert_file.empty() && !key_file.empty()) {
+    absl::StatusOr<std::string> cert = ReadFileToString(cert_file);
+    absl::StatusOr<std::string> key = ReadFileToString(key_file);
     if (cert.ok() && key.ok()) {
       auto [cert_pem, unused] = SplitPem(*cert);
       auto [unused2, key_pem] = SplitPem(*key);
       if (!cert_pem.empty() && !key_pem.empty() && ReadCertInfo(cert_pem).ok()) {
-        KLOG_INFO("Loading cert/key pair", "certFile", o.config.client_cert_file, "keyFile",
-                  o.config.client_key_file);
+        KLOG_INFO("Loading cert/key pair", "certFile", cert_file, "keyFile", key_file);
         m->SetCurrent(cert_pem, key_pem, false);
         return m;
       }
     }
   }
   // 3. The kubeconfig's data: written to the store, rotated at once.
-  if (!o.config.client_cert_pem.empty() && !o.config.client_key_pem.empty() &&
+  if (!serving && !o.config.client_cert_pem.empty() && !o.config.client_key_pem.empty() &&
       ReadCertInfo(o.config.client_cert_pem).ok()) {
     absl::StatusOr<std::string> stored = StoreCertificate(
-        o.cert_dir, kPrefix, o.config.client_cert_pem, o.config.client_key_pem, clock.Now());
+        o.cert_dir, Prefix(o.kind), o.config.client_cert_pem, o.config.client_key_pem, clock.Now());
     if (!stored.ok()) return stored.status();
     m->SetCurrent(o.config.client_cert_pem, o.config.client_key_pem, true);
     return m;
   }
   // 4. None yet.
-  KLOG_INFO("No client certificate yet, it will be requested", "certDir", o.cert_dir);
+  KLOG_INFO(serving ? "No serving certificate yet, it will be requested"
+                    : "No client certificate yet, it will be requested",
+            "certDir", o.cert_dir);
   m->deadline_ = clock.Now();
   return m;
 }
 
-void ClientCertificateManager::SetCurrent(std::string cert_pem, std::string key_pem,
-                                          bool force_rotation) {
+void CertificateManager::SetCurrent(std::string cert_pem, std::string key_pem,
+                                    bool force_rotation) {
   auto next = std::make_shared<apiclient::ClientCertificate>();
   next->generation = current_->generation + 1;
   next->cert_pem = std::move(cert_pem);
@@ -93,9 +104,11 @@ void ClientCertificateManager::SetCurrent(std::string cert_pem, std::string key_
   absl::StatusOr<CertInfo> info = ReadCertInfo(next->cert_pem);
   not_before_.reset();
   not_after_.reset();
+  current_sans_ = {};
   if (info.ok()) {
     not_before_ = info->not_before;
     not_after_ = info->not_after;
+    current_sans_ = info->sans;
   }
   current_ = std::move(next);
   force_rotation_ = force_rotation;
@@ -106,45 +119,73 @@ void ClientCertificateManager::SetCurrent(std::string cert_pem, std::string key_
   deadline_ = ComputeDeadline();
 }
 
-absl::Time ClientCertificateManager::ComputeDeadline() {
+bool CertificateManager::SansChangedLocked() {
+  if (options_.kind != Kind::kServing || !options_.sans || current_->cert_pem.empty()) {
+    return false;
+  }
+  std::optional<SubjectAltNames> want = options_.sans();
+  if (!want.has_value() || want->ips.empty()) return false;
+  for (std::vector<std::string>* v : {&want->dns_names, &want->ips}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  return *want != current_sans_;
+}
+
+absl::Time CertificateManager::ComputeDeadline() {
   const absl::Time now = clock_.Now();
   if (force_rotation_ || !not_before_ || !not_after_ || now >= *not_after_) return now;
+  if (SansChangedLocked()) {
+    KLOG_INFO("Certificate template changed, rotating", "logger", Signer(options_.kind));
+    return now;
+  }
   const absl::Duration total = *not_after_ - *not_before_;
   const absl::Time deadline = *not_before_ + total * (0.7 + 0.2 * options_.random());
-  KLOG_INFO("Certificate rotation deadline determined", "logger", kLogger, "expiration",
-            absl::FormatTime(*not_after_), "deadline", absl::FormatTime(deadline));
+  KLOG_INFO("Certificate rotation deadline determined", "logger", Signer(options_.kind),
+            "expiration", absl::FormatTime(*not_after_), "deadline", absl::FormatTime(deadline));
   return deadline;
 }
 
-apiclient::ClientCertificate ClientCertificateManager::Current() const {
+apiclient::ClientCertificate CertificateManager::Current() const {
   absl::MutexLock lock(&mu_);
   return *current_;
 }
 
-apiclient::ClientCertificateSource ClientCertificateManager::Source() const {
+apiclient::ClientCertificateSource CertificateManager::Source() const {
   return [this] { return Current(); };
 }
 
-double ClientCertificateManager::TtlSeconds() const {
+double CertificateManager::TtlSeconds() const {
   absl::MutexLock lock(&mu_);
   if (!not_after_ || current_->cert_pem.empty()) return std::numeric_limits<double>::infinity();
   return std::floor(absl::ToDoubleSeconds(*not_after_ - clock_.Now()));
 }
 
-absl::Time ClientCertificateManager::RotationDeadline() const {
+absl::Time CertificateManager::RotationDeadline() const {
   absl::MutexLock lock(&mu_);
   return deadline_;
 }
 
-absl::Status ClientCertificateManager::RotateOnce() {
-  KLOG_INFO("Rotating certificates", "logger", kLogger);
+absl::Status CertificateManager::RotateOnce() {
+  const bool serving = options_.kind == Kind::kServing;
+  const char* logger = Signer(options_.kind);
+  // kServing: the names first; without an IP there is nothing to ask for yet.
+  SubjectAltNames sans;
+  if (serving) {
+    std::optional<SubjectAltNames> want = options_.sans ? options_.sans() : std::nullopt;
+    if (!want.has_value() || want->ips.empty()) {
+      return absl::UnavailableError("no addresses to request a serving certificate for yet");
+    }
+    sans = *std::move(want);
+  }
+  KLOG_INFO("Rotating certificates", "logger", logger);
   apiclient::RestConfig rc = options_.config;
-  rc.client_certificate_source = nullptr;
-  rc.client_cert_file.clear();
-  rc.client_key_file.clear();
-  rc.client_cert_pem.clear();
-  rc.client_key_pem.clear();
-  {
+  if (!serving) {
+    rc.client_certificate_source = nullptr;
+    rc.client_cert_file.clear();
+    rc.client_key_file.clear();
+    rc.client_cert_pem.clear();
+    rc.client_key_pem.clear();
     absl::MutexLock lock(&mu_);
     const bool valid = !current_->cert_pem.empty() && not_after_ && clock_.Now() < *not_after_;
     if (valid) {
@@ -157,13 +198,13 @@ absl::Status ClientCertificateManager::RotateOnce() {
   absl::StatusOr<ossl::PkeyPtr> key = GenerateKey();
   if (!key.ok()) return key.status();
   const std::string cn = absl::StrCat("system:node:", options_.node_name);
-  absl::StatusOr<std::string> csr_pem = MakeCsrPem(key->get(), cn, "system:nodes");
+  absl::StatusOr<std::string> csr_pem = MakeCsrPem(key->get(), cn, "system:nodes", sans);
   if (!csr_pem.ok()) return csr_pem.status();
   api::CertificateSigningRequest csr;
   csr.metadata.generate_name = "csr-";
   csr.spec.request = *csr_pem;
-  csr.spec.signer_name = api::kKubeAPIServerClientKubeletSignerName;
-  csr.spec.usages = ClientUsages();
+  csr.spec.signer_name = logger;
+  csr.spec.usages = serving ? ServingUsages() : ClientUsages();
   absl::StatusOr<std::unique_ptr<apiclient::RestClient>> client = options_.make_client(rc);
   if (!client.ok()) return client.status();
   absl::StatusOr<std::string> name = CreateCsr(**client, csr);
@@ -172,7 +213,9 @@ absl::Status ClientCertificateManager::RotateOnce() {
                         absl::StrCat("unable to create certificate signing request: ",
                                      std::string(name.status().message())));
   }
-  KLOG_INFO("Waiting for client certificate to be issued", "csr", *name);
+  KLOG_INFO(serving ? "Waiting for serving certificate to be issued"
+                    : "Waiting for client certificate to be issued",
+            "csr", *name);
   absl::StatusOr<std::string> cert_pem =
       WaitForCertificate(**client, *name, absl::Now() + options_.csr_wait, options_.poll, [this] {
         absl::MutexLock lock(&mu_);
@@ -184,16 +227,24 @@ absl::Status ClientCertificateManager::RotateOnce() {
   absl::StatusOr<std::string> key_pem = KeyPem(key->get());
   if (!key_pem.ok()) return key_pem.status();
   absl::StatusOr<std::string> stored =
-      StoreCertificate(options_.cert_dir, kPrefix, *cert_pem, *key_pem, clock_.Now());
+      StoreCertificate(options_.cert_dir, Prefix(options_.kind), *cert_pem, *key_pem, clock_.Now());
   if (!stored.ok()) return stored.status();
-  absl::MutexLock lock(&mu_);
-  SetCurrent(*cert_pem, *key_pem, false);
-  KLOG_INFO("Client certificate rotated", "logger", kLogger, "csr", *name, "certificate", *stored,
-            "expiration", absl::FormatTime(info->not_after));
+  std::optional<double> old_lived;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!current_->cert_pem.empty() && not_before_) {
+      old_lived = absl::ToDoubleSeconds(clock_.Now() - *not_before_);
+    }
+    SetCurrent(*cert_pem, *key_pem, false);
+  }
+  KLOG_INFO(serving ? "Serving certificate rotated" : "Client certificate rotated", "logger",
+            logger, "csr", *name, "certificate", *stored, "expiration",
+            absl::FormatTime(info->not_after));
+  if (old_lived && options_.on_rotated) options_.on_rotated(*old_lived);
   return absl::OkStatus();
 }
 
-bool ClientCertificateManager::SleepUntil(absl::Time t) {
+bool CertificateManager::SleepUntil(absl::Time t) {
   absl::MutexLock lock(&mu_);
   for (;;) {
     if (stopping_) return false;
@@ -205,7 +256,7 @@ bool ClientCertificateManager::SleepUntil(absl::Time t) {
   }
 }
 
-void ClientCertificateManager::Loop() {
+void CertificateManager::Loop() {
   for (;;) {
     absl::Time deadline;
     {
@@ -213,7 +264,7 @@ void ClientCertificateManager::Loop() {
       deadline = deadline_;
     }
     if (deadline > clock_.Now()) {
-      KLOG_INFO("Waiting for next certificate rotation", "logger", kLogger, "sleep",
+      KLOG_INFO("Waiting for next certificate rotation", "logger", Signer(options_.kind), "sleep",
                 absl::FormatDuration(deadline - clock_.Now()));
     }
     if (!SleepUntil(deadline)) return;
@@ -227,19 +278,19 @@ void ClientCertificateManager::Loop() {
       }
       if (options_.on_renew_error) options_.on_renew_error();
       KLOG_ERROR(st, "Failed while requesting a signed certificate from the control plane",
-                 "logger", kLogger);
+                 "logger", Signer(options_.kind));
       if (!SleepUntil(clock_.Now() + backoff)) return;
       backoff = std::min(backoff * 2, absl::Seconds(32));
     }
   }
 }
 
-void ClientCertificateManager::Start() {
-  KLOG_INFO("Certificate rotation is enabled", "logger", kLogger);
+void CertificateManager::Start() {
+  KLOG_INFO("Certificate rotation is enabled", "logger", Signer(options_.kind));
   thread_ = std::thread([this] { Loop(); });
 }
 
-void ClientCertificateManager::Stop() {
+void CertificateManager::Stop() {
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;

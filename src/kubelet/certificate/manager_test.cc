@@ -1,4 +1,4 @@
-// The client certificate manager against the fake API client: where the first pair comes from
+// The certificate managers against the fake API client: where the first pair comes from
 // (store, kubeconfig files, kubeconfig data, none), the rotation deadline (70-90 % of the
 // lifetime; at once for no certificate, an expired one, another subject or kubeconfig data),
 // a rotation (generateName CSR sent with the current certificate or the bootstrap credentials,
@@ -8,6 +8,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include <cmath>
 #include <filesystem>
@@ -37,8 +38,10 @@ struct Pair {
   std::string key;
 };
 
-// A self-signed pair for CN `cn`, valid from `not_before` for `lifetime`.
-Pair MakePair(const std::string& cn, absl::Time not_before, absl::Duration lifetime) {
+// A self-signed pair for CN `cn`, valid from `not_before` for `lifetime`, with the subject
+// alternative names `sans` (OpenSSL's "DNS:a,IP:1.2.3.4" form) when not empty.
+Pair MakePair(const std::string& cn, absl::Time not_before, absl::Duration lifetime,
+              const std::string& sans = "") {
   ossl::PkeyPtr key(EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256"));
   ossl::X509Ptr cert(X509_new());
   X509_set_version(cert.get(), 2);
@@ -52,6 +55,11 @@ Pair MakePair(const std::string& cn, absl::Time not_before, absl::Duration lifet
                              reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
   X509_set_issuer_name(cert.get(), name);
   X509_set_pubkey(cert.get(), key.get());
+  if (!sans.empty()) {
+    X509_EXTENSION* e = X509V3_EXT_conf_nid(nullptr, nullptr, NID_subject_alt_name, sans.c_str());
+    X509_add_ext(cert.get(), e, -1);
+    X509_EXTENSION_free(e);
+  }
   X509_sign(cert.get(), key.get(), EVP_sha256());
   ossl::BioPtr bio(BIO_new(BIO_s_mem()));
   PEM_write_bio_X509(bio.get(), cert.get());
@@ -81,9 +89,9 @@ class ManagerTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  std::unique_ptr<ClientCertificateManager> Make() {
-    absl::StatusOr<std::unique_ptr<ClientCertificateManager>> m =
-        ClientCertificateManager::Create(options_, clock_);
+  std::unique_ptr<CertificateManager> Make() {
+    absl::StatusOr<std::unique_ptr<CertificateManager>> m =
+        CertificateManager::Create(options_, clock_);
     EXPECT_TRUE(m.ok()) << m.status();
     return m.ok() ? *std::move(m) : nullptr;
   }
@@ -115,7 +123,7 @@ class ManagerTest : public ::testing::Test {
   FakeClock clock_{absl::FromUnixSeconds(1800000000)};
   double random_ = 0.5;
   apiclient::testing::FakeRestClient fake_;
-  ClientCertificateManagerOptions options_;
+  CertificateManagerOptions options_;
   std::string seen_cert_, seen_token_;
   json signed_csr_;
 };
@@ -273,6 +281,126 @@ TEST_F(ManagerTest, StartRotatesInTheBackgroundAndStopEndsTheWait) {
   EXPECT_EQ(errors, 0);
   // Now waiting for a deadline hours away: Stop() returns at once.
   m->Stop();
+}
+
+// The subject alternative names of a CSR's PEM.
+SubjectAltNames RequestSans(const std::string& csr_pem) {
+  SubjectAltNames out;
+  ossl::BioPtr bio(BIO_new_mem_buf(csr_pem.data(), static_cast<int>(csr_pem.size())));
+  ossl::ReqPtr req(PEM_read_bio_X509_REQ(bio.get(), nullptr, nullptr, nullptr));
+  if (!req) return out;
+  STACK_OF(X509_EXTENSION)* exts = X509_REQ_get_extensions(req.get());
+  for (int i = 0; i < sk_X509_EXTENSION_num(exts); ++i) {
+    X509_EXTENSION* e = sk_X509_EXTENSION_value(exts, i);
+    if (OBJ_obj2nid(X509_EXTENSION_get_object(e)) != NID_subject_alt_name) continue;
+    auto* names = static_cast<GENERAL_NAMES*>(X509V3_EXT_d2i(e));
+    for (int j = 0; j < sk_GENERAL_NAME_num(names); ++j) {
+      const GENERAL_NAME* g = sk_GENERAL_NAME_value(names, j);
+      if (g->type == GEN_DNS) {
+        out.dns_names.emplace_back(
+            reinterpret_cast<const char*>(ASN1_STRING_get0_data(g->d.dNSName)));
+      } else if (g->type == GEN_IPADD && ASN1_STRING_length(g->d.iPAddress) == 4) {
+        const unsigned char* b = ASN1_STRING_get0_data(g->d.iPAddress);
+        out.ips.push_back(absl::StrCat(b[0], ".", b[1], ".", b[2], ".", b[3]));
+      }
+    }
+    sk_GENERAL_NAME_pop_free(names, GENERAL_NAME_free);
+  }
+  sk_X509_EXTENSION_pop_free(exts, X509_EXTENSION_free);
+  return out;
+}
+
+class ServingManagerTest : public ManagerTest {
+ protected:
+  void SetUp() override {
+    ManagerTest::SetUp();
+    options_.kind = CertificateManagerOptions::Kind::kServing;
+    // The kubelet's own API credentials, used as they are.
+    options_.config.bearer_token = "node-token";
+    options_.sans = [this]() -> std::optional<SubjectAltNames> { return sans_; };
+    options_.on_rotated = [this](double lived) { rotated_after_.push_back(lived); };
+  }
+  std::optional<SubjectAltNames> sans_ = SubjectAltNames{{"n1"}, {"10.0.0.5"}};
+  std::vector<double> rotated_after_;
+};
+
+TEST_F(ServingManagerTest, RequestsAServingCertificateForTheNodeAddresses) {
+  auto m = Make();
+  ASSERT_TRUE(m);
+  EXPECT_TRUE(m->Current().cert_pem.empty());
+  EXPECT_EQ(m->RotationDeadline(), clock_.Now());
+  const Pair issued =
+      MakePair("system:node:n1", clock_.Now(), absl::Hours(24), "DNS:n1,IP:10.0.0.5");
+  std::thread signer = Signer(issued);
+  absl::Status st = m->RotateOnce();
+  signer.join();
+  ASSERT_TRUE(st.ok()) << st;
+  EXPECT_EQ(seen_token_, "node-token");
+  EXPECT_TRUE(seen_cert_.empty());
+  EXPECT_EQ(signed_csr_["spec"]["signerName"], "kubernetes.io/kubelet-serving");
+  EXPECT_EQ(signed_csr_["spec"]["usages"], json({"digital signature", "server auth"}));
+  std::string request;
+  ASSERT_TRUE(absl::Base64Unescape(signed_csr_["spec"].value("request", ""), &request));
+  EXPECT_EQ(RequestSans(request), (SubjectAltNames{{"n1"}, {"10.0.0.5"}}));
+  EXPECT_EQ(m->Current().cert_pem, issued.cert);
+  EXPECT_TRUE(std::filesystem::is_symlink(options_.cert_dir + "/kubelet-server-current.pem"));
+  EXPECT_FALSE(std::filesystem::exists(options_.cert_dir + "/kubelet-client-current.pem"));
+  EXPECT_TRUE(rotated_after_.empty());  // nothing was replaced
+
+  // A restart loads it, and keeps it while the names match.
+  auto again = Make();
+  EXPECT_EQ(again->Current().cert_pem, issued.cert);
+  EXPECT_GT(again->RotationDeadline(), clock_.Now() + absl::Hours(16));
+}
+
+TEST_F(ServingManagerTest, NoAddressYetSendsNoRequest) {
+  sans_ = std::nullopt;
+  auto m = Make();
+  absl::Status st = m->RotateOnce();
+  EXPECT_TRUE(absl::IsUnavailable(st)) << st;
+  sans_ = SubjectAltNames{{"n1"}, {}};  // a hostname alone is not enough
+  EXPECT_TRUE(absl::IsUnavailable(m->RotateOnce()));
+  for (const auto& r : fake_.requests()) EXPECT_NE(r.method, "POST") << r.path;
+}
+
+TEST_F(ServingManagerTest, OtherNamesAreReplacedAtOnceAndTheOldAgeIsReported) {
+  Pair old = MakePair("system:node:n1", clock_.Now() - absl::Hours(2), absl::Hours(24 * 30),
+                      "DNS:n1,IP:10.0.0.4");
+  std::ignore =
+      StoreCertificate(options_.cert_dir, "kubelet-server", old.cert, old.key, clock_.Now());
+  auto m = Make();
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->Current().cert_pem, old.cert);  // served meanwhile
+  EXPECT_EQ(m->RotationDeadline(), clock_.Now());
+  const Pair issued =
+      MakePair("system:node:n1", clock_.Now(), absl::Hours(24), "DNS:n1,IP:10.0.0.5");
+  std::thread signer = Signer(issued);
+  ASSERT_TRUE(m->RotateOnce().ok());
+  signer.join();
+  EXPECT_EQ(m->Current().cert_pem, issued.cert);
+  ASSERT_EQ(rotated_after_.size(), 1u);
+  EXPECT_NEAR(rotated_after_[0], 7200, 1);
+}
+
+TEST_F(ServingManagerTest, TlsCertFileIsUsedWhileTheStoreIsEmpty) {
+  Pair given = MakePair("system:node:n1", clock_.Now() - absl::Hours(1), absl::Hours(24 * 365),
+                        "DNS:n1,IP:10.0.0.5");
+  options_.serving_cert_file = dir_ + "/tls.crt";
+  options_.serving_key_file = dir_ + "/tls.key";
+  std::ofstream(options_.serving_cert_file) << given.cert;
+  std::ofstream(options_.serving_key_file) << given.key;
+  // The kubeconfig's client files are never a serving pair.
+  Pair client = MakePair("system:node:n1", clock_.Now() - absl::Hours(1), absl::Hours(24));
+  options_.config.client_cert_file = dir_ + "/c.pem";
+  options_.config.client_key_file = dir_ + "/k.pem";
+  std::ofstream(options_.config.client_cert_file) << client.cert;
+  std::ofstream(options_.config.client_key_file) << client.key;
+  auto m = Make();
+  EXPECT_EQ(m->Current().cert_pem, given.cert);
+  EXPECT_GT(m->RotationDeadline(), clock_.Now());
+  std::filesystem::remove(options_.serving_cert_file);
+  m = Make();
+  EXPECT_TRUE(m->Current().cert_pem.empty());
 }
 
 }  // namespace
