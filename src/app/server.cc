@@ -129,6 +129,7 @@ const std::set<std::string>& ImplementedFields() {
       "configMapAndSecretChangeDetectionStrategy",
       "streamingConnectionIdleTimeout",
       "rotateCertificates",
+      "serverTLSBootstrap",
       // Eviction manager.
       "evictionHard",
       "evictionSoft",

@@ -496,16 +496,18 @@ TEST_F(KubeletAuthTest, ExecAttachAndPortForwardThroughTheApiServer) {
   ASSERT_TRUE(attached.ok()) << attached.status();
   EXPECT_TRUE(absl::StrContains(attached->out, "tick-")) << attached->out << attached->err;
 
-  // exec with a terminal (kubectl given one by script(1)): the command sees a tty, the exit code
+  // exec with a terminal (kubectl given one by script(1)): the command sees a tty of the size
+  // kubectl's terminal has (sent as a resize on the stream's resize channel), the exit code
   // comes back.
-  const std::string kubectl_cmd =
-      absl::StrCat(cp_->kubectl(), " --kubeconfig ", cp_->admin_kubeconfig(), " exec -it ", pod,
-                   " -n default -- sh -c 'tty; stty size; exit 5'");
+  const std::string kubectl_cmd = absl::StrCat(
+      "stty rows 45 cols 123; ", cp_->kubectl(), " --kubeconfig ", cp_->admin_kubeconfig(),
+      " exec -it ", pod, " -n default -- sh -c 'tty; sleep 1; stty size; exit 5'");
   auto tty = RunCommand({"script", "-qec", kubectl_cmd, "/dev/null"}, {}, absl::Seconds(60));
   ASSERT_TRUE(tty.ok()) << tty.status();
   EXPECT_EQ(tty->exit_code, 5) << tty->out << tty->err;
   EXPECT_TRUE(absl::StrContains(tty->out, "/dev/pts/")) << tty->out << tty->err;
   EXPECT_FALSE(absl::StrContains(tty->out, "not a tty")) << tty->out;
+  EXPECT_TRUE(absl::StrContains(tty->out, "45 123")) << tty->out << tty->err;
 
   // logs -f streams: lines written after it started arrive while it runs.
   auto follow = KubeletProcess::Start(
