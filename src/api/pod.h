@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -616,6 +617,10 @@ struct Pod {
   PodStatus status;
   bool operator==(const Pod&) const = default;
 };
+
+// A pod shared, immutable, by everything that holds the same version of it (the pod manager,
+// the pod workers, their callers): a new version is a new object.
+using PodPtr = std::shared_ptr<const Pod>;
 
 // ---------------------------------------------------------------------------------------------
 // Well-known values.

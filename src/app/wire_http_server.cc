@@ -144,7 +144,7 @@ class KubeletHost : public server::HostInterface {
   absl::StatusOr<container::Pod> RunningPod(const std::string& ns, const std::string& name,
                                             const std::string& uid) {
     const std::string full_name = absl::StrCat(name, "_", ns);
-    if (!kubelet_->pod_manager().GetPodByFullName(full_name).has_value()) {
+    if (kubelet_->pod_manager().GetPodByFullName(full_name) == nullptr) {
       return absl::NotFoundError("pod does not exist");
     }
     absl::StatusOr<std::vector<container::Pod>> pods = runtime_->GetPods(false);

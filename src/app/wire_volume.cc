@@ -101,7 +101,7 @@ absl::Status WireVolumeManager(WiringStage stage, WiringContext& ctx) {
       // the sync's context), so the pod's termination is not held up.
       const Kubelet* kubelet = ctx.kubelet;
       vm->SetPodDesired([kubelet](const std::string& uid) {
-        return kubelet->pod_manager().GetPodByUID(uid).has_value();
+        return kubelet->pod_manager().GetPodByUID(uid) != nullptr;
       });
       // Shutdown runs before the Kubelet stops its pod workers: end their waits, and stop
       // asking a Kubelet that is about to go away.

@@ -161,7 +161,7 @@ bool ToleratesTaint(const api::Toleration& t, const api::Taint& taint) {
   return t.operator_ == "Exists";
 }
 
-AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::Pod>& admitted,
+AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::PodPtr>& admitted,
                      const NodeAllocatable& allocatable, const api::Node& node) {
   AdmitResult r;
   // Checks preemption cannot help with come first: the OS.
@@ -185,8 +185,8 @@ AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::Pod>& admitted,
     short_of.push_back({"pods", 1, used_pods, allocatable.pods});
   PodRequests want = ComputePodRequests(pod);
   PodRequests used;
-  for (const api::Pod& p : admitted) {
-    PodRequests q = ComputePodRequests(p);
+  for (const api::PodPtr& p : admitted) {
+    PodRequests q = ComputePodRequests(*p);
     used.milli_cpu += q.milli_cpu;
     used.memory_bytes += q.memory_bytes;
   }
@@ -203,7 +203,7 @@ AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::Pod>& admitted,
       return it == reqs.end() ? 0 : it->second.Value();
     };
     int64_t want_storage = storage(pod), used_storage = 0;
-    for (const api::Pod& p : admitted) used_storage += storage(p);
+    for (const api::PodPtr& p : admitted) used_storage += storage(*p);
     if (want_storage > 0 && used_storage + want_storage > allocatable.ephemeral_storage_bytes) {
       short_of.push_back(
           {"ephemeral-storage", want_storage, used_storage, allocatable.ephemeral_storage_bytes});
@@ -219,9 +219,9 @@ AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::Pod>& admitted,
   if (predicate.empty()) {
     bool port_conflict = false;
     std::vector<Port> wanted_ports = HostPorts(pod);
-    for (const api::Pod& p : admitted) {
+    for (const api::PodPtr& p : admitted) {
       if (port_conflict) break;
-      for (const Port& a : HostPorts(p)) {
+      for (const Port& a : HostPorts(*p)) {
         for (const Port& b : wanted_ports) port_conflict = port_conflict || PortsConflict(a, b);
       }
     }
@@ -252,9 +252,9 @@ AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::Pod>& admitted,
     // can be preempted; what they request is what preemption could reclaim.
     PodRequests reclaimable;
     int64_t preemptable_pods = 0;
-    for (const api::Pod& p : admitted) {
-      if (api::IsCriticalPod(p)) continue;
-      PodRequests q = ComputePodRequests(p);
+    for (const api::PodPtr& p : admitted) {
+      if (api::IsCriticalPod(*p)) continue;
+      PodRequests q = ComputePodRequests(*p);
       reclaimable.milli_cpu += q.milli_cpu;
       reclaimable.memory_bytes += q.memory_bytes;
       ++preemptable_pods;

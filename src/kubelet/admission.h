@@ -56,7 +56,7 @@ PodRequests ComputePodRequests(const api::Pod& pod);
 // makes follows, and when no set of non-critical pods can free enough the pod fails with
 // UnexpectedAdmissionError and "Unexpected error while attempting to recover from admission
 // failure: preemption: ...".
-AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::Pod>& admitted,
+AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::PodPtr>& admitted,
                      const NodeAllocatable& allocatable, const api::Node& node);
 
 // Whether the node's labels (and metadata.name for matchFields) satisfy the pod's nodeSelector

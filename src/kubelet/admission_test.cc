@@ -10,6 +10,8 @@
 namespace kubelet {
 namespace {
 
+api::PodPtr Share(const api::Pod& p) { return std::make_shared<const api::Pod>(p); }
+
 api::Pod MakePod(const std::string& name, const std::string& cpu, const std::string& mem,
                  bool is_static) {
   api::Pod p;
@@ -48,7 +50,7 @@ TEST(AdmissionTest, StaticPodThatCannotFitFailsAfterPreemptionAttempt) {
   api::Pod running = MakePod("a", "1500m", "", true);
   api::Pod p = MakePod("b", "1000m", "", true);
   EXPECT_TRUE(api::IsCriticalPod(p));
-  AdmitResult r = AdmitPod(p, {running}, a, TestNode());
+  AdmitResult r = AdmitPod(p, {Share(running)}, a, TestNode());
   EXPECT_FALSE(r.admit);
   EXPECT_EQ(r.reason, "UnexpectedAdmissionError");
   EXPECT_EQ(r.message,
@@ -60,9 +62,9 @@ TEST(AdmissionTest, StaticPodThatCannotFitFailsAfterPreemptionAttempt) {
 TEST(AdmissionTest, PodCountLimit) {
   NodeAllocatable a{2000, 1 << 30, 1};
   AdmitResult r =
-      AdmitPod(MakePod("b", "", "", false), {MakePod("a", "", "", false)}, a, TestNode());
+      AdmitPod(MakePod("b", "", "", false), {Share(MakePod("a", "", "", false))}, a, TestNode());
   EXPECT_EQ(r.reason, "OutOfpods");
-  r = AdmitPod(MakePod("b", "", "", true), {MakePod("a", "", "", true)}, a, TestNode());
+  r = AdmitPod(MakePod("b", "", "", true), {Share(MakePod("a", "", "", true))}, a, TestNode());
   EXPECT_EQ(r.reason, "UnexpectedAdmissionError");
   EXPECT_NE(r.message.find("[(res: pods, q: 1), ]"), std::string::npos) << r.message;
 }
@@ -76,19 +78,19 @@ TEST(AdmissionTest, HostPortConflicts) {
   x.spec.containers[0].ports.push_back(port);
   api::Pod y = x;
   y.metadata.name = "y";
-  AdmitResult r = AdmitPod(y, {x}, a, TestNode());
+  AdmitResult r = AdmitPod(y, {Share(x)}, a, TestNode());
   EXPECT_FALSE(r.admit);
   EXPECT_EQ(r.reason, "NodePorts");
   EXPECT_EQ(r.message, "Predicate NodePorts failed");
   // Another protocol or another specific host IP does not conflict.
   y.spec.containers[0].ports[0].protocol = "UDP";
-  EXPECT_TRUE(AdmitPod(y, {x}, a, TestNode()).admit);
+  EXPECT_TRUE(AdmitPod(y, {Share(x)}, a, TestNode()).admit);
   y.spec.containers[0].ports[0].protocol = "TCP";
   y.spec.containers[0].ports[0].host_ip = "127.0.0.1";
   x.spec.containers[0].ports[0].host_ip = "10.0.0.1";
-  EXPECT_TRUE(AdmitPod(y, {x}, a, TestNode()).admit);
+  EXPECT_TRUE(AdmitPod(y, {Share(x)}, a, TestNode()).admit);
   x.spec.containers[0].ports[0].host_ip = "";
-  EXPECT_FALSE(AdmitPod(y, {x}, a, TestNode()).admit);
+  EXPECT_FALSE(AdmitPod(y, {Share(x)}, a, TestNode()).admit);
 }
 
 TEST(AdmissionTest, NodeSelectorMustMatchNodeLabels) {

@@ -111,8 +111,10 @@ Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
   if (options_.status_client != nullptr) {
     status::ApiStatusSyncerDelegate d;
     d.pods = [this] {
-      std::vector<api::Pod> pods = pod_manager_.GetPods();
-      std::erase_if(pods, [](const api::Pod& p) { return api::IsStaticPod(p); });
+      std::vector<api::Pod> pods;
+      for (const api::PodPtr& p : pod_manager_.GetPods()) {
+        if (!api::IsStaticPod(*p)) pods.push_back(*p);
+      }
       return pods;
     };
     d.terminated = [this](const api::Pod& p) {
@@ -125,11 +127,11 @@ Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
     if (options_.mirror_client != nullptr) {
       d.static_pods = [this] {
         std::vector<status::MirroredPod> out;
-        for (api::Pod& p : pod_manager_.GetPods()) {
-          if (!api::IsStaticPod(p)) continue;
-          auto mirror = pod_manager_.GetMirrorPodByPod(p);
+        for (const api::PodPtr& p : pod_manager_.GetPods()) {
+          if (!api::IsStaticPod(*p)) continue;
+          auto mirror = pod_manager_.GetMirrorPodByPod(*p);
           std::string mirror_uid = mirror ? mirror->metadata.uid : "";
-          out.push_back({std::move(p), std::move(mirror_uid)});
+          out.push_back({*p, std::move(mirror_uid)});
         }
         return out;
       };
@@ -268,7 +270,7 @@ void Kubelet::SyncLoop() {
           auto pod = pod_manager_.GetPodByUID(uid);
           if (!pod) return;
           KLOG_V(4, "SyncLoop (probe result): sync requested", "pod", api::PodKey(*pod));
-          pod_workers_->UpdatePod({SyncPodType::kSync, *pod, std::nullopt, std::nullopt});
+          pod_workers_->UpdatePod({SyncPodType::kSync, pod, std::nullopt, std::nullopt});
         });
       }
     }
@@ -319,9 +321,10 @@ void Kubelet::HandleUpdate(const podsource::PodUpdate& u) {
       HandleMirrorPods(u.op, mirrors);
       // Graceful deletion: the pod must stop, with its deletion grace period.
       for (const auto& p : pods) {
-        pod_manager_.AddOrUpdatePod(p);
+        auto shared = std::make_shared<const api::Pod>(p);
+        pod_manager_.AddOrUpdatePod(shared);
         pod_workers_->UpdatePod(
-            {SyncPodType::kKill, p, std::nullopt, p.metadata.deletion_grace_period_seconds});
+            {SyncPodType::kKill, shared, std::nullopt, p.metadata.deletion_grace_period_seconds});
       }
       break;
     case Op::kSet:
@@ -341,7 +344,7 @@ void Kubelet::HandleMirrorPods(podsource::PodOperation op, const std::vector<api
     }
     // A status-only change is our own status push coming back.
     if (op == Op::kReconcile) continue;
-    std::optional<api::Pod> pod = pod_manager_.GetPodByMirrorPod(mirror);
+    api::PodPtr pod = pod_manager_.GetPodByMirrorPod(mirror);
     if (!pod) {
       KLOG_V(2, "Unable to find pod for mirror pod, skipping", "mirrorPod", api::PodKey(mirror),
              "mirrorPodUID", mirror.metadata.uid);
@@ -349,13 +352,13 @@ void Kubelet::HandleMirrorPods(podsource::PodOperation op, const std::vector<api
     }
     // Only a pod that has a worker (admitted, not rejected) is synced.
     if (!pod_workers_->IsKnown(pod->metadata.uid)) continue;
-    pod_workers_->UpdatePod({SyncPodType::kUpdate, *pod, std::nullopt, std::nullopt});
+    pod_workers_->UpdatePod({SyncPodType::kUpdate, pod, std::nullopt, std::nullopt});
   }
 }
 
 void Kubelet::SyncMirrorPod(const api::Pod& pod) {
   MirrorClient& client = *options_.mirror_client;
-  std::optional<api::Pod> mirror = pod_manager_.GetMirrorPodByPod(pod);
+  api::PodPtr mirror = pod_manager_.GetMirrorPodByPod(pod);
   std::optional<std::string> node_uid;
   if (options_.node_uid) node_uid = options_.node_uid();
   bool deleted = false;
@@ -406,7 +409,8 @@ void Kubelet::HousekeepMirrorPods() {
   if (options_.mirror_client == nullptr) return;
   // upstream deleteOrphanedMirrorPods: once the static pod has stopped.
   std::set<std::string> seen;
-  for (const api::Pod& mirror : pod_manager_.GetOrphanedMirrorPods()) {
+  for (const api::PodPtr& orphan : pod_manager_.GetOrphanedMirrorPods()) {
+    const api::Pod& mirror = *orphan;
     const std::string& uid = mirror.metadata.uid;
     seen.insert(uid);
     if (deleted_orphan_mirrors_.count(uid)) continue;
@@ -429,9 +433,9 @@ void Kubelet::HousekeepMirrorPods() {
   if (!options_.node_uid || !options_.node_uid()) return;
   mirror_retry_ = false;
   last_mirror_retry_ = now;
-  for (const api::Pod& pod : pod_manager_.GetPods()) {
-    if (api::IsStaticPod(pod) && !pod_manager_.GetMirrorPodByPod(pod)) {
-      TriggerPodSync(pod.metadata.uid);
+  for (const api::PodPtr& pod : pod_manager_.GetPods()) {
+    if (api::IsStaticPod(*pod) && !pod_manager_.GetMirrorPodByPod(*pod)) {
+      TriggerPodSync(pod->metadata.uid);
     }
   }
 }
@@ -455,13 +459,13 @@ void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
   }
   for (const api::Pod& pod : sorted) {
     // Pods admitted before, still known to the workers, are not admitted twice.
-    std::vector<api::Pod> admitted;
-    for (const api::Pod& p : pod_manager_.GetPods()) {
-      if (p.metadata.uid == pod.metadata.uid) continue;
-      auto st = status_manager_.GetPodStatus(p.metadata.uid);
+    std::vector<api::PodPtr> admitted;
+    for (api::PodPtr& p : pod_manager_.GetPods()) {
+      if (p->metadata.uid == pod.metadata.uid) continue;
+      auto st = status_manager_.GetPodStatus(p->metadata.uid);
       if (st && status::IsTerminalPhase(st->status.phase)) continue;
-      if (pod_workers_->IsPodTerminationRequested(p.metadata.uid)) continue;
-      admitted.push_back(p);
+      if (pod_workers_->IsPodTerminationRequested(p->metadata.uid)) continue;
+      admitted.push_back(std::move(p));
     }
     if (pod_workers_->IsPodKnownTerminated(pod.metadata.uid)) {
       // The same pod (same UID) is back after it was stopped: a static pod whose manifest was
@@ -474,7 +478,8 @@ void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
       absl::MutexLock lock(&first_seen_mu_);
       first_seen_.try_emplace(pod.metadata.uid, clock_.Now());
     }
-    pod_manager_.AddOrUpdatePod(pod);
+    auto shared = std::make_shared<const api::Pod>(pod);
+    pod_manager_.AddOrUpdatePod(shared);
     AdmitResult r = options_.sysctls.Admit(pod);
     if (r.admit) r = AdmitPod(pod, admitted, options_.allocatable, node);
     for (container::PodLifecycleParticipant* part : options_.participants) {
@@ -486,7 +491,7 @@ void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
       RejectPod(pod, r.reason, r.message);
       continue;
     }
-    pod_workers_->UpdatePod({SyncPodType::kCreate, pod, std::nullopt, std::nullopt});
+    pod_workers_->UpdatePod({SyncPodType::kCreate, std::move(shared), std::nullopt, std::nullopt});
   }
 }
 
@@ -507,20 +512,22 @@ void Kubelet::RejectPod(const api::Pod& pod, const std::string& reason,
 
 void Kubelet::HandlePodUpdates(const std::vector<api::Pod>& pods) {
   for (const api::Pod& pod : pods) {
-    pod_manager_.AddOrUpdatePod(pod);
+    auto shared = std::make_shared<const api::Pod>(pod);
+    pod_manager_.AddOrUpdatePod(shared);
     auto st = status_manager_.GetPodStatus(pod.metadata.uid);
     if (st && !st->status.reason.empty() && st->status.phase == "Failed" &&
         !pod_workers_->IsKnown(pod.metadata.uid)) {
       continue;  // rejected at admission
     }
-    pod_workers_->UpdatePod({SyncPodType::kUpdate, pod, std::nullopt, std::nullopt});
+    pod_workers_->UpdatePod({SyncPodType::kUpdate, std::move(shared), std::nullopt, std::nullopt});
   }
 }
 
 void Kubelet::HandlePodRemoves(const std::vector<api::Pod>& pods) {
   for (const api::Pod& pod : pods) {
     pod_manager_.RemovePod(pod.metadata.uid);
-    pod_workers_->UpdatePod({SyncPodType::kKill, pod, std::nullopt, std::nullopt});
+    pod_workers_->UpdatePod(
+        {SyncPodType::kKill, std::make_shared<const api::Pod>(pod), std::nullopt, std::nullopt});
   }
 }
 
@@ -530,7 +537,7 @@ void Kubelet::HandlePLEGEvent(const pleg::PodLifecycleEvent& e) {
   KLOG_V(
       2, "SyncLoop (PLEG): event for pod", "pod", api::PodKey(*pod), "event",
       absl::StrCat("{ID:", e.pod_id, " Type:", pleg::EventTypeName(e.type), " Data:", e.data, "}"));
-  pod_workers_->UpdatePod({SyncPodType::kSync, *pod, std::nullopt, std::nullopt, e.observed});
+  pod_workers_->UpdatePod({SyncPodType::kSync, pod, std::nullopt, std::nullopt, e.observed});
 }
 
 void Kubelet::Housekeeping() {
@@ -558,7 +565,7 @@ void Kubelet::Housekeeping() {
     if (rp.containers.empty() && rp.sandboxes.empty()) continue;
     KLOG_INFO("Clean up orphaned pod containers", "podUID", rp.id, "pod",
               rp.namespace_ + "/" + rp.name);
-    pod_workers_->UpdatePod({SyncPodType::kKill, std::nullopt, rp, std::nullopt});
+    pod_workers_->UpdatePod({SyncPodType::kKill, nullptr, rp, std::nullopt});
   }
 
   std::set<std::string> keep_status = desired;
@@ -814,7 +821,7 @@ bool Kubelet::ShouldPodContentBeRemoved(const std::string& uid) const {
 }
 
 bool Kubelet::ShouldPodRuntimeBeRemoved(const std::string& uid) const {
-  if (!pod_workers_->IsKnown(uid)) return !pod_manager_.GetPodByUID(uid).has_value();
+  if (!pod_workers_->IsKnown(uid)) return pod_manager_.GetPodByUID(uid) == nullptr;
   return pod_workers_->IsPodKnownTerminated(uid);
 }
 
@@ -837,7 +844,7 @@ bool Kubelet::EvictPod(const std::string& uid, const std::string& message,
   Recorder().Record(events::PodRef(*pod), events::kWarning, events::kEvicted, message);
   KLOG_INFO("Eviction manager: pod is evicted successfully", "pod", api::PodKey(*pod), "message",
             message);
-  pod_workers_->UpdatePod({SyncPodType::kKill, *pod, std::nullopt, grace_seconds});
+  pod_workers_->UpdatePod({SyncPodType::kKill, pod, std::nullopt, grace_seconds});
   return true;
 }
 
@@ -869,11 +876,11 @@ void Kubelet::ApplyTerminalOverride(const std::string& uid, api::PodStatus* stat
 
 std::vector<api::Pod> Kubelet::GetActivePods() const {
   std::vector<api::Pod> out;
-  for (const api::Pod& p : pod_manager_.GetPods()) {
-    auto st = status_manager_.GetPodStatus(p.metadata.uid);
+  for (const api::PodPtr& p : pod_manager_.GetPods()) {
+    auto st = status_manager_.GetPodStatus(p->metadata.uid);
     if (st && status::IsTerminalPhase(st->status.phase)) continue;
-    if (pod_workers_->IsPodTerminationRequested(p.metadata.uid)) continue;
-    out.push_back(p);
+    if (pod_workers_->IsPodTerminationRequested(p->metadata.uid)) continue;
+    out.push_back(*p);
   }
   return out;
 }
@@ -883,8 +890,9 @@ absl::Status Kubelet::DeleteAllUnusedContainers() {
 }
 
 std::vector<api::Pod> Kubelet::GetPodsWithStatus() const {
-  std::vector<api::Pod> pods = pod_manager_.GetPods();
-  for (api::Pod& p : pods) {
+  std::vector<api::Pod> pods;
+  for (const api::PodPtr& shared : pod_manager_.GetPods()) {
+    api::Pod& p = pods.emplace_back(*shared);
     auto st = status_manager_.GetPodStatus(p.metadata.uid);
     if (st) p.status = st->status;
   }

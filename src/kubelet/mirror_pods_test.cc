@@ -92,31 +92,31 @@ TEST(PodManagerMirror, MirrorPodsAreKeptApartAndTranslated) {
   pm.AddOrUpdatePod(m);
   EXPECT_EQ(pm.Size(), 0u);
   EXPECT_TRUE(pm.GetPods().empty());
-  EXPECT_FALSE(pm.GetPodByUID("mirror-1").has_value());
+  EXPECT_EQ(pm.GetPodByUID("mirror-1"), nullptr);
   ASSERT_EQ(pm.GetOrphanedMirrorPods().size(), 1u);
-  EXPECT_FALSE(pm.GetPodByMirrorPod(m).has_value());
+  EXPECT_EQ(pm.GetPodByMirrorPod(m), nullptr);
 
   pm.AddOrUpdatePod(s);
   EXPECT_EQ(pm.Size(), 1u);
   EXPECT_TRUE(pm.GetOrphanedMirrorPods().empty());
-  ASSERT_TRUE(pm.GetMirrorPodByPod(s).has_value());
+  ASSERT_NE(pm.GetMirrorPodByPod(s), nullptr);
   EXPECT_EQ(pm.GetMirrorPodByPod(s)->metadata.uid, "mirror-1");
-  ASSERT_TRUE(pm.GetPodByMirrorPod(m).has_value());
+  ASSERT_NE(pm.GetPodByMirrorPod(m), nullptr);
   EXPECT_EQ(pm.GetPodByMirrorPod(m)->metadata.uid, s.metadata.uid);
 
   // A recreated mirror replaces the old one; removing the old UID later keeps the new one.
   pm.AddOrUpdatePod(MirrorOf(s, "mirror-2"));
   pm.RemovePod("mirror-1");
-  ASSERT_TRUE(pm.GetMirrorPodByPod(s).has_value());
+  ASSERT_NE(pm.GetMirrorPodByPod(s), nullptr);
   EXPECT_EQ(pm.GetMirrorPodByPod(s)->metadata.uid, "mirror-2");
   pm.RemovePod("mirror-2");
-  EXPECT_FALSE(pm.GetMirrorPodByPod(s).has_value());
+  EXPECT_EQ(pm.GetMirrorPodByPod(s), nullptr);
   EXPECT_EQ(pm.Size(), 1u);
 
   pm.AddOrUpdatePod(MirrorOf(s, "mirror-3"));
   pm.RemovePod(s.metadata.uid);
   ASSERT_EQ(pm.GetOrphanedMirrorPods().size(), 1u);
-  EXPECT_EQ(pm.GetOrphanedMirrorPods()[0].metadata.uid, "mirror-3");
+  EXPECT_EQ(pm.GetOrphanedMirrorPods()[0]->metadata.uid, "mirror-3");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -368,7 +368,7 @@ TEST_F(MirrorPodsTest, DeletedMirrorPodIsRecreatedWithoutTouchingThePod) {
   // until its next periodic sync).
   ASSERT_TRUE(WaitFor([&] {
     auto m = kubelet_->pod_manager().GetMirrorPodByPod(s);
-    return m.has_value() && m->metadata.uid == first;
+    return m != nullptr && m->metadata.uid == first;
   }));
 
   // Deleted outright (grace 0): the REMOVE syncs the static pod, which creates it again.
@@ -380,7 +380,7 @@ TEST_F(MirrorPodsTest, DeletedMirrorPodIsRecreatedWithoutTouchingThePod) {
   const std::string second = MirrorUid("web-node1");
   ASSERT_TRUE(WaitFor([&] {
     auto m = kubelet_->pod_manager().GetMirrorPodByPod(s);
-    return m.has_value() && m->metadata.uid == second;
+    return m != nullptr && m->metadata.uid == second;
   }));
 
   // kubectl delete (graceful): the kubelet deletes it with the UID precondition, recreates it.

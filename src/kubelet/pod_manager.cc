@@ -1,19 +1,22 @@
 #include "kubelet/pod_manager.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "api/static_pod.h"
 
 namespace kubelet {
 
-void PodManager::AddOrUpdatePod(const api::Pod& pod) {
+void PodManager::AddOrUpdatePod(api::PodPtr pod) {
+  if (pod == nullptr) return;
   absl::MutexLock lock(&mu_);
-  if (api::IsMirrorPod(pod)) {
-    mirror_by_full_name_[api::PodFullName(pod)] = pod;
+  if (api::IsMirrorPod(*pod)) {
+    mirror_by_full_name_[api::PodFullName(*pod)] = std::move(pod);
     return;
   }
-  by_uid_[pod.metadata.uid] = pod;
-  if (!order_.count(pod.metadata.uid)) order_[pod.metadata.uid] = next_++;
+  const std::string uid = pod->metadata.uid;
+  by_uid_[uid] = std::move(pod);
+  if (!order_.count(uid)) order_[uid] = next_++;
 }
 
 void PodManager::RemovePod(const std::string& uid) {
@@ -24,35 +27,36 @@ void PodManager::RemovePod(const std::string& uid) {
   }
   // Only the mirror pod with this UID: a newer one of the same name stays.
   std::erase_if(mirror_by_full_name_,
-                [&](const auto& entry) { return entry.second.metadata.uid == uid; });
+                [&](const auto& entry) { return entry.second->metadata.uid == uid; });
 }
 
-std::optional<api::Pod> PodManager::GetPodByUID(const std::string& uid) const {
+api::PodPtr PodManager::GetPodByUID(const std::string& uid) const {
   absl::MutexLock lock(&mu_);
   auto it = by_uid_.find(uid);
-  if (it == by_uid_.end()) return std::nullopt;
+  if (it == by_uid_.end()) return nullptr;
   return it->second;
 }
 
-std::optional<api::Pod> PodManager::FindByFullNameLocked(const std::string& full_name) const {
+api::PodPtr PodManager::FindByFullNameLocked(const std::string& full_name) const {
   for (const auto& [uid, pod] : by_uid_) {
-    if (api::PodFullName(pod) == full_name) return pod;
+    if (api::PodFullName(*pod) == full_name) return pod;
   }
-  return std::nullopt;
+  return nullptr;
 }
 
-std::optional<api::Pod> PodManager::GetPodByFullName(const std::string& full_name) const {
+api::PodPtr PodManager::GetPodByFullName(const std::string& full_name) const {
   absl::MutexLock lock(&mu_);
   return FindByFullNameLocked(full_name);
 }
 
-std::vector<api::Pod> PodManager::GetPods() const {
+std::vector<api::PodPtr> PodManager::GetPods() const {
   absl::MutexLock lock(&mu_);
-  std::vector<std::pair<uint64_t, const api::Pod*>> sorted;
+  std::vector<std::pair<uint64_t, const api::PodPtr*>> sorted;
+  sorted.reserve(by_uid_.size());
   for (const auto& [uid, pod] : by_uid_) sorted.emplace_back(order_.at(uid), &pod);
   std::sort(sorted.begin(), sorted.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<api::Pod> out;
+  std::vector<api::PodPtr> out;
   out.reserve(sorted.size());
   for (const auto& [order, pod] : sorted) out.push_back(*pod);
   return out;
@@ -70,30 +74,30 @@ size_t PodManager::Size() const {
   return by_uid_.size();
 }
 
-std::optional<api::Pod> PodManager::GetMirrorPodByPod(const api::Pod& pod) const {
+api::PodPtr PodManager::GetMirrorPodByPod(const api::Pod& pod) const {
   absl::MutexLock lock(&mu_);
   auto it = mirror_by_full_name_.find(api::PodFullName(pod));
-  if (it == mirror_by_full_name_.end()) return std::nullopt;
+  if (it == mirror_by_full_name_.end()) return nullptr;
   return it->second;
 }
 
-std::optional<api::Pod> PodManager::GetPodByMirrorPod(const api::Pod& mirror) const {
+api::PodPtr PodManager::GetPodByMirrorPod(const api::Pod& mirror) const {
   absl::MutexLock lock(&mu_);
   return FindByFullNameLocked(api::PodFullName(mirror));
 }
 
-std::vector<api::Pod> PodManager::GetMirrorPods() const {
+std::vector<api::PodPtr> PodManager::GetMirrorPods() const {
   absl::MutexLock lock(&mu_);
-  std::vector<api::Pod> out;
+  std::vector<api::PodPtr> out;
   for (const auto& [name, pod] : mirror_by_full_name_) out.push_back(pod);
   return out;
 }
 
-std::vector<api::Pod> PodManager::GetOrphanedMirrorPods() const {
+std::vector<api::PodPtr> PodManager::GetOrphanedMirrorPods() const {
   absl::MutexLock lock(&mu_);
   std::set<std::string> names;
-  for (const auto& [uid, pod] : by_uid_) names.insert(api::PodFullName(pod));
-  std::vector<api::Pod> out;
+  for (const auto& [uid, pod] : by_uid_) names.insert(api::PodFullName(*pod));
+  std::vector<api::PodPtr> out;
   for (const auto& [name, pod] : mirror_by_full_name_) {
     if (!names.count(name)) out.push_back(pod);
   }

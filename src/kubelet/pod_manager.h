@@ -8,11 +8,12 @@
 // each finds the other (GetMirrorPodByPod / GetPodByMirrorPod). Mirror pods whose full name has
 // no pod are orphans (GetOrphanedMirrorPods).
 //
-// Thread-safe; returns copies.
+// Thread-safe; returns the shared pods it holds (never copies).
 #ifndef KUBELET_KUBELET_POD_MANAGER_H_
 #define KUBELET_KUBELET_POD_MANAGER_H_
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -26,33 +27,36 @@ namespace kubelet {
 
 class PodManager {
  public:
-  // A mirror pod (api::IsMirrorPod) replaces the mirror pod of its full name.
-  void AddOrUpdatePod(const api::Pod& pod);
+  // A mirror pod (api::IsMirrorPod) replaces the mirror pod of its full name. The pod is kept
+  // as given (shared, never copied).
+  void AddOrUpdatePod(api::PodPtr pod);
+  void AddOrUpdatePod(const api::Pod& pod) { AddOrUpdatePod(std::make_shared<api::Pod>(pod)); }
   // Removes the pod or the mirror pod with `uid` (a no-op when neither has it).
   void RemovePod(const std::string& uid);
-  std::optional<api::Pod> GetPodByUID(const std::string& uid) const;
-  std::optional<api::Pod> GetPodByFullName(const std::string& full_name) const;
-  std::vector<api::Pod> GetPods() const;  // ordered by creation (first seen)
+  // Null when absent.
+  api::PodPtr GetPodByUID(const std::string& uid) const;
+  api::PodPtr GetPodByFullName(const std::string& full_name) const;
+  std::vector<api::PodPtr> GetPods() const;  // ordered by creation (first seen)
   std::set<std::string> UIDs() const;
   size_t Size() const;
 
   // The mirror pod of `pod` (same full name), if any.
-  std::optional<api::Pod> GetMirrorPodByPod(const api::Pod& pod) const;
+  api::PodPtr GetMirrorPodByPod(const api::Pod& pod) const;
   // The pod (static) that `mirror` mirrors (same full name), if any.
-  std::optional<api::Pod> GetPodByMirrorPod(const api::Pod& mirror) const;
-  std::vector<api::Pod> GetMirrorPods() const;
+  api::PodPtr GetPodByMirrorPod(const api::Pod& mirror) const;
+  std::vector<api::PodPtr> GetMirrorPods() const;
   // Mirror pods whose full name has no pod.
-  std::vector<api::Pod> GetOrphanedMirrorPods() const;
+  std::vector<api::PodPtr> GetOrphanedMirrorPods() const;
 
  private:
-  std::optional<api::Pod> FindByFullNameLocked(const std::string& full_name) const
+  api::PodPtr FindByFullNameLocked(const std::string& full_name) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
-  std::map<std::string, api::Pod> by_uid_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, api::PodPtr> by_uid_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, uint64_t> order_ ABSL_GUARDED_BY(mu_);
   uint64_t next_ ABSL_GUARDED_BY(mu_) = 0;
-  std::map<std::string, api::Pod> mirror_by_full_name_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, api::PodPtr> mirror_by_full_name_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kubelet

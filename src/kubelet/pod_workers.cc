@@ -11,7 +11,7 @@
 namespace kubelet {
 namespace {
 
-std::string PodRef(const std::optional<api::Pod>& pod, const std::optional<container::Pod>& rp) {
+std::string PodRef(const api::PodPtr& pod, const std::optional<container::Pod>& rp) {
   if (pod) return pod->metadata.namespace_ + "/" + pod->metadata.name;
   if (rp) return rp->namespace_ + "/" + rp->name;
   return "";
@@ -159,7 +159,7 @@ void PodWorkers::SyncDue() {
       if (!st.requeue_at || *st.requeue_at > now) continue;
       if (!st.pending) {
         st.requeue_at.reset();
-        st.pending = UpdatePodOptions{SyncPodType::kSync, std::nullopt, std::nullopt, std::nullopt};
+        st.pending = UpdatePodOptions{SyncPodType::kSync, nullptr, std::nullopt, std::nullopt};
         if (!st.working) {
           st.working = true;
           due.push_back(uid);
@@ -179,7 +179,7 @@ void PodWorkers::Run(const std::string& uid) {
   for (;;) {
     UpdatePodOptions update;
     Phase phase;
-    std::optional<api::Pod> pod;
+    api::PodPtr pod;
     std::optional<container::Pod> running;
     std::optional<int64_t> grace;
     absl::Time last_sync;
@@ -289,7 +289,7 @@ void PodWorkers::Run(const std::string& uid) {
           break;
       }
       if (st.phase != Phase::kFinished && !st.pending) {
-        st.pending = UpdatePodOptions{SyncPodType::kSync, std::nullopt, std::nullopt, std::nullopt};
+        st.pending = UpdatePodOptions{SyncPodType::kSync, nullptr, std::nullopt, std::nullopt};
       }
       st.requeue_at.reset();
     } else if (!err.ok()) {

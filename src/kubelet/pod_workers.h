@@ -52,7 +52,7 @@ const char* SyncPodTypeName(SyncPodType t);  // "sync", "update", "create", "kil
 
 struct UpdatePodOptions {
   SyncPodType type = SyncPodType::kSync;
-  std::optional<api::Pod> pod;                // the desired pod; absent for orphans
+  api::PodPtr pod;                            // the desired pod; null for orphans
   std::optional<container::Pod> running_pod;  // for orphans: what the runtime runs
   std::optional<int64_t> kill_grace_period_seconds;
   // For an update asked for by a PLEG event: the start of the relist that found the change.
@@ -119,7 +119,7 @@ class PodWorkers {
   enum class Phase { kSyncing, kTerminating, kTerminated, kFinished };
   struct State {
     Phase phase = Phase::kSyncing;
-    std::optional<api::Pod> pod;
+    api::PodPtr pod;
     std::optional<container::Pod> running_pod;
     std::optional<UpdatePodOptions> pending;
     bool working = false;

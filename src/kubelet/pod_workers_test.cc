@@ -13,6 +13,8 @@
 namespace kubelet {
 namespace {
 
+api::PodPtr Share(const api::Pod& p) { return std::make_shared<const api::Pod>(p); }
+
 api::Pod MakePod(const std::string& uid) {
   api::Pod p;
   p.metadata.name = "p-" + uid;
@@ -137,11 +139,11 @@ class PodWorkersTest : public ::testing::Test {
 };
 
 TEST_F(PodWorkersTest, CreateSyncsThenKillTerminates) {
-  workers_->UpdatePod({SyncPodType::kCreate, MakePod("a"), std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("a")), std::nullopt, std::nullopt});
   ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
   EXPECT_EQ(syncer_.Calls()[0], "sync:create:a");
   EXPECT_FALSE(workers_->IsPodTerminationRequested("a"));
-  workers_->UpdatePod({SyncPodType::kKill, MakePod("a"), std::nullopt, 5});
+  workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("a")), std::nullopt, 5});
   ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("a"); }));
   EXPECT_EQ(syncer_.Calls(),
             (std::vector<std::string>{"sync:create:a", "terminating:a:5", "terminated:a"}));
@@ -163,15 +165,15 @@ double PlegToWorkerSeries(const std::string& suffix) {
 TEST_F(PodWorkersTest, PlegEventDelayIsObservedFromTheEarliestMergedEvent) {
   const double count0 = PlegToWorkerSeries("_count"), sum0 = PlegToWorkerSeries("_sum");
   syncer_.SetBlock(true);
-  workers_->UpdatePod({SyncPodType::kCreate, MakePod("w"), std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("w")), std::nullopt, std::nullopt});
   ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
   EXPECT_EQ(PlegToWorkerSeries("_count"), count0);  // not from a PLEG event: not observed
   // Two PLEG events wait behind the running sync and coalesce: the earlier one's relist counts.
   const absl::Time now = clock_.Now();
-  workers_->UpdatePod(
-      {SyncPodType::kSync, MakePod("w"), std::nullopt, std::nullopt, now - absl::Seconds(3)});
-  workers_->UpdatePod(
-      {SyncPodType::kSync, MakePod("w"), std::nullopt, std::nullopt, now - absl::Seconds(1)});
+  workers_->UpdatePod({SyncPodType::kSync, Share(MakePod("w")), std::nullopt, std::nullopt,
+                       now - absl::Seconds(3)});
+  workers_->UpdatePod({SyncPodType::kSync, Share(MakePod("w")), std::nullopt, std::nullopt,
+                       now - absl::Seconds(1)});
   syncer_.SetBlock(false);
   ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 2; }));
   ASSERT_TRUE(WaitFor([&] { return PlegToWorkerSeries("_count") == count0 + 1; }));
@@ -180,12 +182,12 @@ TEST_F(PodWorkersTest, PlegEventDelayIsObservedFromTheEarliestMergedEvent) {
 
 TEST_F(PodWorkersTest, ASyncThatThrowsFailsThatStepAndThePodWorkerGoesOn) {
   syncer_.throws = 1;
-  workers_->UpdatePod({SyncPodType::kCreate, MakePod("t"), std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("t")), std::nullopt, std::nullopt});
   ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
   // The worker is not left marked as working: the next update syncs, and a kill terminates.
-  workers_->UpdatePod({SyncPodType::kUpdate, MakePod("t"), std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kUpdate, Share(MakePod("t")), std::nullopt, std::nullopt});
   ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 2; }));
-  workers_->UpdatePod({SyncPodType::kKill, MakePod("t"), std::nullopt, 1});
+  workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("t")), std::nullopt, 1});
   ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("t"); }));
   EXPECT_EQ(syncer_.Calls(), (std::vector<std::string>{"sync:create:t", "sync:update:t",
                                                        "terminating:t:1", "terminated:t"}));
@@ -193,15 +195,15 @@ TEST_F(PodWorkersTest, ASyncThatThrowsFailsThatStepAndThePodWorkerGoesOn) {
 
 TEST_F(PodWorkersTest, UpdatesCoalesceAndKillIsNeverOverwritten) {
   syncer_.SetBlock(true);
-  workers_->UpdatePod({SyncPodType::kCreate, MakePod("b"), std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("b")), std::nullopt, std::nullopt});
   ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
   // While the first sync is running: two updates coalesce into one; then a kill; then an update
   // that must not replace the kill.
-  workers_->UpdatePod({SyncPodType::kUpdate, MakePod("b"), std::nullopt, std::nullopt});
-  workers_->UpdatePod({SyncPodType::kUpdate, MakePod("b"), std::nullopt, std::nullopt});
-  workers_->UpdatePod({SyncPodType::kKill, MakePod("b"), std::nullopt, 30});
-  workers_->UpdatePod({SyncPodType::kKill, MakePod("b"), std::nullopt, 10});  // shorter wins
-  workers_->UpdatePod({SyncPodType::kUpdate, MakePod("b"), std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kUpdate, Share(MakePod("b")), std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kUpdate, Share(MakePod("b")), std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("b")), std::nullopt, 30});
+  workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("b")), std::nullopt, 10});  // shorter wins
+  workers_->UpdatePod({SyncPodType::kUpdate, Share(MakePod("b")), std::nullopt, std::nullopt});
   EXPECT_TRUE(workers_->IsPodTerminationRequested("b"));
   syncer_.SetBlock(false);
   ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("b"); }));
@@ -211,13 +213,13 @@ TEST_F(PodWorkersTest, UpdatesCoalesceAndKillIsNeverOverwritten) {
 
 TEST_F(PodWorkersTest, KillCancelsAnInFlightSync) {
   syncer_.hang_until_cancelled = true;
-  workers_->UpdatePod({SyncPodType::kCreate, MakePod("h"), std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("h")), std::nullopt, std::nullopt});
   ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
   // The sync hangs; a later update does not cancel it, a kill does, and termination follows.
-  workers_->UpdatePod({SyncPodType::kUpdate, MakePod("h"), std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kUpdate, Share(MakePod("h")), std::nullopt, std::nullopt});
   absl::SleepFor(absl::Milliseconds(50));
   EXPECT_EQ(syncer_.Calls(), (std::vector<std::string>{"sync:create:h"}));
-  workers_->UpdatePod({SyncPodType::kKill, MakePod("h"), std::nullopt, 3});
+  workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("h")), std::nullopt, 3});
   ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("h"); })) << syncer_.Calls().size();
   EXPECT_EQ(syncer_.Calls(), (std::vector<std::string>{"sync:create:h", "cancelled:h",
                                                        "terminating:h:3", "terminated:h"}));
@@ -225,7 +227,7 @@ TEST_F(PodWorkersTest, KillCancelsAnInFlightSync) {
 
 TEST_F(PodWorkersTest, StopCancelsInFlightSyncs) {
   syncer_.hang_until_cancelled = true;
-  workers_->UpdatePod({SyncPodType::kCreate, MakePod("s"), std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("s")), std::nullopt, std::nullopt});
   ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
   workers_->Stop();  // returns: the hanging sync was cancelled
   EXPECT_EQ(syncer_.Calls(), (std::vector<std::string>{"sync:create:s", "cancelled:s"}));
@@ -233,7 +235,7 @@ TEST_F(PodWorkersTest, StopCancelsInFlightSyncs) {
 
 TEST_F(PodWorkersTest, TerminalPodIsTornDown) {
   syncer_.terminal = true;
-  workers_->UpdatePod({SyncPodType::kCreate, MakePod("c"), std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("c")), std::nullopt, std::nullopt});
   ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("c"); }));
   EXPECT_EQ(syncer_.Calls(),
             (std::vector<std::string>{"sync:create:c", "terminating:c:none", "terminated:c"}));
@@ -243,17 +245,17 @@ TEST_F(PodWorkersTest, OrphansAreKilledFromTheRuntimeView) {
   container::Pod running;
   running.id = "o1";
   running.name = "ghost";
-  workers_->UpdatePod({SyncPodType::kKill, std::nullopt, running, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kKill, nullptr, running, std::nullopt});
   ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
   EXPECT_EQ(syncer_.Calls()[0], "orphan:o1");
   // A plain sync for an unknown pod with no spec is ignored.
-  workers_->UpdatePod({SyncPodType::kSync, std::nullopt, running, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kSync, nullptr, running, std::nullopt});
   EXPECT_TRUE(CallsSettled());
   EXPECT_EQ(syncer_.Calls().size(), 1u);
 }
 
 TEST_F(PodWorkersTest, ResyncAfterIntervalAndBackoffAfterError) {
-  workers_->UpdatePod({SyncPodType::kCreate, MakePod("d"), std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("d")), std::nullopt, std::nullopt});
   ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
   ASSERT_TRUE(CallsSettled());
   workers_->SyncDue();  // nothing due yet
@@ -274,26 +276,26 @@ TEST_F(PodWorkersTest, ResyncAfterIntervalAndBackoffAfterError) {
 }
 
 TEST_F(PodWorkersTest, FinishedPodCanStartAgain) {
-  workers_->UpdatePod({SyncPodType::kCreate, MakePod("e"), std::nullopt, std::nullopt});
-  workers_->UpdatePod({SyncPodType::kKill, MakePod("e"), std::nullopt, 1});
+  workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("e")), std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("e")), std::nullopt, 1});
   ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("e"); }));
-  workers_->UpdatePod({SyncPodType::kCreate, MakePod("e"), std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("e")), std::nullopt, std::nullopt});
   ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().back() == "sync:create:e"; }));
   EXPECT_FALSE(workers_->IsPodTerminationRequested("e"));
 }
 
 TEST_F(PodWorkersTest, ShorterGracePeriodRestartsTheTerminationInFlight) {
-  workers_->UpdatePod({SyncPodType::kCreate, MakePod("g"), std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("g")), std::nullopt, std::nullopt});
   ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
   syncer_.terminating_hangs = 1;
-  workers_->UpdatePod({SyncPodType::kKill, MakePod("g"), std::nullopt, 60});
+  workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("g")), std::nullopt, 60});
   ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 2; }));
   // The same grace again (a re-delivered update) leaves the termination alone.
-  workers_->UpdatePod({SyncPodType::kKill, MakePod("g"), std::nullopt, 60});
+  workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("g")), std::nullopt, 60});
   EXPECT_TRUE(CallsSettled());
   EXPECT_EQ(syncer_.Calls().size(), 2u);
   // A second delete with a shorter grace period cancels it; it starts over with the shorter one.
-  workers_->UpdatePod({SyncPodType::kKill, MakePod("g"), std::nullopt, 2});
+  workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("g")), std::nullopt, 2});
   ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("g"); }));
   EXPECT_EQ(syncer_.Calls(), (std::vector<std::string>{"sync:create:g", "terminating:g:60",
                                                        "terminating-cancelled:g", "terminating:g:2",
@@ -301,16 +303,16 @@ TEST_F(PodWorkersTest, ShorterGracePeriodRestartsTheTerminationInFlight) {
 }
 
 TEST_F(PodWorkersTest, LongerGracePeriodNeverExtendsATermination) {
-  workers_->UpdatePod({SyncPodType::kCreate, MakePod("h"), std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("h")), std::nullopt, std::nullopt});
   ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
   syncer_.SetBlock(false);
   syncer_.terminating_hangs = 1;
-  workers_->UpdatePod({SyncPodType::kKill, MakePod("h"), std::nullopt, 5});
+  workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("h")), std::nullopt, 5});
   ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 2; }));
-  workers_->UpdatePod({SyncPodType::kKill, MakePod("h"), std::nullopt, 50});
+  workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("h")), std::nullopt, 50});
   EXPECT_TRUE(CallsSettled());
   EXPECT_EQ(syncer_.Calls().back(), "terminating:h:5");
-  workers_->UpdatePod({SyncPodType::kKill, MakePod("h"), std::nullopt, 1});
+  workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("h")), std::nullopt, 1});
   ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("h"); }));
   EXPECT_EQ(syncer_.Calls()[3], "terminating:h:1");
 }
@@ -319,19 +321,21 @@ TEST_F(PodWorkersTest, LongerGracePeriodNeverExtendsATermination) {
 // only once the previous one has stopped, as upstream's allowStaticPodStart (two etcds on one
 // data dir, two API servers on one port).
 TEST_F(PodWorkersTest, StaticPodStartsOnlyAfterItsPreviousVersionStopped) {
-  workers_->UpdatePod({SyncPodType::kCreate, MakeStaticPod("v1"), std::nullopt, std::nullopt});
+  workers_->UpdatePod(
+      {SyncPodType::kCreate, Share(MakeStaticPod("v1")), std::nullopt, std::nullopt});
   ASSERT_TRUE(WaitFor([&] { return Contains(syncer_.Calls(), "sync:create:v1"); }));
   syncer_.terminating_hangs = 1;
-  workers_->UpdatePod({SyncPodType::kKill, MakeStaticPod("v1"), std::nullopt, 30});
+  workers_->UpdatePod({SyncPodType::kKill, Share(MakeStaticPod("v1")), std::nullopt, 30});
   ASSERT_TRUE(WaitFor([&] { return Contains(syncer_.Calls(), "terminating:v1:30"); }));
-  workers_->UpdatePod({SyncPodType::kCreate, MakeStaticPod("v2"), std::nullopt, std::nullopt});
+  workers_->UpdatePod(
+      {SyncPodType::kCreate, Share(MakeStaticPod("v2")), std::nullopt, std::nullopt});
   EXPECT_TRUE(CallsSettled());
   clock_.Advance(absl::Seconds(2));
   workers_->SyncDue();
   EXPECT_TRUE(CallsSettled());
   EXPECT_FALSE(Contains(syncer_.Calls(), "sync:create:v2"));
   // The previous version stops; the new one starts at the next retry, with its create.
-  workers_->UpdatePod({SyncPodType::kKill, MakeStaticPod("v1"), std::nullopt, 1});
+  workers_->UpdatePod({SyncPodType::kKill, Share(MakeStaticPod("v1")), std::nullopt, 1});
   ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("v1"); }));
   clock_.Advance(absl::Seconds(2));
   workers_->SyncDue();
@@ -345,16 +349,16 @@ TEST_F(PodWorkersTest, StaticPodStartsOnlyAfterItsPreviousVersionStopped) {
 TEST_F(PodWorkersTest, NonStaticPodOfTheSameNameDoesNotWait) {
   api::Pod a = MakePod("n1"), b = MakePod("n2");
   b.metadata.name = a.metadata.name;
-  workers_->UpdatePod({SyncPodType::kCreate, a, std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kCreate, Share(a), std::nullopt, std::nullopt});
   ASSERT_TRUE(WaitFor([&] { return Contains(syncer_.Calls(), "sync:create:n1"); }));
   syncer_.terminating_hangs = 1;
-  workers_->UpdatePod({SyncPodType::kKill, a, std::nullopt, 30});
+  workers_->UpdatePod({SyncPodType::kKill, Share(a), std::nullopt, 30});
   // The hanging termination must have begun, or the shorter grace below would merge into it and
   // hang in its place.
   ASSERT_TRUE(WaitFor([&] { return Contains(syncer_.Calls(), "terminating:n1:30"); }));
-  workers_->UpdatePod({SyncPodType::kCreate, b, std::nullopt, std::nullopt});
+  workers_->UpdatePod({SyncPodType::kCreate, Share(b), std::nullopt, std::nullopt});
   ASSERT_TRUE(WaitFor([&] { return Contains(syncer_.Calls(), "sync:create:n2"); }));
-  workers_->UpdatePod({SyncPodType::kKill, a, std::nullopt, 1});
+  workers_->UpdatePod({SyncPodType::kKill, Share(a), std::nullopt, 1});
   ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("n1"); }));
 }
 

@@ -38,7 +38,7 @@ class PodLifecycleParticipant {
 
   // Whether `pod` may run next to the already admitted pods. A rejected pod is marked Failed
   // with the reason and message and never started.
-  virtual AdmitDecision Admit(const api::Pod& pod, const std::vector<api::Pod>& admitted) {
+  virtual AdmitDecision Admit(const api::Pod& pod, const std::vector<api::PodPtr>& admitted) {
     (void)pod;
     (void)admitted;
     return {};

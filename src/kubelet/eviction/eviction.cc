@@ -429,7 +429,7 @@ Pressure Manager::GetPressure() const {
   return p;
 }
 
-container::AdmitDecision Manager::Admit(const api::Pod& pod, const std::vector<api::Pod>&) {
+container::AdmitDecision Manager::Admit(const api::Pod& pod, const std::vector<api::PodPtr>&) {
   std::set<std::string> conditions;
   {
     absl::MutexLock lock(&mu_);

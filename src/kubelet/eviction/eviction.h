@@ -163,7 +163,7 @@ class Manager final : public container::PodLifecycleParticipant {
 
   std::string Name() const override { return "eviction"; }
   container::AdmitDecision Admit(const api::Pod& pod,
-                                 const std::vector<api::Pod>& admitted) override;
+                                 const std::vector<api::PodPtr>& admitted) override;
 
  private:
   ManagerOptions options_;
