@@ -6,9 +6,9 @@
 //                   (CRI); the floor is the same pods issued directly over CRI at the best of
 //                   several concurrency levels (each level's time is printed too). The CPU
 //                   seconds the kubelet, and the runtime with its monitors, spent meanwhile;
-//                   the kubelet's CRI calls per pod and the mean latency of RunPodSandbox,
-//                   CreateContainer and StartContainer meanwhile (its runtime operation
-//                   metrics).
+//                   the kubelet's CRI calls per pod (in all and by operation) and the mean
+//                   latency of RunPodSandbox, CreateContainer and StartContainer meanwhile (its
+//                   runtime operation metrics).
 //   cold start      exec -> first 200 from /healthz (empty staticPodPath, runtime up): once with
 //                   an empty cert dir (the self-signed serving certificate is generated), then,
 //                   after SIGTERM, again with it in place (the figure the goal is about).
@@ -61,6 +61,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -257,6 +258,7 @@ struct Result {
   // (kubelet_runtime_operations_duration_seconds).
   double start_cri_calls_per_pod = NAN;
   std::map<std::string, double> start_op_ms;
+  std::map<std::string, double> start_calls_by_op;  // operation_type -> calls per pod
   Mem mem;
   double idle_cpu_pct = NAN, cs_per_s = NAN, daemon_cpu_pct = NAN, runtime_cpu_pct = NAN;
   double relists = NAN, cpu_ms_per_relist = NAN, cs_per_relist = NAN, relist_mean_ms = NAN;
@@ -407,6 +409,15 @@ Result RunKubelet(const std::string& bin, const std::string& kind, int n,
     const std::string m1 = kubelet::e2e::HttpGet(ro, "/metrics").body;
     const std::string ops = "kubelet_runtime_operations_total";
     res.start_cri_calls_per_pod = (SumSamples(m1, ops) - SumSamples(start_m0, ops)) / n;
+    for (absl::string_view line : absl::StrSplit(m1, '\n')) {
+      if (!absl::StartsWith(line, ops + "{")) continue;
+      const size_t at = line.find("operation_type=\"");
+      if (at == absl::string_view::npos) continue;
+      const size_t end = line.find('"', at + 16);
+      const std::string op(line.substr(at + 16, end - at - 16));
+      const std::string f = absl::StrCat("operation_type=\"", op, "\"");
+      res.start_calls_by_op[op] = (SumSamples(m1, ops, f) - SumSamples(start_m0, ops, f)) / n;
+    }
     const std::string dur = "kubelet_runtime_operations_duration_seconds";
     for (const char* op : {"run_podsandbox", "create_container", "start_container"}) {
       const std::string f = absl::StrCat("operation_type=\"", op, "\"");
@@ -598,6 +609,21 @@ int main(int argc, char** argv) {
     Row("  / floor", "", F(up.running_ms / floor_ms, 2), F(us.running_ms / floor_ms, 2), "");
     Row("  kubelet CPU meanwhile (s)", up.start_cpu_s, us.start_cpu_s, 2);
     Row("  CRI calls per pod meanwhile", up.start_cri_calls_per_pod, us.start_cri_calls_per_pod, 1);
+    {
+      std::set<std::string> op_names;
+      for (const Result* r : {&up, &us}) {
+        for (const auto& [op, calls] : r->start_calls_by_op) {
+          if (calls >= 0.05) op_names.insert(op);
+        }
+      }
+      for (const std::string& op : op_names) {
+        auto get = [&](const Result& r) {
+          auto it = r.start_calls_by_op.find(op);
+          return it == r.start_calls_by_op.end() ? 0.0 : it->second;
+        };
+        Row(absl::StrCat("    ", op), get(up), get(us), 2);
+      }
+    }
     for (const char* op : {"run_podsandbox", "create_container", "start_container"}) {
       auto get = [&](const Result& r) {
         auto it = r.start_op_ms.find(op);
