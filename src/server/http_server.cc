@@ -468,6 +468,8 @@ struct HttpServer::Impl {
     ossl::PkeyPtr key;
   };
   std::optional<ParsedCertificate> parsed_cert;
+  // The generation that did not load (refused without parsing it again until it changes).
+  std::optional<uint64_t> failed_generation;
   // SSL_CTX_set_cert_cb: presents the current dynamic certificate; 0 fails the handshake.
   static int DynamicCertificate(SSL* ssl, void* arg);
   std::unique_ptr<asio::io_context> ioc = std::make_unique<asio::io_context>(1);
@@ -1123,6 +1125,7 @@ int HttpServer::Impl::DynamicCertificate(SSL* ssl, void* arg) {
            self->options.name);
     return 0;
   }
+  if (self->failed_generation == current->generation) return 0;
   if (!self->parsed_cert || self->parsed_cert->generation != current->generation) {
     ParsedCertificate p;
     p.generation = current->generation;
@@ -1140,6 +1143,7 @@ int HttpServer::Impl::DynamicCertificate(SSL* ssl, void* arg) {
       KLOG_ERROR(absl::InvalidArgumentError(ossl::LastError()),
                  "Serving certificate does not load; TLS handshakes fail until it changes",
                  "server", self->options.name);
+      self->failed_generation = current->generation;
       return 0;
     }
     self->parsed_cert = std::move(p);

@@ -69,6 +69,18 @@ void SortUnique(std::vector<std::string>* v) {
 
 }  // namespace
 
+std::string CanonicalIp(const std::string& ip) {
+  unsigned char buf[16];
+  char text[INET6_ADDRSTRLEN] = {0};
+  if (inet_pton(AF_INET, ip.c_str(), buf) == 1) {
+    return inet_ntop(AF_INET, buf, text, sizeof(text)) != nullptr ? text : "";
+  }
+  if (inet_pton(AF_INET6, ip.c_str(), buf) == 1) {
+    return inet_ntop(AF_INET6, buf, text, sizeof(text)) != nullptr ? text : "";
+  }
+  return "";
+}
+
 absl::StatusOr<PkeyPtr> GenerateKey() {
   PkeyPtr key(EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256"));
   if (!key) return absl::InternalError(absl::StrCat("generate key: ", ossl::LastError()));

@@ -44,6 +44,10 @@ struct SubjectAltNames {
   bool operator==(const SubjectAltNames&) const = default;
 };
 
+// The canonical text of an IPv4 or IPv6 address (as inet_ntop prints it: "fd00::1" for
+// "FD00:0::1"); "" when `ip` is not one.
+std::string CanonicalIp(const std::string& ip);
+
 absl::StatusOr<ossl::PkeyPtr> GenerateKey();
 absl::StatusOr<ossl::PkeyPtr> ParseKey(const std::string& pem);
 absl::StatusOr<std::string> KeyPem(EVP_PKEY* key);

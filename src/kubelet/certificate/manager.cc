@@ -125,11 +125,18 @@ bool CertificateManager::SansChangedLocked() {
   }
   std::optional<SubjectAltNames> want = options_.sans();
   if (!want.has_value() || want->ips.empty()) return false;
-  for (std::vector<std::string>* v : {&want->dns_names, &want->ips}) {
-    std::sort(v->begin(), v->end());
-    v->erase(std::unique(v->begin(), v->end()), v->end());
+  // As upstream's certSatisfiesTemplate: every name asked for must be in the certificate
+  // (addresses compared in canonical form); names it has beyond those do not matter.
+  auto has = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  for (const std::string& dns : want->dns_names) {
+    if (!has(current_sans_.dns_names, dns)) return true;
   }
-  return *want != current_sans_;
+  for (const std::string& ip : want->ips) {
+    if (!has(current_sans_.ips, CanonicalIp(ip))) return true;
+  }
+  return false;
 }
 
 absl::Time CertificateManager::ComputeDeadline() {

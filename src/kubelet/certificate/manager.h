@@ -17,7 +17,7 @@
 //     request is issued, and TLS handshakes fail meanwhile.
 //   - The request names the node's addresses as subject alternative names (`sans`); while they
 //     are not known (no IP yet) no request is sent and the attempt is retried. A certificate
-//     whose names differ from the current ones is replaced at once.
+//     that lacks one of the names is replaced at once (extra names do not matter).
 //   - Requests are sent with the kubelet's API credentials (`config` as it is). Signer
 //     kubernetes.io/kubelet-serving, usages digital signature and server auth. The signer's
 //     requests are not approved automatically by the controller manager: an operator or an
@@ -75,7 +75,8 @@ struct CertificateManagerOptions {
   std::string serving_cert_file;
   std::string serving_key_file;
   // kServing: the names to request (the node's hostname and addresses); nullopt while they are
-  // not known.
+  // not known. Called with the manager's lock held: must be cheap and must not call back into
+  // the manager.
   std::function<std::optional<SubjectAltNames>()> sans;
   std::function<absl::StatusOr<std::unique_ptr<apiclient::RestClient>>(
       const apiclient::RestConfig&)>

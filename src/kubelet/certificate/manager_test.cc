@@ -382,6 +382,20 @@ TEST_F(ServingManagerTest, OtherNamesAreReplacedAtOnceAndTheOldAgeIsReported) {
   EXPECT_NEAR(rotated_after_[0], 7200, 1);
 }
 
+TEST_F(ServingManagerTest, ExtraNamesAndAddressSpellingsDoNotTriggerARotation) {
+  Pair p = MakePair("system:node:n1", clock_.Now() - absl::Hours(1), absl::Hours(24 * 30),
+                    "DNS:n1,DNS:n1.example,IP:10.0.0.5,IP:fd00::1");
+  std::ignore = StoreCertificate(options_.cert_dir, "kubelet-server", p.cert, p.key, clock_.Now());
+  sans_ = SubjectAltNames{{"n1"}, {"FD00:0::1", "10.0.0.5"}};
+  auto m = Make();
+  ASSERT_TRUE(m);
+  EXPECT_GT(m->RotationDeadline(), clock_.Now() + absl::Hours(24 * 20));
+  // A missing name does.
+  sans_ = SubjectAltNames{{"n1", "n1.other"}, {"10.0.0.5"}};
+  m = Make();
+  EXPECT_EQ(m->RotationDeadline(), clock_.Now());
+}
+
 TEST_F(ServingManagerTest, TlsCertFileIsUsedWhileTheStoreIsEmpty) {
   Pair given = MakePair("system:node:n1", clock_.Now() - absl::Hours(1), absl::Hours(24 * 365),
                         "DNS:n1,IP:10.0.0.5");
