@@ -27,19 +27,12 @@ absl::StatusOr<std::unique_ptr<apiclient::RestClient>> MakeClient(const apiclien
 // The manager's figures on /metrics; the manager outlives every scrape (it lives until the
 // process exits, as the API client does).
 void RegisterMetrics(const certificate::CertificateManager* manager) {
-  metrics::AddCollector(metrics::KubeletRegistry(), [manager] {
-    prometheus::MetricFamily f;
-    f.name = "kubelet_certificate_manager_client_ttl_seconds";
-    f.help =
-        "[ALPHA] Gauge of the TTL (time-to-live) of the Kubelet's client certificate. The value "
-        "is in seconds until certificate expiry (negative if already expired). If client "
-        "certificate is invalid or unused, the value will be +INF.";
-    f.type = prometheus::MetricType::Gauge;
-    prometheus::ClientMetric m;
-    m.gauge.value = manager->TtlSeconds();
-    f.metric.push_back(m);
-    return std::vector<prometheus::MetricFamily>{f};
-  });
+  metrics::AddGaugeFunc(
+      metrics::KubeletRegistry(), "kubelet_certificate_manager_client_ttl_seconds",
+      "[ALPHA] Gauge of the TTL (time-to-live) of the Kubelet's client certificate. The value is "
+      "in seconds until certificate expiry (negative if already expired). If client certificate "
+      "is invalid or unused, the value will be +INF.",
+      [manager] { return manager->TtlSeconds(); });
 }
 
 prometheus::Counter& RenewErrors() {

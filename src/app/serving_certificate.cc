@@ -1,7 +1,5 @@
 #include "app/serving_certificate.h"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
 #include <memory>
 #include <utility>
@@ -34,11 +32,6 @@ class SharedClient final : public apiclient::RestClient {
  private:
   std::shared_ptr<apiclient::RestClient> client_;
 };
-
-bool IsIp(const std::string& s) {
-  unsigned char buf[16];
-  return inet_pton(AF_INET, s.c_str(), buf) == 1 || inet_pton(AF_INET6, s.c_str(), buf) == 1;
-}
 
 }  // namespace
 
@@ -74,8 +67,9 @@ absl::StatusOr<std::function<std::optional<server::TlsCertificate>()>> StartServ
   // The node's addresses as its status reports them: InternalIP (--node-ip or detected) and
   // Hostname (the node name); upstream's addressesToHostnamesAndIPs.
   certificate::SubjectAltNames sans;
-  if (!ctx.node_ip.empty() && IsIp(ctx.node_ip)) sans.ips.push_back(ctx.node_ip);
-  (IsIp(ctx.node_name) ? sans.ips : sans.dns_names).push_back(ctx.node_name);
+  if (!certificate::CanonicalIp(ctx.node_ip).empty()) sans.ips.push_back(ctx.node_ip);
+  (certificate::CanonicalIp(ctx.node_name).empty() ? sans.dns_names : sans.ips)
+      .push_back(ctx.node_name);
   std::sort(sans.ips.begin(), sans.ips.end());
   sans.ips.erase(std::unique(sans.ips.begin(), sans.ips.end()), sans.ips.end());
   mo.sans = [sans]() -> std::optional<certificate::SubjectAltNames> { return sans; };
@@ -109,19 +103,12 @@ absl::StatusOr<std::function<std::optional<server::TlsCertificate>()>> StartServ
   std::shared_ptr<certificate::CertificateManager> manager = *std::move(created);
   // The manager lives until the process exits (the collector reads it at every scrape).
   ctx.components.keep_alive.push_back(manager);
-  metrics::AddCollector(metrics::KubeletRegistry(), [manager] {
-    prometheus::MetricFamily f;
-    f.name = "kubelet_certificate_manager_server_ttl_seconds";
-    f.help =
-        "[ALPHA] Gauge of the shortest TTL (time-to-live) of the Kubelet's serving certificate. "
-        "The value is in seconds until certificate expiry (negative if already expired). If "
-        "serving certificate is invalid or unused, the value will be +INF.";
-    f.type = prometheus::MetricType::Gauge;
-    prometheus::ClientMetric m;
-    m.gauge.value = manager->TtlSeconds();
-    f.metric.push_back(m);
-    return std::vector<prometheus::MetricFamily>{f};
-  });
+  metrics::AddGaugeFunc(
+      metrics::KubeletRegistry(), "kubelet_certificate_manager_server_ttl_seconds",
+      "[ALPHA] Gauge of the shortest TTL (time-to-live) of the Kubelet's serving certificate. The "
+      "value is in seconds until certificate expiry (negative if already expired). If serving "
+      "certificate is invalid or unused, the value will be +INF.",
+      [manager] { return manager->TtlSeconds(); });
   manager->Start();
   ctx.AtShutdown([manager] { manager->Stop(); });
   return std::function<std::optional<server::TlsCertificate>()>(

@@ -123,6 +123,14 @@ void AddCollector(const prometheus::Registry& registry, CollectFn fn) {
   t.fns.emplace(&registry, std::move(fn));
 }
 
+void AddGaugeFunc(const prometheus::Registry& registry, const std::string& name,
+                  const std::string& help, std::function<double()> value) {
+  AddCollector(registry, [name, help, value = std::move(value)] {
+    return std::vector<prometheus::MetricFamily>{
+        GaugeFamily(name, help, value(), prometheus::MetricType::Gauge)};
+  });
+}
+
 std::string Serialize(const prometheus::Registry& registry) {
   std::vector<prometheus::MetricFamily> families = registry.Collect();
   std::vector<CollectFn> fns;

@@ -42,6 +42,10 @@ prometheus::Registry& CadvisorRegistry();
 // the runtime (the HTTP server scrapes such registries on a worker thread, see kubelet_server.h).
 using CollectFn = std::function<std::vector<prometheus::MetricFamily>()>;
 void AddCollector(const prometheus::Registry& registry, CollectFn fn);
+// A gauge whose value `value` gives at each scrape (upstream's NewGaugeFunc): a collector of one
+// unlabelled sample. `value` must be thread-safe and outlive the registry's scrapes.
+void AddGaugeFunc(const prometheus::Registry& registry, const std::string& name,
+                  const std::string& help, std::function<double()> value);
 
 // The registry's families, its collectors' families and, for KubeletRegistry(), the process_*
 // families (process_cpu_seconds_total, process_resident_memory_bytes,
