@@ -459,14 +459,9 @@ void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
   }
   for (const api::Pod& pod : sorted) {
     // Pods admitted before, still known to the workers, are not admitted twice.
-    std::vector<api::PodPtr> admitted;
-    for (api::PodPtr& p : pod_manager_.GetPods()) {
-      if (p->metadata.uid == pod.metadata.uid) continue;
-      auto st = status_manager_.GetPodStatus(p->metadata.uid);
-      if (st && status::IsTerminalPhase(st->status.phase)) continue;
-      if (pod_workers_->IsPodTerminationRequested(p->metadata.uid)) continue;
-      admitted.push_back(std::move(p));
-    }
+    std::vector<api::PodPtr> admitted = ActivePods();
+    std::erase_if(admitted,
+                  [&](const api::PodPtr& p) { return p->metadata.uid == pod.metadata.uid; });
     if (pod_workers_->IsPodKnownTerminated(pod.metadata.uid)) {
       // The same pod (same UID) is back after it was stopped: a static pod whose manifest was
       // removed and restored.
@@ -874,14 +869,19 @@ void Kubelet::ApplyTerminalOverride(const std::string& uid, api::PodStatus* stat
   status->conditions.push_back(std::move(cond));
 }
 
+std::vector<api::PodPtr> Kubelet::ActivePods() const {
+  std::vector<api::PodPtr> out = pod_manager_.GetPods();
+  std::erase_if(out, [&](const api::PodPtr& p) {
+    auto st = status_manager_.GetPodStatus(p->metadata.uid);
+    return (st && status::IsTerminalPhase(st->status.phase)) ||
+           pod_workers_->IsPodTerminationRequested(p->metadata.uid);
+  });
+  return out;
+}
+
 std::vector<api::Pod> Kubelet::GetActivePods() const {
   std::vector<api::Pod> out;
-  for (const api::PodPtr& p : pod_manager_.GetPods()) {
-    auto st = status_manager_.GetPodStatus(p->metadata.uid);
-    if (st && status::IsTerminalPhase(st->status.phase)) continue;
-    if (pod_workers_->IsPodTerminationRequested(p->metadata.uid)) continue;
-    out.push_back(*p);
-  }
+  for (const api::PodPtr& p : ActivePods()) out.push_back(*p);
   return out;
 }
 

@@ -180,6 +180,8 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
   bool ShouldPodRuntimeBeRemoved(const std::string& uid) const override;
 
  private:
+  // GetActivePods without copying: the pod manager's shared pods.
+  std::vector<api::PodPtr> ActivePods() const;
   events::EventRecorder& Recorder() const {
     return options_.recorder != nullptr ? *options_.recorder : events::DiscardingRecorder();
   }
