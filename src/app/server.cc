@@ -508,6 +508,9 @@ int RunUnguarded(KubeletServer& s) {
   ko.http_check_frequency = cfg.http_check_frequency;
   ko.sync_frequency = cfg.sync_frequency;
   ko.pod_disruption_conditions = s.gates.Enabled("PodDisruptionConditions");
+  ko.pod_ready_to_start_containers_condition =
+      s.gates.Enabled("PodReadyToStartContainersCondition");
+  ko.pod_host_ips = s.gates.Enabled("PodHostIPs");
   ko.gc_policy.max_per_pod_container = s.flags.max_per_pod_container_count;
   ko.gc_policy.max_containers = s.flags.max_container_count;
   ko.gc_policy.min_age = s.flags.minimum_gc_age;

@@ -227,7 +227,7 @@ absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx) {
       [runtime]() -> absl::StatusOr<std::string> {
         auto v = runtime->Version("v1");
         if (!v.ok()) return v.status();
-        return absl::StrCat(v->runtime_name(), "://", v->runtime_version());
+        return nodestatus::RuntimeVersionString(v->runtime_name(), v->runtime_version());
       },
       [images]() -> absl::StatusOr<std::vector<nodestatus::ImageInfo>> {
         auto list = images->ListImages(nullptr);

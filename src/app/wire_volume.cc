@@ -64,12 +64,13 @@ absl::Status WireVolumeManager(WiringStage stage, WiringContext& ctx) {
         }
         return out;
       };
-      // A pod over an emptyDir sizeLimit is evicted (upstream's local storage eviction); the
-      // Kubelet exists from kAfterKubeletStart on and is forgotten at shutdown.
+      // A pod over an emptyDir sizeLimit is evicted (upstream's local storage eviction, which
+      // sets no DisruptionTarget condition); the Kubelet exists from kAfterKubeletStart on and
+      // is forgotten at shutdown.
       o.on_limit_exceeded = [late = ctx.late_kubelet](const std::string& uid,
                                                       const std::string& message) {
         Kubelet* k = late->load();
-        if (k == nullptr || !k->EvictPod(uid, message)) {
+        if (k == nullptr || !k->EvictPod(uid, message, std::nullopt, false)) {
           KLOG_WARNING("Pod exceeds an emptyDir size limit and was not evicted", "podUID", uid,
                        "message", message);
         }

@@ -214,8 +214,10 @@ void Kubelet::Stop() {
   pod_config_->Shutdown();
   if (sync_thread_.joinable()) sync_thread_.join();
   if (housekeeping_thread_.joinable()) housekeeping_thread_.join();
-  pleg_->Stop();
+  // The workers first: one waiting in the cache for a status newer than its last sync is woken
+  // by the stop, not left to sit out the wait once the PLEG no longer updates the cache.
   pod_workers_->Stop();
+  pleg_->Stop();
   if (runtime_thread_.joinable()) runtime_thread_.join();
   if (api_status_syncer_) api_status_syncer_->Stop();
 }
@@ -276,7 +278,10 @@ void Kubelet::SyncLoop() {
     }
     now = clock_.Now();
     if (now >= next_sync) {
-      RunGuarded("SyncLoop sync tick", [&] { pod_workers_->SyncDue(); });
+      RunGuarded("SyncLoop sync tick", [&] {
+        pod_workers_->SyncDue();
+        SyncPodsPastActiveDeadline();
+      });
       next_sync = now + options_.sync_tick;
     }
     if (now >= next_housekeeping) {
@@ -495,12 +500,14 @@ void Kubelet::RejectPod(const api::Pod& pod, const std::string& reason,
   KLOG_INFO("Pod admission denied", "podUID", pod.metadata.uid, "pod", api::PodKey(pod), "reason",
             reason, "message", message);
   Recorder().Record(events::PodRef(pod), events::kWarning, reason, message);
+  // As upstream's rejectPod: the phase, reason and message, and the start time its status
+  // manager sets on a first status; nothing else.
   api::PodStatus st;
   st.phase = "Failed";
   st.reason = reason;
   st.message = "Pod was rejected: " + message;
-  st.host_ip = options_.host_ip;
-  st.qos_class = std::string(api::QOSClassName(api::ComputePodQOS(pod)));
+  st.start_time =
+      pod.status.start_time.value_or(api::Time::FromUnix(absl::ToUnixSeconds(clock_.Now())));
   status_manager_.SetPodStatus(pod.metadata.uid, std::move(st));
   StatusChanged();
 }
@@ -676,16 +683,15 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
   const std::string& uid = pod.metadata.uid;
   auto old = status_manager_.GetPodStatus(uid);
   status::ReasonCache reasons = Reasons(uid);
-  status::GenerateInput in;
-  in.pod = &pod;
-  in.runtime_status = &runtime_status;
-  in.old_status = old ? &old->status : nullptr;
+  // Without a status of its own yet, the pod's status from its source (an API pod's) is the
+  // old one, as upstream's.
+  const api::PodStatus* old_status = old ? &old->status : &pod.status;
+  CheckActiveDeadline(pod, old_status);
+  std::optional<status::TerminalReason> terminal_reason = TerminalReasonOf(uid);
+  status::GenerateInput in = StatusInput(pod, runtime_status, old_status);
   in.reasons = &reasons;
-  in.probes = &options_.probe_state;
-  in.host_ip = options_.host_ip;
-  in.now = clock_.Now();
+  in.terminal = terminal_reason ? &*terminal_reason : nullptr;
   api::PodStatus api_status = status::GeneratePodStatus(in);
-  ApplyTerminalOverride(uid, &api_status);
   const bool terminal = status::IsTerminalPhase(api_status.phase);
   // From the first time the sync loop saw the pod: kubelet_pod_worker_start_duration_seconds to
   // its first SyncPod (creates, as upstream), kubelet_pod_start_duration_seconds to Running.
@@ -770,18 +776,17 @@ absl::Status Kubelet::SyncTerminatingPod(const api::Pod& pod, const container::P
   // Record the final state of the containers.
   auto final_status =
       runtime_.GetPodStatus(pod.metadata.uid, pod.metadata.name, pod.metadata.namespace_);
+  // The IPs the pod had stay in its final status (upstream preserveDataFromBeforeStopping).
+  if (final_status.ok() && final_status->ips.empty()) final_status->ips = st.ips;
   if (final_status.ok() && pod_manager_.GetPodByUID(pod.metadata.uid)) {
     auto old = status_manager_.GetPodStatus(pod.metadata.uid);
-    status::GenerateInput in;
-    in.pod = &pod;
-    in.runtime_status = &*final_status;
-    in.old_status = old ? &old->status : nullptr;
-    in.probes = &options_.probe_state;
-    in.host_ip = options_.host_ip;
+    const api::PodStatus* old_status = old ? &old->status : &pod.status;
+    CheckActiveDeadline(pod, old_status);
+    std::optional<status::TerminalReason> terminal_reason = TerminalReasonOf(pod.metadata.uid);
+    status::GenerateInput in = StatusInput(pod, *final_status, old_status);
     in.pod_is_terminal = true;
-    in.now = clock_.Now();
+    in.terminal = terminal_reason ? &*terminal_reason : nullptr;
     api::PodStatus final_api = status::GeneratePodStatus(in);
-    ApplyTerminalOverride(pod.metadata.uid, &final_api);
     status_manager_.SetPodStatus(pod.metadata.uid, std::move(final_api));
   }
   StatusChanged();
@@ -823,7 +828,7 @@ bool Kubelet::ShouldPodRuntimeBeRemoved(const std::string& uid) const {
 void Kubelet::TriggerPodSync(const std::string& uid) { sync_requests_.Push(uid); }
 
 bool Kubelet::EvictPod(const std::string& uid, const std::string& message,
-                       std::optional<int64_t> grace_seconds) {
+                       std::optional<int64_t> grace_seconds, bool disruption_target) {
   auto pod = pod_manager_.GetPodByUID(uid);
   if (!pod) return false;
   if (api::IsCriticalPod(*pod)) {
@@ -834,7 +839,9 @@ bool Kubelet::EvictPod(const std::string& uid, const std::string& message,
   }
   {
     absl::MutexLock lock(&terminal_mu_);
-    terminal_overrides_[uid] = {"Evicted", message, clock_.Now()};
+    status::TerminalReason r{"Evicted", message, std::nullopt};
+    if (disruption_target && options_.pod_disruption_conditions) r.disruption_since = clock_.Now();
+    terminal_overrides_[uid] = std::move(r);
   }
   Recorder().Record(events::PodRef(*pod), events::kWarning, events::kEvicted, message);
   KLOG_INFO("Eviction manager: pod is evicted successfully", "pod", api::PodKey(*pod), "message",
@@ -843,30 +850,53 @@ bool Kubelet::EvictPod(const std::string& uid, const std::string& message,
   return true;
 }
 
-void Kubelet::ApplyTerminalOverride(const std::string& uid, api::PodStatus* status) {
+std::optional<status::TerminalReason> Kubelet::TerminalReasonOf(const std::string& uid) {
   absl::MutexLock lock(&terminal_mu_);
   auto it = terminal_overrides_.find(uid);
-  if (it == terminal_overrides_.end()) return;
-  status->phase = "Failed";
-  status->reason = it->second.reason;
-  status->message = it->second.message;
-  if (!options_.pod_disruption_conditions) return;
-  // As upstream's eviction manager: DisruptionTarget=True, reason TerminationByKubelet, the
-  // eviction message; kept with its first transition time on every later status.
-  api::PodCondition cond;
-  cond.type = "DisruptionTarget";
-  cond.status = "True";
-  cond.reason = "TerminationByKubelet";
-  cond.message = it->second.message;
-  cond.last_transition_time = api::Time::FromUnix(absl::ToUnixSeconds(it->second.at));
-  for (api::PodCondition& c : status->conditions) {
-    if (c.type == cond.type) {
-      if (c.status == cond.status) cond.last_transition_time = c.last_transition_time;
-      c = std::move(cond);
-      return;
-    }
+  if (it == terminal_overrides_.end()) return std::nullopt;
+  return it->second;
+}
+
+status::GenerateInput Kubelet::StatusInput(const api::Pod& pod, const container::PodStatus& rs,
+                                           const api::PodStatus* old) {
+  status::GenerateInput in;
+  in.pod = &pod;
+  in.runtime_status = &rs;
+  in.old_status = old;
+  in.probes = &options_.probe_state;
+  in.host_ip = options_.host_ip;
+  in.ready_to_start_condition = options_.pod_ready_to_start_containers_condition;
+  in.host_ips = options_.pod_host_ips;
+  in.now = clock_.Now();
+  return in;
+}
+
+void Kubelet::CheckActiveDeadline(const api::Pod& pod, const api::PodStatus* old) {
+  if (!pod.spec.active_deadline_seconds.has_value() || old == nullptr) return;
+  if (!status::PastActiveDeadline(pod, old->start_time, clock_.Now())) return;
+  {
+    absl::MutexLock lock(&terminal_mu_);
+    // An eviction decided first keeps its reason.
+    terminal_overrides_.try_emplace(
+        pod.metadata.uid, status::TerminalReason{status::kDeadlineExceededReason,
+                                                 status::kDeadlineExceededMessage, std::nullopt});
   }
-  status->conditions.push_back(std::move(cond));
+  Recorder().Record(events::PodRef(pod), events::kNormal, status::kDeadlineExceededReason,
+                    status::kDeadlineExceededMessage);
+}
+
+void Kubelet::SyncPodsPastActiveDeadline() {
+  const absl::Time now = clock_.Now();
+  for (const api::PodPtr& pod : pod_manager_.GetPods()) {
+    if (!pod->spec.active_deadline_seconds.has_value()) continue;
+    const std::string& uid = pod->metadata.uid;
+    auto st = status_manager_.GetPodStatus(uid);
+    if (!st || status::IsTerminalPhase(st->status.phase)) continue;
+    if (!status::PastActiveDeadline(*pod, st->status.start_time, now)) continue;
+    if (pod_workers_->IsPodTerminationRequested(uid)) continue;
+    KLOG_V(4, "SyncLoop (SYNC): pod past its active deadline", "pod", api::PodKey(*pod));
+    pod_workers_->UpdatePod({SyncPodType::kSync, pod, std::nullopt, std::nullopt});
+  }
 }
 
 std::vector<api::PodPtr> Kubelet::ActivePods() const {

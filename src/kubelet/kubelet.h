@@ -119,6 +119,10 @@ struct KubeletOptions {
   // PodDisruptionConditions feature gate (beta, on by default in v1.28): a pod the kubelet
   // evicts carries the DisruptionTarget condition (reason TerminationByKubelet).
   bool pod_disruption_conditions = true;
+  // Alpha gates of v1.28 (off by default): the PodReadyToStartContainers condition
+  // (PodReadyToStartContainersCondition) and status.hostIPs (PodHostIPs).
+  bool pod_ready_to_start_containers_condition = false;
+  bool pod_host_ips = false;
 };
 
 class Kubelet final : public PodSyncer, public container::PodStateProvider {
@@ -152,8 +156,11 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
   // upstream ("cannot evict a critical pod" is logged). Returns whether the pod is evicted.
   // Thread-safe.
   // `grace_seconds` overrides the pod's termination grace period when set.
+  // `disruption_target`: the pod gets the DisruptionTarget condition (with the
+  // PodDisruptionConditions gate), as the eviction manager's evictions do; upstream's volume
+  // manager evicts for an emptyDir sizeLimit without it.
   bool EvictPod(const std::string& uid, const std::string& message,
-                std::optional<int64_t> grace_seconds = std::nullopt);
+                std::optional<int64_t> grace_seconds = std::nullopt, bool disruption_target = true);
 
   // Pods admitted and not being terminated nor in a terminal phase (upstream GetActivePods):
   // what the eviction manager may choose from. Thread-safe.
@@ -201,7 +208,17 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
   void HandlePLEGEvent(const pleg::PodLifecycleEvent& e);
   void Housekeeping();
   void UpdateRuntimeUp();
-  void ApplyTerminalOverride(const std::string& uid, api::PodStatus* status);
+  // The reason the kubelet ends the pod with, if it does (eviction, active deadline).
+  std::optional<status::TerminalReason> TerminalReasonOf(const std::string& uid);
+  // Upstream's activeDeadlineHandler: a pod past its activeDeadlineSeconds (counted from the
+  // start time of `old`, its last status) is ended Failed / DeadlineExceeded, with a Normal
+  // DeadlineExceeded event at each status generated for it.
+  void CheckActiveDeadline(const api::Pod& pod, const api::PodStatus* old);
+  // Sync tick: pods whose deadline has just passed are synced at once (upstream getPodsToSync).
+  void SyncPodsPastActiveDeadline();
+  // The status generation inputs every path shares (probe state, host IP, feature gates).
+  status::GenerateInput StatusInput(const api::Pod& pod, const container::PodStatus& rs,
+                                    const api::PodStatus* old);
   void RejectPod(const api::Pod& pod, const std::string& reason, const std::string& message);
   absl::Status MakePodDataDirs(const api::Pod& pod);
   void CleanupOrphanedPodDirs(const std::set<std::string>& desired);
@@ -230,15 +247,10 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
   absl::Time last_gc_ = absl::InfinitePast();  // housekeeping thread only
   std::atomic<int64_t> last_sync_loop_nanos_{0};
 
-  // Pods ended by the kubelet itself (evicted): their final status's reason and message, and
-  // when the kubelet decided (the DisruptionTarget condition's transition time).
-  struct TerminalOverride {
-    std::string reason;
-    std::string message;
-    absl::Time at;
-  };
+  // Pods ended by the kubelet itself (evicted, past their deadline): their final status's
+  // reason and message, and since when they carry DisruptionTarget (evictions).
   absl::Mutex terminal_mu_;
-  std::map<std::string, TerminalOverride> terminal_overrides_ ABSL_GUARDED_BY(terminal_mu_);
+  std::map<std::string, status::TerminalReason> terminal_overrides_ ABSL_GUARDED_BY(terminal_mu_);
 
   // When each desired pod was first seen (kubelet_pod_start_duration_seconds).
   absl::Mutex first_seen_mu_;

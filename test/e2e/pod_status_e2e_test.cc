@@ -70,10 +70,12 @@ TEST_F(PodStatusTest, RunningPodHasUpstreamStatusFields) {
   EXPECT_EQ(st.value("qosClass", ""), "BestEffort");
   EXPECT_FALSE(st.value("podIP", "").empty()) << st.dump(2);
   EXPECT_FALSE(st.value("startTime", "").empty());
-  for (const char* type :
-       {"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"}) {
+  for (const char* type : {"Initialized", "Ready", "ContainersReady", "PodScheduled"}) {
     EXPECT_EQ(Condition(pod, type).value("status", ""), "True") << type << "\n" << st.dump(2);
   }
+  // Alpha in v1.28, off by default: no PodReadyToStartContainers condition, no hostIPs.
+  EXPECT_TRUE(Condition(pod, "PodReadyToStartContainers").is_null()) << st.dump(2);
+  EXPECT_FALSE(st.contains("hostIPs")) << st.dump(2);
   json main = MainStatus(pod);
   EXPECT_EQ(main.value("ready", false), true);
   EXPECT_EQ(main.value("started", false), true);

@@ -121,7 +121,17 @@ absl::StatusOr<MachineInfo> ReadMachineInfo(const std::string& root) {
   if (info.machine_id.empty())
     info.machine_id = Trimmed(ReadAll(root + "/var/lib/dbus/machine-id"));
   info.boot_id = Trimmed(ReadAll(root + "/proc/sys/kernel/random/boot_id"));
-  info.system_uuid = Trimmed(ReadAll(root + "/sys/class/dmi/id/product_uuid"));
+  // cadvisor's GetSystemUUID: DMI, then the PowerPC device tree, then (its s390x case)
+  // /etc/machine-id, the first that can be read.
+  for (const char* path : {"/sys/class/dmi/id/product_uuid", "/proc/device-tree/system-id",
+                           "/proc/device-tree/vm,uuid", "/etc/machine-id"}) {
+    std::optional<std::string> id = ReadAll(root + path);
+    if (!id) continue;
+    std::string v = Trimmed(id);
+    while (!v.empty() && v.back() == '\0') v.pop_back();
+    info.system_uuid = std::move(v);
+    break;
+  }
   info.kernel_version = Trimmed(ReadAll(root + "/proc/sys/kernel/osrelease"));
   if (info.kernel_version.empty() && root.empty()) {
     struct utsname u;

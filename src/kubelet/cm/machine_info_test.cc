@@ -61,6 +61,17 @@ TEST_F(MachineInfoTest, DbusMachineIdFallbackAndMissingMemInfo) {
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(info->machine_id, "abc");
   EXPECT_EQ(info->os_image, "Linux");
+  EXPECT_EQ(info->system_uuid, "");
+}
+
+// Without DMI (containers, some clouds), cadvisor takes the device tree, then /etc/machine-id.
+TEST_F(MachineInfoTest, SystemUuidFallbacks) {
+  Write("/sys/devices/system/cpu/online", "0\n");
+  Write("/proc/meminfo", "MemTotal: 1024 kB\n");
+  Write("/etc/machine-id", "3d1219c7c4c5404aaa1f6d2a48adfda4\n");
+  EXPECT_EQ(ReadMachineInfo(root_)->system_uuid, "3d1219c7c4c5404aaa1f6d2a48adfda4");
+  Write("/proc/device-tree/vm,uuid", std::string("4a5b6c7d-0000\0", 14));
+  EXPECT_EQ(ReadMachineInfo(root_)->system_uuid, "4a5b6c7d-0000");
 }
 
 TEST_F(MachineInfoTest, ThisMachine) {

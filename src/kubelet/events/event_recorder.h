@@ -55,6 +55,7 @@ inline constexpr char kFailedSync[] = "FailedSync";
 inline constexpr char kFailedPostStartHook[] = "FailedPostStartHook";
 inline constexpr char kFailedPreStopHook[] = "FailedPreStopHook";
 inline constexpr char kEvicted[] = "Evicted";
+inline constexpr char kMissingClusterDNS[] = "MissingClusterDNS";
 inline constexpr char kPreempting[] = "Preempting";
 // Node events.
 inline constexpr char kStartingKubelet[] = "Starting";

@@ -182,10 +182,11 @@ absl::StatusOr<runtime::v1::DNSConfig> GetPodDNS(const api::Pod& pod, const DnsS
       }
       options = {"ndots:5"};
     } else {
-      KLOG_WARNING(
+      const std::string message =
           "kubelet does not have ClusterDNS IP configured and cannot create Pod using "
-          "\"ClusterFirst\" policy. Falling back to \"Default\" policy.",
-          "pod", FormatPod(pod));
+          "\"ClusterFirst\" policy. Falling back to \"Default\" policy.";
+      KLOG_WARNING(message, "pod", FormatPod(pod));
+      if (settings.missing_cluster_dns) settings.missing_cluster_dns(pod, message);
       type = PodDNSType::kHost;
     }
   }

@@ -15,6 +15,7 @@
 #ifndef KUBELET_KUBELET_KUBERUNTIME_DNS_H_
 #define KUBELET_KUBELET_KUBERUNTIME_DNS_H_
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,9 @@ struct DnsSettings {
   std::string cluster_domain;
   std::string resolv_conf;  // path; "" = no host DNS
   std::vector<std::string> node_ips;
+  // Called when a ClusterFirst pod falls back to the host's DNS for want of clusterDNS, with
+  // upstream's message (its MissingClusterDNS events, on the Node and on the pod). May be unset.
+  std::function<void(const api::Pod&, const std::string& message)> missing_cluster_dns;
 };
 
 struct ResolvConf {

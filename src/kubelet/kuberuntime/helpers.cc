@@ -163,6 +163,25 @@ std::string ConvertSysctlVariableToDotsSeparator(std::string_view name) {
 }
 
 absl::StatusOr<std::string> ApplyDefaultImageTag(std::string_view image) {
+  // The repository (after the registry) must be lowercase, checked first as docker's
+  // ParseNormalizedNamed does: "Busybox" is not taken for a registry host.
+  std::string_view remainder = image;
+  if (size_t slash = image.find('/'); slash != std::string_view::npos) {
+    const std::string_view first = image.substr(0, slash);
+    const bool lower = std::none_of(first.begin(), first.end(), [](char c) {
+      return std::isupper(static_cast<unsigned char>(c));
+    });
+    if (first.find_first_of(".:") != std::string_view::npos || first == "localhost" || !lower) {
+      remainder = image.substr(slash + 1);
+    }
+  }
+  const std::string_view remote = remainder.substr(0, remainder.find(':'));
+  if (std::any_of(remote.begin(), remote.end(),
+                  [](char c) { return std::isupper(static_cast<unsigned char>(c)); })) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("couldn't parse image name \"", AV(image),
+                     "\": invalid reference format: repository name must be lowercase"));
+  }
   std::string tag, digest;
   if (!api::ParseImageReference(image, &tag, &digest)) {
     return absl::InvalidArgumentError(

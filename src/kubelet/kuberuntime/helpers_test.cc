@@ -111,6 +111,12 @@ TEST(HelpersTest, ImageNames) {
       "sha256:0123456789012345678901234567890123456789012345678901234567890123";
   EXPECT_EQ(*ApplyDefaultImageTag("busybox@" + digest), "busybox@" + digest);
   EXPECT_FALSE(ApplyDefaultImageTag("Busybox").ok());
+  // docker's wording for an uppercase repository; an uppercase first part is a registry host.
+  EXPECT_EQ(ApplyDefaultImageTag("Busybox:UPPER").status().message(),
+            "couldn't parse image name \"Busybox:UPPER\": invalid reference format: repository "
+            "name must be lowercase");
+  EXPECT_FALSE(ApplyDefaultImageTag("registry.local/Team/app").ok());
+  EXPECT_EQ(*ApplyDefaultImageTag("Registry:5000/busybox:1"), "Registry:5000/busybox:1");
   EXPECT_FALSE(ApplyDefaultImageTag("a b").ok());
   EXPECT_FALSE(ApplyDefaultImageTag("").ok());
 

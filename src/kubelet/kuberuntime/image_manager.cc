@@ -196,6 +196,7 @@ EnsureImageResult ImageManager::EnsureImageExists(
     std::string msg = absl::StrCat("Failed to apply default image tag \"", container.image,
                                    "\": ", image.status().message());
     KLOG_WARNING(msg, "pod", FormatPod(pod), "container", container.name);
+    event(events::kWarning, events::kFailedToInspectImage, msg);
     return {"", kErrInvalidImageName, msg};
   }
   runtime::v1::ImageSpec spec;

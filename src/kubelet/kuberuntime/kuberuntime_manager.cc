@@ -217,6 +217,12 @@ SandboxSettings KubeGenericRuntimeManager::MakeSandboxSettings(const api::Pod& p
   if (options_.cgroup_parent) s.cgroup_parent = options_.cgroup_parent(pod);
   s.dns = DnsSettings{options_.cluster_dns, options_.cluster_domain, options_.resolv_conf,
                       options_.node_ips};
+  s.dns.missing_cluster_dns = [this](const api::Pod& p, const std::string& message) {
+    Recorder().Record(events::NodeRef(options_.node_name), events::kWarning,
+                      events::kMissingClusterDNS, message);
+    Recorder().Record(events::PodRef(p), events::kWarning, events::kMissingClusterDNS,
+                      absl::StrCat("pod: \"", FormatPod(p), "\". ", message));
+  };
   s.resources = MakeResourceSettings();
   return s;
 }
@@ -517,7 +523,12 @@ KubeGenericRuntimeManager::StartOutcome KubeGenericRuntimeManager::StartContaine
     const std::vector<std::string>& pod_ips, const std::string* ephemeral_target) {
   // Step 1: the image.
   EnsureImageResult image = image_manager_.EnsureImageExists(pod, container, &sandbox_config);
-  if (!image.ok()) return {image.reason, image.message};
+  if (!image.ok()) {
+    // Upstream's startContainer: "Error: <the image error's reason>".
+    Recorder().Record(events::ContainerRef(pod, container.name), events::kWarning,
+                      events::kFailedToCreateContainer, absl::StrCat("Error: ", image.reason));
+    return {image.reason, image.message};
+  }
 
   // Step 2: create the container.
   int restart_count = 0;

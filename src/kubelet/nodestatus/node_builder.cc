@@ -1,14 +1,19 @@
 // The Node object and its status (upstream initialNode, nodestatus setters, updateDefaultLabels,
 // reconcileCMADAnnotationWithExistingNode, nodeStatusHasChanged).
 #include <algorithm>
+#include <cctype>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "api/pod.h"
 #include "common/log.h"
+#include "common/strings.h"
 #include "kubelet/events/event_recorder.h"
 #include "kubelet/nodestatus/node_status.h"
 
@@ -248,6 +253,91 @@ bool ReconcileExistingNode(const api::Node& initial, api::Node* existing) {
     changed = true;
   }
   return changed;
+}
+
+}  // namespace kubelet::nodestatus
+
+namespace kubelet::nodestatus {
+namespace {
+
+bool AllDigits(absl::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Dot-separated identifiers of [0-9A-Za-z-]+.
+bool ValidIdentifiers(absl::string_view s) {
+  if (s.empty()) return false;
+  for (absl::string_view part : absl::StrSplit(s, '.')) {
+    if (part.empty()) return false;
+    for (char c : part) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') return false;
+    }
+  }
+  return true;
+}
+
+// util/version's parse(): leading blanks and "v", numeric components, then the rest; semantic
+// versions have three components and an optional "-pre" and "+build".
+std::optional<std::string> ParseVersion(absl::string_view str, bool semver) {
+  size_t i = 0;
+  while (i < str.size() && std::isspace(static_cast<unsigned char>(str[i]))) ++i;
+  if (i < str.size() && str[i] == 'v') ++i;
+  std::vector<absl::string_view> components;
+  for (;;) {
+    size_t start = i;
+    while (i < str.size() && std::isdigit(static_cast<unsigned char>(str[i]))) ++i;
+    if (i == start) {
+      if (components.empty()) return std::nullopt;
+      i = start - 1;  // the dot belongs to the rest
+      break;
+    }
+    components.push_back(str.substr(start, i - start));
+    if (i < str.size() && str[i] == '.') {
+      ++i;
+      continue;
+    }
+    break;
+  }
+  absl::string_view extra = str.substr(i);
+  if (semver ? components.size() != 3 : components.size() < 2) return std::nullopt;
+  std::vector<std::string> out;
+  for (size_t k = 0; k < components.size(); ++k) {
+    absl::string_view c = components[k];
+    if ((k == 0 || semver) && c.size() > 1 && c[0] == '0') return std::nullopt;
+    uint64_t n = 0;
+    if (!absl::SimpleAtoi(c, &n)) return std::nullopt;
+    out.push_back(absl::StrCat(n));
+  }
+  std::string result = absl::StrJoin(out, ".");
+  if (!semver) return result;
+  while (!extra.empty() && std::isspace(static_cast<unsigned char>(extra.back()))) {
+    extra.remove_suffix(1);
+  }
+  absl::string_view pre, build;
+  if (size_t plus = extra.find('+'); plus != absl::string_view::npos) {
+    build = extra.substr(plus + 1);
+    if (!ValidIdentifiers(build)) return std::nullopt;
+    extra = extra.substr(0, plus);
+  }
+  if (!extra.empty()) {
+    if (extra[0] != '-') return std::nullopt;
+    pre = extra.substr(1);
+    if (!ValidIdentifiers(pre)) return std::nullopt;
+    for (absl::string_view part : absl::StrSplit(pre, '.')) {
+      if (AllDigits(part) && part.size() > 1 && part[0] == '0') return std::nullopt;
+    }
+  }
+  if (!pre.empty()) absl::StrAppend(&result, "-", pre);
+  if (!build.empty()) absl::StrAppend(&result, "+", build);
+  return result;
+}
+
+}  // namespace
+
+std::string RuntimeVersionString(std::string_view name, std::string_view version) {
+  std::optional<std::string> v = ParseVersion(AV(version), true);
+  if (!v) v = ParseVersion(AV(version), false);
+  return absl::StrCat(AV(name), "://", v.value_or("Unknown"));
 }
 
 }  // namespace kubelet::nodestatus

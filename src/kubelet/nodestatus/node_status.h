@@ -32,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -127,6 +128,12 @@ void SetNodeStatus(const NodeStatusOptions& options, const MachineFacts& machine
                    const std::string& runtime_version, const std::vector<ImageInfo>& images,
                    const std::vector<std::string>& readiness_errors, absl::Time now,
                    api::Node* node);
+
+// status.nodeInfo.containerRuntimeVersion from CRI Version's runtime name and version, as
+// upstream prints it: "<name>://<version>" with the version parsed as a semantic version, else
+// as a generic one (k8s.io/apimachinery util/version), and printed back ("1.6.20~ds1" ->
+// "1.6.20", "v1.28.11" -> "1.28.11"); "<name>://Unknown" when neither parses.
+std::string RuntimeVersionString(std::string_view name, std::string_view version);
 
 // Whether the statuses differ other than in the conditions' heartbeat times.
 bool NodeStatusChanged(const api::NodeStatus& before, const api::NodeStatus& after);

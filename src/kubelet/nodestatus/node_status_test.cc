@@ -371,3 +371,25 @@ TEST_F(NodeStatusTest, LoopRegistersAndStopsPromptly) {
 
 }  // namespace
 }  // namespace kubelet::nodestatus
+
+namespace kubelet::nodestatus {
+namespace {
+
+TEST(RuntimeVersionString, ParsedAsUpstreamPrintsIt) {
+  EXPECT_EQ(RuntimeVersionString("containerd", "1.7.13"), "containerd://1.7.13");
+  EXPECT_EQ(RuntimeVersionString("containerd", "v1.7.13"), "containerd://1.7.13");
+  // Debian's containerd: not semantic, so generic, and the rest dropped.
+  EXPECT_EQ(RuntimeVersionString("containerd", "1.6.20~ds1"), "containerd://1.6.20");
+  EXPECT_EQ(RuntimeVersionString("cri-o", "1.28.11"), "cri-o://1.28.11");
+  EXPECT_EQ(RuntimeVersionString("x", "1.2.3-rc.1+build.5"), "x://1.2.3-rc.1+build.5");
+  EXPECT_EQ(RuntimeVersionString("x", "1.2"), "x://1.2");
+  EXPECT_EQ(RuntimeVersionString("x", "1.2.3.4"), "x://1.2.3.4");
+  EXPECT_EQ(RuntimeVersionString("x", "1.02.3"), "x://1.2.3");  // generic: only the first
+  EXPECT_EQ(RuntimeVersionString("x", "01.2.3"), "x://Unknown");
+  EXPECT_EQ(RuntimeVersionString("x", "1"), "x://Unknown");
+  EXPECT_EQ(RuntimeVersionString("x", "devel"), "x://Unknown");
+  EXPECT_EQ(RuntimeVersionString("x", ""), "x://Unknown");
+}
+
+}  // namespace
+}  // namespace kubelet::nodestatus

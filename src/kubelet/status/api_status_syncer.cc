@@ -112,7 +112,19 @@ std::optional<std::string> ApiStatusSyncer::StatusPatch(const std::string& uid,
       std::string type = ConditionType(c);
       order.push_back({{"type", type}});
       auto o = old_conditions.find(type);
-      if (o == old_conditions.end() || o->second != c) changed.push_back(c);
+      if (o == old_conditions.end()) {
+        changed.push_back(c);
+      } else if (o->second != c) {
+        // The merge keeps a condition's keys the patch leaves out: a reason or message that
+        // went away (Ready turning True) is deleted with null, as a two-way merge patch does.
+        nlohmann::json entry = c;
+        if (o->second.is_object()) {
+          for (const auto& [key, value] : o->second.items()) {
+            if (!c.contains(key)) entry[key] = nullptr;
+          }
+        }
+        changed.push_back(std::move(entry));
+      }
       if (o != old_conditions.end()) old_conditions.erase(o);
     }
   }

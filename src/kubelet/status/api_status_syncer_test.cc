@@ -352,3 +352,34 @@ TEST_F(ApiStatusSyncerTest, NotifyRunsARound) {
 
 }  // namespace
 }  // namespace kubelet::status
+
+namespace kubelet::status {
+namespace {
+
+// A condition that loses its reason and message (Ready turning True) has them deleted with
+// null: the API server's merge by type would keep them otherwise.
+TEST(ApiStatusSyncerPatch, ConditionKeysThatWentAwayAreNulled) {
+  nlohmann::json old_s = {{"phase", "Running"},
+                          {"conditions",
+                           {{{"type", "Ready"},
+                             {"status", "False"},
+                             {"reason", "ContainersNotReady"},
+                             {"message", "containers with unready status: [main]"}}}}};
+  nlohmann::json new_s = {{"phase", "Running"},
+                          {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}};
+  auto patch = ApiStatusSyncer::StatusPatch("u", old_s, new_s);
+  ASSERT_TRUE(patch.has_value());
+  nlohmann::json p = nlohmann::json::parse(*patch);
+  ASSERT_EQ(p["status"]["conditions"].size(), 1u);
+  const nlohmann::json& c = p["status"]["conditions"][0];
+  EXPECT_EQ(c["status"], "True");
+  EXPECT_TRUE(c.contains("reason") && c["reason"].is_null()) << c.dump();
+  EXPECT_TRUE(c.contains("message") && c["message"].is_null()) << c.dump();
+  // A new condition carries no nulls.
+  auto added = ApiStatusSyncer::StatusPatch("u", nlohmann::json::object(), new_s);
+  ASSERT_TRUE(added.has_value());
+  EXPECT_EQ(nlohmann::json::parse(*added)["status"]["conditions"][0].size(), 2u);
+}
+
+}  // namespace
+}  // namespace kubelet::status

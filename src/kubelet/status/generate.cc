@@ -55,18 +55,27 @@ bool ShouldBeRestarted(const api::Container& c, const api::Pod& pod,
   return true;
 }
 
-// One list (init or app containers) of API statuses.
-std::vector<api::ContainerStatus> Convert(const std::vector<api::Container>& containers,
+enum class Kind { kApp, kInit, kEphemeral };
+
+// One list (init, app or ephemeral containers) of API statuses. As upstream's prober
+// UpdatePodStatus: every app and init container status has `started` (false unless running);
+// a regular init container that exited 0 is ready; ephemeral containers are never probed (no
+// `started`, never ready).
+std::vector<api::ContainerStatus> Convert(const std::vector<const api::Container*>& containers,
                                           const container::PodStatus& rs,
                                           const ReasonCache* reasons, const ProbeState* probes,
-                                          bool has_init, bool is_init, const api::Pod& pod) {
+                                          bool has_init, Kind kind, const api::Pod& pod) {
+  const bool is_init = kind == Kind::kInit;
+  const bool probed = kind != Kind::kEphemeral;
   std::vector<api::ContainerStatus> out;
-  for (const api::Container& c : containers) {
+  for (const api::Container* cp : containers) {
+    const api::Container& c = *cp;
     api::ContainerStatus s;
     s.name = c.name;
     s.image = c.image;
     s.state.waiting =
         api::ContainerStateWaiting{has_init ? "PodInitializing" : "ContainerCreating", ""};
+    if (probed) s.started = false;
     // Runtime statuses of this container, newest first.
     std::vector<const container::ContainerStatus*> mine;
     for (const auto& cs : rs.container_statuses) {
@@ -89,6 +98,7 @@ std::vector<api::ContainerStatus> Convert(const std::vector<api::Container>& con
           std::optional<bool> started, ready;
           if (probes && probes->started) started = probes->started(id);
           if (probes && probes->ready) ready = probes->ready(id);
+          if (!probed) break;
           s.started = started.value_or(!c.startup_probe.has_value());
           bool is_ready = ready.value_or(!c.readiness_probe.has_value());
           s.ready = *s.started && is_ready && (!is_init || IsRestartableInit(c));
@@ -96,13 +106,12 @@ std::vector<api::ContainerStatus> Convert(const std::vector<api::Container>& con
         }
         case container::State::kExited:
           s.state = Terminated(newest);
-          s.started = false;
+          s.ready = is_init && !IsRestartableInit(c) && newest.exit_code == 0;
           break;
         default:
           // Created but not started (or unknown): waiting, with no reason (upstream).
           s.state = api::ContainerState();
           s.state.waiting = api::ContainerStateWaiting{};
-          s.started = false;
           break;
       }
       if (mine.size() > 1 && mine[1]->state == container::State::kExited) {
@@ -112,13 +121,18 @@ std::vector<api::ContainerStatus> Convert(const std::vector<api::Container>& con
       }
     }
     // A container the next sync will (re)start waits with the failure reason of the last sync.
-    if (reasons != nullptr &&
-        ShouldBeRestarted(c, pod, mine.empty() ? nullptr : mine[0], is_init)) {
+    // An ephemeral container is started once, never restarted.
+    const bool restarts =
+        kind == Kind::kEphemeral
+            ? mine.empty() && !pod.metadata.deletion_timestamp.has_value()
+            : ShouldBeRestarted(c, pod, mine.empty() ? nullptr : mine[0], is_init);
+    if (reasons != nullptr && restarts) {
       auto it = reasons->find(c.name);
       if (it != reasons->end()) {
         if (s.state.terminated) s.last_state = s.state;
         s.state = api::ContainerState();
         s.state.waiting = api::ContainerStateWaiting{it->second.reason, it->second.message};
+        s.ready = false;
       }
     }
     out.push_back(std::move(s));
@@ -211,34 +225,72 @@ api::PodStatus GeneratePodStatus(const GenerateInput& in) {
   const container::PodStatus& rs = *in.runtime_status;
   api::PodStatus s;
   bool has_init = !pod.spec.init_containers.empty();
-  s.init_container_statuses =
-      Convert(pod.spec.init_containers, rs, in.reasons, in.probes, has_init, true, pod);
+  auto list = [](const std::vector<api::Container>& v) {
+    std::vector<const api::Container*> out;
+    for (const api::Container& c : v) out.push_back(&c);
+    return out;
+  };
+  s.init_container_statuses = Convert(list(pod.spec.init_containers), rs, in.reasons, in.probes,
+                                      has_init, Kind::kInit, pod);
   s.container_statuses =
-      Convert(pod.spec.containers, rs, in.reasons, in.probes, has_init, false, pod);
+      Convert(list(pod.spec.containers), rs, in.reasons, in.probes, has_init, Kind::kApp, pod);
+  std::vector<const api::Container*> ephemeral;
+  for (const api::EphemeralContainer& ec : pod.spec.ephemeral_containers) {
+    ephemeral.push_back(&ec.common);
+  }
+  s.ephemeral_container_statuses =
+      Convert(ephemeral, rs, in.reasons, in.probes, has_init, Kind::kEphemeral, pod);
   s.phase = GetPhase(pod, s.init_container_statuses, s.container_statuses, in.pod_is_terminal);
-  // A terminal phase never goes back (upstream keeps the old terminal phase).
+  // A terminal phase never goes back (upstream keeps the old terminal phase); the reason and
+  // message of an unchanged phase are kept.
   if (in.old_status && IsTerminalPhase(in.old_status->phase) && !IsTerminalPhase(s.phase)) {
     s.phase = in.old_status->phase;
   }
+  if (in.old_status && in.old_status->phase == s.phase) {
+    s.reason = in.old_status->reason;
+    s.message = in.old_status->message;
+  }
+  if (in.terminal != nullptr) {
+    s.phase = "Failed";
+    s.reason = in.terminal->reason;
+    s.message = in.terminal->message;
+  }
   s.qos_class = std::string(api::QOSClassName(api::ComputePodQOS(pod)));
   s.host_ip = in.host_ip;
-  if (!in.host_ip.empty()) s.host_ips.push_back(api::HostIP{in.host_ip});
+  if (in.host_ips && !in.host_ip.empty()) s.host_ips.push_back(api::HostIP{in.host_ip});
   if (pod.spec.host_network) {
     s.pod_ip = in.host_ip;
     if (!in.host_ip.empty()) s.pod_ips.push_back(api::PodIP{in.host_ip});
   } else {
     for (const std::string& ip : rs.ips) s.pod_ips.push_back(api::PodIP{ip});
     if (!rs.ips.empty()) s.pod_ip = rs.ips[0];
+    // A terminal pod whose sandbox is gone keeps the IPs it had.
+    if (rs.ips.empty() && in.old_status != nullptr && IsTerminalPhase(s.phase)) {
+      s.pod_ip = in.old_status->pod_ip;
+      s.pod_ips = in.old_status->pod_ips;
+    }
   }
   if (in.old_status && in.old_status->start_time) {
     s.start_time = in.old_status->start_time;
   } else {
     s.start_time = ToApiTime(in.now);
   }
-  s.conditions = GenerateConditions(pod, rs, s);
+  s.conditions = GenerateConditions(pod, rs, s, in.ready_to_start_condition);
+  if (in.terminal != nullptr && in.terminal->disruption_since.has_value()) {
+    // Set once by the kubelet, not regenerated; upstream keeps it ahead of its own conditions.
+    api::PodCondition c;
+    c.type = "DisruptionTarget";
+    c.status = "True";
+    c.reason = "TerminationByKubelet";
+    c.message = in.terminal->message;
+    s.conditions.insert(s.conditions.begin(), std::move(c));
+  }
   // lastTransitionTime moves only when a condition's status changes (upstream status manager).
   for (api::PodCondition& c : s.conditions) {
     c.last_transition_time = ToApiTime(in.now);
+    if (c.type == "DisruptionTarget") {
+      c.last_transition_time = ToApiTime(*in.terminal->disruption_since);
+    }
     if (in.old_status == nullptr) continue;
     for (const api::PodCondition& o : in.old_status->conditions) {
       if (o.type == c.type && o.status == c.status) c.last_transition_time = o.last_transition_time;
@@ -247,9 +299,19 @@ api::PodStatus GeneratePodStatus(const GenerateInput& in) {
   return s;
 }
 
+bool PastActiveDeadline(const api::Pod& pod, const std::optional<api::Time>& start_time,
+                        absl::Time now) {
+  if (!pod.spec.active_deadline_seconds.has_value()) return false;
+  if (!start_time.has_value() || start_time->IsZero()) return false;
+  const absl::Time started =
+      absl::FromUnixSeconds(start_time->seconds) + absl::Nanoseconds(start_time->nanos);
+  return now - started >= absl::Seconds(*pod.spec.active_deadline_seconds);
+}
+
 std::vector<api::PodCondition> GenerateConditions(const api::Pod& pod,
                                                   const container::PodStatus& rs,
-                                                  const api::PodStatus& s) {
+                                                  const api::PodStatus& s,
+                                                  bool ready_to_start_condition) {
   std::vector<api::PodCondition> out;
   auto condition = [](std::string type, bool ok, std::string reason, std::string message) {
     api::PodCondition c;
@@ -268,7 +330,9 @@ std::vector<api::PodCondition> GenerateConditions(const api::Pod& pod,
   // PodReadyToStartContainers: the newest sandbox is ready (with its network set up).
   bool sandbox_ready = !rs.sandbox_statuses.empty() && rs.sandbox_statuses[0].ready &&
                        (pod.spec.host_network || !rs.sandbox_statuses[0].ips.empty());
-  out.push_back(condition("PodReadyToStartContainers", sandbox_ready, "", ""));
+  if (ready_to_start_condition) {
+    out.push_back(condition("PodReadyToStartContainers", sandbox_ready, "", ""));
+  }
 
   // Initialized: every init container completed (restartable ones: started).
   {
@@ -283,21 +347,25 @@ std::vector<api::PodCondition> GenerateConditions(const api::Pod& pod,
         if (!st->started.value_or(false)) incomplete.push_back(c.name);
         continue;
       }
-      bool done = st->state.terminated && st->state.terminated->exit_code == 0;
-      // Once the app containers run, the init containers have completed.
-      if (!done && !AnyRegularContainerStarted(pod, s.container_statuses)) {
-        incomplete.push_back(c.name);
-      }
+      if (!st->ready) incomplete.push_back(c.name);  // ready: exited 0
     }
     std::vector<std::string> parts;
     if (!unknown.empty()) parts.push_back("containers with unknown status: " + bracket(unknown));
     if (!incomplete.empty()) {
       parts.push_back("containers with incomplete status: " + bracket(incomplete));
     }
-    bool ok = parts.empty() || (s.phase == "Succeeded" && unknown.empty());
-    api::PodCondition c =
-        condition("Initialized", ok, "ContainersNotInitialized", absl::StrJoin(parts, ", "));
-    if (ok && !parts.empty()) c.reason = "PodCompleted";
+    api::PodCondition c;
+    if (s.phase == "Succeeded" && unknown.empty()) {
+      c = condition("Initialized", true, "", "");
+      c.reason = "PodCompleted";
+    } else if (AnyRegularContainerStarted(pod, s.container_statuses)) {
+      // Once an app container has started, the pod was initialized (restartable init
+      // containers may be restarting).
+      c = condition("Initialized", true, "", "");
+    } else {
+      c = condition("Initialized", parts.empty(), "ContainersNotInitialized",
+                    absl::StrJoin(parts, ", "));
+    }
     out.push_back(std::move(c));
   }
 
@@ -322,6 +390,9 @@ std::vector<api::PodCondition> GenerateConditions(const api::Pod& pod,
     api::PodCondition ready;
     if (s.phase == "Succeeded" && unknown.empty()) {
       ready = condition("ContainersReady", false, "PodCompleted", "");
+    } else if (s.phase == "Failed") {
+      // Explicitly not ready: the containers may still be terminating.
+      ready = condition("ContainersReady", false, "PodFailed", "");
     } else {
       ready = condition("ContainersReady", parts.empty(), "ContainersNotReady",
                         absl::StrJoin(parts, ", "));

@@ -32,6 +32,17 @@ struct ProbeState {
   std::function<std::optional<bool>(const std::string& container_id)> started;
 };
 
+// A pod the kubelet itself decided to end (eviction, active deadline; upstream's
+// PodSyncHandler.ShouldEvict and the eviction manager's status function): the status is Failed
+// with this reason and message before the conditions are computed.
+struct TerminalReason {
+  std::string reason;
+  std::string message;
+  // Set: the pod carries DisruptionTarget=True (reason TerminationByKubelet, `message`) since
+  // then (the PodDisruptionConditions gate, evictions only).
+  std::optional<absl::Time> disruption_since;
+};
+
 struct GenerateInput {
   const api::Pod* pod = nullptr;
   const container::PodStatus* runtime_status = nullptr;
@@ -39,19 +50,35 @@ struct GenerateInput {
   const ReasonCache* reasons = nullptr;
   const ProbeState* probes = nullptr;
   std::string host_ip;
-  bool pod_is_terminal = false;  // the pod worker decided the pod is finished
+  bool pod_is_terminal = false;              // the pod worker decided the pod is finished
+  const TerminalReason* terminal = nullptr;  // the kubelet ends the pod (null: it does not)
+  // Alpha feature gates of v1.28, off by default: the PodReadyToStartContainers condition
+  // (PodReadyToStartContainersCondition) and status.hostIPs (PodHostIPs).
+  bool ready_to_start_condition = false;
+  bool host_ips = false;
   absl::Time now = absl::Now();
 };
 
 api::PodStatus GeneratePodStatus(const GenerateInput& in);
 
-// The pod conditions upstream's kubelet reports, in its order: PodReadyToStartContainers,
-// Initialized, Ready, ContainersReady, PodScheduled (reasons ContainersNotInitialized,
-// ContainersNotReady, PodCompleted; messages "containers with unready status: [a b]").
-// lastTransitionTime is left for the caller.
+// The pod conditions upstream's kubelet reports, in its order: PodReadyToStartContainers (only
+// with `ready_to_start_condition`), Initialized, Ready, ContainersReady, PodScheduled (reasons
+// ContainersNotInitialized, ContainersNotReady, PodCompleted, PodFailed; messages "containers
+// with unready status: [a b]"). lastTransitionTime is left for the caller.
 std::vector<api::PodCondition> GenerateConditions(const api::Pod& pod,
                                                   const container::PodStatus& runtime_status,
-                                                  const api::PodStatus& status);
+                                                  const api::PodStatus& status,
+                                                  bool ready_to_start_condition = false);
+
+// upstream pastActiveDeadline: the pod has spec.activeDeadlineSeconds and has been active (since
+// status.startTime) that long. False without a start time.
+bool PastActiveDeadline(const api::Pod& pod, const std::optional<api::Time>& start_time,
+                        absl::Time now);
+
+// Upstream activeDeadlineHandler's reason and message.
+inline constexpr char kDeadlineExceededReason[] = "DeadlineExceeded";
+inline constexpr char kDeadlineExceededMessage[] =
+    "Pod was active on the node longer than the specified deadline";
 
 // upstream getPhase.
 std::string GetPhase(const api::Pod& pod, const std::vector<api::ContainerStatus>& init_statuses,

@@ -70,13 +70,28 @@ TEST(GenerateStatusTest, RunningPodWithoutProbesIsReadyWithUpstreamConditions) {
   rs.container_statuses = {Running("main", "c1")};
   api::PodStatus s = Generate(pod, rs);
   EXPECT_EQ(s.phase, "Running");
-  ASSERT_EQ(s.conditions.size(), 5u);
-  EXPECT_EQ(s.conditions[0].type, "PodReadyToStartContainers");
-  EXPECT_EQ(s.conditions[1].type, "Initialized");
-  EXPECT_EQ(s.conditions[2].type, "Ready");
-  EXPECT_EQ(s.conditions[3].type, "ContainersReady");
-  EXPECT_EQ(s.conditions[4].type, "PodScheduled");
+  // v1.28 defaults: no PodReadyToStartContainers condition, no hostIPs (alpha gates).
+  ASSERT_EQ(s.conditions.size(), 4u);
+  EXPECT_EQ(s.conditions[0].type, "Initialized");
+  EXPECT_EQ(s.conditions[1].type, "Ready");
+  EXPECT_EQ(s.conditions[2].type, "ContainersReady");
+  EXPECT_EQ(s.conditions[3].type, "PodScheduled");
   for (const auto& c : s.conditions) EXPECT_EQ(c.status, "True") << c.type;
+  EXPECT_EQ(s.host_ip, "192.168.1.10");
+  EXPECT_TRUE(s.host_ips.empty());
+  // With both gates on.
+  GenerateInput in;
+  in.pod = &pod;
+  in.runtime_status = &rs;
+  in.host_ip = "192.168.1.10";
+  in.ready_to_start_condition = true;
+  in.host_ips = true;
+  api::PodStatus gated = GeneratePodStatus(in);
+  ASSERT_EQ(gated.conditions.size(), 5u);
+  EXPECT_EQ(gated.conditions[0].type, "PodReadyToStartContainers");
+  EXPECT_EQ(gated.conditions[0].status, "True");
+  ASSERT_EQ(gated.host_ips.size(), 1u);
+  EXPECT_EQ(gated.host_ips[0].ip, "192.168.1.10");
   EXPECT_TRUE(s.container_statuses[0].ready);
   EXPECT_EQ(s.container_statuses[0].started, true);
   EXPECT_EQ(s.pod_ip, "10.0.0.5");
@@ -169,7 +184,8 @@ TEST(GenerateStatusTest, SucceededAndOOMKilled) {
   api::PodStatus s = Generate(pod, rs);
   EXPECT_EQ(s.phase, "Succeeded");
   EXPECT_EQ(Cond(s, "Ready")->reason, "PodCompleted");
-  EXPECT_EQ(Cond(s, "PodReadyToStartContainers")->status, "False");
+  EXPECT_EQ(Cond(s, "Initialized")->reason, "PodCompleted");
+  EXPECT_EQ(s.container_statuses[0].started, false);
   EXPECT_EQ(s.container_statuses[0].state.terminated->reason, "Completed");
 
   rs.container_statuses = {Exited("main", "c1", 137, "OOMKilled")};
@@ -177,6 +193,167 @@ TEST(GenerateStatusTest, SucceededAndOOMKilled) {
   EXPECT_EQ(s2.phase, "Failed");
   EXPECT_EQ(s2.container_statuses[0].state.terminated->reason, "OOMKilled");
   EXPECT_EQ(s2.container_statuses[0].state.terminated->exit_code, 137);
+  EXPECT_EQ(Cond(s2, "Ready")->reason, "PodFailed");
+  EXPECT_EQ(Cond(s2, "ContainersReady")->reason, "PodFailed");
+  EXPECT_EQ(Cond(s2, "ContainersReady")->message, "");
+}
+
+// Upstream's prober: a regular init container that exited 0 is ready, whatever the pod's
+// restart policy; running or failed, it is not; every init status has `started`.
+TEST(GenerateStatusTest, CompletedInitContainersAreReady) {
+  for (const char* policy : {"Always", "Never", "OnFailure"}) {
+    api::Pod pod;
+    pod.spec.restart_policy = policy;
+    pod.spec.init_containers = {MakeContainer("init1"), MakeContainer("init2")};
+    pod.spec.containers = {MakeContainer("main")};
+    container::PodStatus rs = WithSandbox();
+    rs.container_statuses = {Running("init2", "i2"), Exited("init1", "i1", 0)};
+    api::PodStatus s = Generate(pod, rs);
+    EXPECT_TRUE(s.init_container_statuses[0].ready) << policy;
+    EXPECT_EQ(s.init_container_statuses[0].started, false) << policy;
+    EXPECT_FALSE(s.init_container_statuses[1].ready) << policy;
+    EXPECT_EQ(s.init_container_statuses[1].started, true) << policy;
+    EXPECT_EQ(Cond(s, "Initialized")->message, "containers with incomplete status: [init2]");
+
+    rs.container_statuses = {Exited("init2", "i2", 1), Exited("init1", "i1", 0)};
+    api::PodStatus failed = Generate(pod, rs);
+    EXPECT_TRUE(failed.init_container_statuses[0].ready) << policy;
+    EXPECT_FALSE(failed.init_container_statuses[1].ready) << policy;
+
+    rs.container_statuses = {Running("main", "c1"), Exited("init2", "i2", 0),
+                             Exited("init1", "i1", 0)};
+    api::PodStatus done = Generate(pod, rs);
+    EXPECT_TRUE(done.init_container_statuses[0].ready) << policy;
+    EXPECT_TRUE(done.init_container_statuses[1].ready) << policy;
+    EXPECT_EQ(Cond(done, "Initialized")->status, "True") << policy;
+    EXPECT_EQ(Cond(done, "Ready")->status, "True") << policy;
+  }
+}
+
+// A sidecar (restartable init container) follows its probes, never its exit code.
+TEST(GenerateStatusTest, SidecarReadinessFollowsProbes) {
+  api::Pod pod;
+  pod.spec.restart_policy = "Always";
+  pod.spec.init_containers = {MakeContainer("sidecar")};
+  pod.spec.init_containers[0].restart_policy = "Always";
+  pod.spec.init_containers[0].readiness_probe = api::Probe();
+  pod.spec.containers = {MakeContainer("main")};
+  container::PodStatus rs = WithSandbox();
+  rs.container_statuses = {Running("main", "c1"), Running("sidecar", "s1")};
+  api::PodStatus s = Generate(pod, rs);
+  EXPECT_FALSE(s.init_container_statuses[0].ready);
+  EXPECT_EQ(Cond(s, "ContainersReady")->message, "containers with unready status: [sidecar]");
+  ProbeState probes;
+  probes.ready = [](const std::string& id) -> std::optional<bool> {
+    return id == "containerd://s1" ? std::optional<bool>(true) : std::nullopt;
+  };
+  EXPECT_TRUE(Generate(pod, rs, &probes).init_container_statuses[0].ready);
+  rs.container_statuses = {Running("main", "c1"), Exited("sidecar", "s1", 0)};
+  EXPECT_FALSE(Generate(pod, rs, &probes).init_container_statuses[0].ready);
+}
+
+// Ephemeral containers are reported as upstream reports them: converted like app containers,
+// never probed (no `started`, never ready), never restarted.
+TEST(GenerateStatusTest, EphemeralContainerStatuses) {
+  api::Pod pod;
+  pod.spec.restart_policy = "Always";
+  pod.spec.containers = {MakeContainer("main")};
+  api::EphemeralContainer debugger;
+  debugger.common = MakeContainer("debugger");
+  debugger.target_container_name = "main";
+  pod.spec.ephemeral_containers = {debugger};
+  container::PodStatus rs = WithSandbox();
+  rs.container_statuses = {Running("main", "c1")};
+  api::PodStatus s = Generate(pod, rs);
+  ASSERT_EQ(s.ephemeral_container_statuses.size(), 1u);
+  const api::ContainerStatus& waiting = s.ephemeral_container_statuses[0];
+  EXPECT_EQ(waiting.name, "debugger");
+  EXPECT_EQ(waiting.state.waiting->reason, "ContainerCreating");
+  EXPECT_FALSE(waiting.started.has_value());
+  EXPECT_FALSE(waiting.ready);
+  // The ephemeral container does not count for readiness or phase.
+  EXPECT_EQ(Cond(s, "Ready")->status, "True");
+
+  container::ContainerStatus dbg = Running("debugger", "d1");
+  dbg.image_ref = "sha256:abc";
+  rs.container_statuses = {dbg, Running("main", "c1")};
+  api::PodStatus running = Generate(pod, rs);
+  const api::ContainerStatus& r = running.ephemeral_container_statuses[0];
+  ASSERT_TRUE(r.state.running.has_value());
+  EXPECT_EQ(r.container_id, "containerd://d1");
+  EXPECT_EQ(r.image_id, "sha256:abc");
+  EXPECT_EQ(r.restart_count, 0);
+  EXPECT_FALSE(r.started.has_value());
+  EXPECT_FALSE(r.ready);
+
+  // Exited under restartPolicy Always, with a stale failure reason: still terminated.
+  rs.container_statuses = {Exited("debugger", "d1", 0), Running("main", "c1")};
+  ReasonCache reasons = {{"debugger", {"CrashLoopBackOff", "back-off"}}};
+  GenerateInput in;
+  in.pod = &pod;
+  in.runtime_status = &rs;
+  in.reasons = &reasons;
+  api::PodStatus exited = GeneratePodStatus(in);
+  ASSERT_TRUE(exited.ephemeral_container_statuses[0].state.terminated.has_value());
+  EXPECT_EQ(exited.ephemeral_container_statuses[0].state.terminated->reason, "Completed");
+  EXPECT_EQ(exited.phase, "Running");
+  // Not started yet and its image failed: waiting with the reason.
+  rs.container_statuses = {Running("main", "c1")};
+  reasons = {{"debugger", {"ErrImagePull", "not found"}}};
+  EXPECT_EQ(GeneratePodStatus(in).ephemeral_container_statuses[0].state.waiting->reason,
+            "ErrImagePull");
+}
+
+// The kubelet's own end of a pod (deadline, eviction) is applied before the conditions.
+TEST(GenerateStatusTest, TerminalReasonBeforeConditions) {
+  api::Pod pod;
+  pod.spec.restart_policy = "Always";
+  pod.spec.containers = {MakeContainer("main")};
+  container::PodStatus rs = WithSandbox();
+  rs.container_statuses = {Running("main", "c1")};
+  TerminalReason deadline{kDeadlineExceededReason, kDeadlineExceededMessage, std::nullopt};
+  GenerateInput in;
+  in.pod = &pod;
+  in.runtime_status = &rs;
+  in.terminal = &deadline;
+  api::PodStatus s = GeneratePodStatus(in);
+  EXPECT_EQ(s.phase, "Failed");
+  EXPECT_EQ(s.reason, "DeadlineExceeded");
+  EXPECT_EQ(s.message, "Pod was active on the node longer than the specified deadline");
+  EXPECT_EQ(Cond(s, "Ready")->reason, "PodFailed");
+  EXPECT_EQ(Cond(s, "DisruptionTarget"), nullptr);
+  // A later status without the reason keeps the phase, reason and message.
+  in.terminal = nullptr;
+  in.old_status = &s;
+  api::PodStatus later = GeneratePodStatus(in);
+  EXPECT_EQ(later.phase, "Failed");
+  EXPECT_EQ(later.reason, "DeadlineExceeded");
+
+  TerminalReason evicted{"Evicted", "low on memory", absl::FromUnixSeconds(3000)};
+  in.terminal = &evicted;
+  in.old_status = nullptr;
+  in.now = absl::FromUnixSeconds(3010);
+  api::PodStatus e = GeneratePodStatus(in);
+  EXPECT_EQ(e.reason, "Evicted");
+  ASSERT_EQ(e.conditions[0].type, "DisruptionTarget");
+  EXPECT_EQ(e.conditions[0].reason, "TerminationByKubelet");
+  EXPECT_EQ(e.conditions[0].message, "low on memory");
+  EXPECT_EQ(e.conditions[0].last_transition_time.seconds, 3000);
+}
+
+TEST(GenerateStatusTest, PastActiveDeadline) {
+  api::Pod pod;
+  const absl::Time now = absl::FromUnixSeconds(10000);
+  std::optional<api::Time> start = api::Time::FromUnix(9970);
+  EXPECT_FALSE(PastActiveDeadline(pod, start, now));  // no deadline
+  pod.spec.active_deadline_seconds = 60;
+  EXPECT_FALSE(PastActiveDeadline(pod, start, now));
+  pod.spec.active_deadline_seconds = 30;
+  EXPECT_TRUE(PastActiveDeadline(pod, start, now));  // exactly the deadline
+  pod.spec.active_deadline_seconds = 5;
+  EXPECT_TRUE(PastActiveDeadline(pod, start, now));
+  EXPECT_FALSE(PastActiveDeadline(pod, std::nullopt, now));  // not started
+  EXPECT_FALSE(PastActiveDeadline(pod, api::Time{}, now));
 }
 
 TEST(GenerateStatusTest, WaitingReasonsFromTheLastSync) {

@@ -436,6 +436,7 @@ apiserver_flags() {
   # Endpoints may not hold a loopback address, so the `kubernetes` Service gets none
   # (--endpoint-reconciler-type=none; pods cannot reach the host's loopback anyway).
   # --cert-dir: its default is /var/run/kubernetes.
+  # SidecarContainers (alpha in v1.28): the API keeps restartPolicy on init containers.
   APISERVER_FLAGS=(
     --etcd-servers="http://127.0.0.1:$ETCD_PORT"
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --endpoint-reconciler-type=none
@@ -449,6 +450,7 @@ apiserver_flags() {
     --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction
     --enable-bootstrap-token-auth=true
     --allow-privileged=true
+    --feature-gates=SidecarContainers=true
     --kubelet-client-certificate="$DIR/pki/apiserver-kubelet-client.crt"
     --kubelet-client-key="$DIR/pki/apiserver-kubelet-client.key"
     --kubelet-preferred-address-types="${KUBELET_CP_ADDRESS_TYPES:-Hostname,InternalIP}"

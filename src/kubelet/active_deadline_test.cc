@@ -1,0 +1,212 @@
+// activeDeadlineSeconds through the Kubelet (upstream's activeDeadlineHandler): a pod past its
+// deadline ends Failed / DeadlineExceeded with its containers killed and a Normal event, on
+// creation, on the sync tick, and when an UPDATE shortens the deadline of a running pod.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "api/pod_defaults.h"
+#include "cri/testing/fake_runtime.h"
+#include "gtest/gtest.h"
+#include "kubelet/container/testing/fake_container_runtime.h"
+#include "kubelet/events/testing/fake_recorder.h"
+#include "kubelet/kubelet.h"
+#include "kubelet/podsource/api_source.h"
+
+namespace kubelet {
+namespace {
+
+template <typename Pred>
+bool WaitFor(Pred pred) {
+  for (int i = 0; i < 1000; ++i) {
+    if (pred()) return true;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return false;
+}
+
+api::Pod ApiPod(const std::string& name, std::optional<int64_t> deadline) {
+  api::Pod pod;
+  pod.metadata.name = name;
+  pod.metadata.namespace_ = "default";
+  pod.metadata.uid = "uid-" + name;
+  pod.spec.node_name = "node1";
+  api::Container c;
+  c.name = "main";
+  c.image = "busybox";
+  pod.spec.containers.push_back(c);
+  pod.spec.active_deadline_seconds = deadline;
+  api::SetDefaultsPod(&pod);
+  return pod;
+}
+
+container::PodStatus RunningStatus(const api::Pod& pod) {
+  container::PodStatus rs;
+  rs.id = pod.metadata.uid;
+  rs.name = pod.metadata.name;
+  rs.namespace_ = pod.metadata.namespace_;
+  container::SandboxStatus sb;
+  sb.id = "sb-" + pod.metadata.name;
+  sb.ready = true;
+  sb.ips = {"10.0.0.7"};
+  rs.sandbox_statuses.push_back(sb);
+  rs.ips = {"10.0.0.7"};
+  container::ContainerStatus cs;
+  cs.id = {"fake", "c-" + pod.metadata.name};
+  cs.name = "main";
+  cs.state = container::State::kRunning;
+  cs.started_at = absl::Now();
+  rs.container_statuses.push_back(cs);
+  return rs;
+}
+
+class ActiveDeadlineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    runtime::v1::StatusResponse resp;
+    for (const char* type : {"RuntimeReady", "NetworkReady"}) {
+      auto* c = resp.mutable_status()->add_conditions();
+      c->set_type(type);
+      c->set_status(true);
+    }
+    cri_.SetRuntimeStatus(resp);
+    KubeletOptions o;
+    o.node_name = "node1";
+    o.root_dir = ::testing::TempDir() + "/deadline-kubelet-" +
+                 ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    o.sync_tick = absl::Milliseconds(20);
+    o.housekeeping_period = absl::Milliseconds(50);
+    o.pleg_relist_period = absl::Milliseconds(20);
+    o.runtime_status_period = absl::Milliseconds(50);
+    o.recorder = &recorder_;
+    o.extra_sources.push_back(
+        {.name = podsource::kApiSourceName, .start = [this](podsource::PodConfig& c) {
+           absl::MutexLock lock(&mu_);
+           config_ = &c;
+           return absl::OkStatus();
+         }});
+    kubelet_ = std::make_unique<Kubelet>(std::move(o), cri_, runtime_, clock_);
+    ASSERT_TRUE(kubelet_->Start().ok());
+  }
+  void TearDown() override { kubelet_->Stop(); }
+
+  void SetPods(std::vector<api::Pod> pods) {
+    // The runtime lists and reports each pod with its container running (the PLEG's relist
+    // puts that in the cache the pod workers read).
+    std::vector<container::Pod> listed;
+    for (const api::Pod& p : pods) {
+      runtime_.SetStatus(p.metadata.uid, RunningStatus(p));
+      container::Pod rp;
+      rp.id = p.metadata.uid;
+      rp.name = p.metadata.name;
+      rp.namespace_ = p.metadata.namespace_;
+      container::Container c;
+      c.id = {"fake", "c-" + p.metadata.name};
+      c.name = "main";
+      c.state = container::State::kRunning;
+      rp.containers.push_back(c);
+      container::Container sb;
+      sb.id = {"fake", "sb-" + p.metadata.name};
+      sb.state = container::State::kRunning;
+      rp.sandboxes.push_back(sb);
+      listed.push_back(rp);
+    }
+    runtime_.SetPods(listed);
+    podsource::PodConfig* c = nullptr;
+    ASSERT_TRUE(WaitFor([&] {
+      absl::MutexLock lock(&mu_);
+      c = config_;
+      return c != nullptr;
+    }));
+    c->SetSource(podsource::kApiSourceName, std::move(pods));
+  }
+  std::optional<api::PodStatus> Status(const std::string& uid) const {
+    auto st = kubelet_->status_manager().GetPodStatus(uid);
+    if (!st) return std::nullopt;
+    return st->status;
+  }
+  bool Killed(const std::string& uid) const {
+    for (const std::string& c : runtime_.Calls()) {
+      if (c == "KillPod:" + uid) return true;
+    }
+    return false;
+  }
+  bool Failed(const std::string& uid) const {
+    auto st = Status(uid);
+    return st && st->phase == "Failed";
+  }
+
+  cri::FakeRuntime cri_;
+  container::FakeContainerRuntime runtime_;
+  RealClock clock_;
+  events::FakeRecorder recorder_;
+  absl::Mutex mu_;
+  podsource::PodConfig* config_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::unique_ptr<Kubelet> kubelet_;
+};
+
+TEST_F(ActiveDeadlineTest, PodPastItsDeadlineFailsWithUpstreamReason) {
+  api::Pod pod = ApiPod("short", 1);
+  SetPods({pod});
+  ASSERT_TRUE(WaitFor([&] {
+    auto st = Status(pod.metadata.uid);
+    return st && st->phase == "Running";
+  }));
+  // One second after its start time, the sync tick ends it.
+  ASSERT_TRUE(WaitFor([&] { return Failed(pod.metadata.uid); }));
+  api::PodStatus st = *Status(pod.metadata.uid);
+  EXPECT_EQ(st.reason, "DeadlineExceeded");
+  EXPECT_EQ(st.message, "Pod was active on the node longer than the specified deadline");
+  for (const api::PodCondition& c : st.conditions) {
+    EXPECT_NE(c.type, "DisruptionTarget");
+    if (c.type == "Ready") EXPECT_EQ(c.reason, "PodFailed");
+  }
+  EXPECT_TRUE(WaitFor([&] { return Killed(pod.metadata.uid); }));
+  auto events = recorder_.WithReason("DeadlineExceeded");
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events[0].type, "Normal");
+  EXPECT_EQ(events[0].message, "Pod was active on the node longer than the specified deadline");
+  // The final status (after the kill) keeps the reason.
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(Status(pod.metadata.uid)->reason, "DeadlineExceeded");
+}
+
+TEST_F(ActiveDeadlineTest, UpdateShorteningTheDeadlineEndsARunningPod) {
+  api::Pod pod = ApiPod("long", 3600);
+  api::Pod other = ApiPod("other", std::nullopt);
+  SetPods({pod, other});
+  ASSERT_TRUE(WaitFor([&] {
+    auto st = Status(pod.metadata.uid);
+    return st && st->phase == "Running";
+  }));
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_FALSE(Failed(pod.metadata.uid));
+  EXPECT_FALSE(Killed(pod.metadata.uid));
+
+  api::Pod updated = pod;
+  updated.spec.active_deadline_seconds = 1;  // the pod has run longer than a second
+  absl::SleepFor(absl::Seconds(1));
+  SetPods({updated, other});
+  ASSERT_TRUE(WaitFor([&] { return Failed(pod.metadata.uid); }));
+  EXPECT_EQ(Status(pod.metadata.uid)->reason, "DeadlineExceeded");
+  EXPECT_TRUE(WaitFor([&] { return Killed(pod.metadata.uid); }));
+  // The pod without a deadline is untouched.
+  EXPECT_EQ(Status(other.metadata.uid)->phase, "Running");
+  EXPECT_FALSE(Killed(other.metadata.uid));
+}
+
+TEST_F(ActiveDeadlineTest, DeadlineCountsFromTheStartTimeTheApiServerHolds) {
+  // A pod the kubelet first sees (e.g. after a restart) with a start time long past.
+  api::Pod pod = ApiPod("restarted", 60);
+  pod.status.phase = "Running";
+  pod.status.start_time = api::Time::FromUnix(absl::ToUnixSeconds(absl::Now()) - 120);
+  SetPods({pod});
+  ASSERT_TRUE(WaitFor([&] { return Failed(pod.metadata.uid); }));
+  EXPECT_EQ(Status(pod.metadata.uid)->reason, "DeadlineExceeded");
+  // The start time is kept from the API status.
+  EXPECT_EQ(Status(pod.metadata.uid)->start_time->seconds, pod.status.start_time->seconds);
+}
+
+}  // namespace
+}  // namespace kubelet
