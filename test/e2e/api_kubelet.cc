@@ -2,6 +2,8 @@
 
 #include <signal.h>
 
+#include <filesystem>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -26,6 +28,8 @@ absl::StatusOr<ApiKubelet> StartApiKubelet(const std::string& bin, const std::st
                                            const std::vector<std::string>& extra_args) {
   ApiKubelet k;
   k.node = node;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
   absl::StatusOr<std::string> kubeconfig = cp.NodeKubeconfig(node);
   if (!kubeconfig.ok()) return kubeconfig.status();
   k.port = FreePort();

@@ -90,6 +90,11 @@ std::string GrpcErrorString(const absl::Status& status) {
                       " desc = ", GrpcErrorMessage(status));
 }
 
+std::string PullErrorString(const absl::Status& status) {
+  if (status.code() == absl::StatusCode::kUnknown) return GrpcErrorMessage(status);
+  return GrpcErrorString(status);
+}
+
 ImageManager::ImageManager(cri::ImageManagerService& images, Clock& clock,
                            ImageManagerOptions options)
     : images_(images),
@@ -244,7 +249,7 @@ EnsureImageResult ImageManager::EnsureImageExists(
     std::string err = pulled.status().code() == absl::StatusCode::kResourceExhausted &&
                               pulled.status().message() == "pull QPS exceeded"
                           ? std::string(pulled.status().message())
-                          : GrpcErrorString(pulled.status());
+                          : PullErrorString(pulled.status());
     const std::string failed =
         absl::StrCat("Failed to pull image \"", container.image, "\": ", err);
     KLOG_WARNING(failed, "pod", FormatPod(pod), "container", container.name);

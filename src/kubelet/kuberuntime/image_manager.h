@@ -113,6 +113,9 @@ class ImageManager {
 // Renders a CRI error the way a Go gRPC client prints it: "rpc error: code = NotFound desc =
 // <message>" (the "<Method>: " prefix our CRI client adds is removed).
 std::string GrpcErrorString(const absl::Status& status);
+// A PullImage error as upstream's CRI image client returns it: GrpcErrorString, except that
+// an Unknown code is stripped to the runtime's message ("they add no value").
+std::string PullErrorString(const absl::Status& status);
 // Just the runtime's message (grpc status.Message()), without the "<Method>: " prefix.
 std::string GrpcErrorMessage(const absl::Status& status);
 // The Go name of the status code ("NotFound", "DeadlineExceeded", ...).

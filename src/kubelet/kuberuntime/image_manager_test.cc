@@ -92,6 +92,19 @@ TEST_F(ImageManagerTest, InspectError) {
             "connection refused");
 }
 
+// Upstream's CRI image client strips the code of an Unknown error (containerd's 401s and most
+// pull failures come that way).
+TEST_F(ImageManagerTest, UnknownPullErrorsCarryOnlyTheRuntimeMessage) {
+  ImageManager m(fake_, clock_, Opts());
+  api::Pod pod = MakePod("p", {MakeContainer("a", "busybox:1.36")});
+  fake_.InjectError("PullImage", absl::UnknownError("PullImage: failed to pull and unpack image"));
+  EnsureImageResult r = m.EnsureImageExists(pod, pod.spec.containers[0], nullptr);
+  EXPECT_EQ(r.reason, kErrImagePull);
+  EXPECT_EQ(r.message, "failed to pull and unpack image");
+  EXPECT_EQ(PullErrorString(absl::UnknownError("x")), "x");
+  EXPECT_EQ(PullErrorString(absl::NotFoundError("x")), "rpc error: code = NotFound desc = x");
+}
+
 TEST_F(ImageManagerTest, PullErrorThenBackOff) {
   ImageManager m(fake_, clock_, Opts());
   api::Pod pod = MakePod("p", {MakeContainer("a", "busybox:1.36")});

@@ -204,10 +204,13 @@ void SetNodeStatus(const NodeStatusOptions& o, const MachineFacts& machine,
     errs.push_back(
         absl::StrCat("missing node capacity for resources: ", absl::StrJoin(missing, ", ")));
   }
-  // As upstream, only a flip of an existing Ready condition records NodeReady / NodeNotReady.
+  // A flip of an existing Ready condition records NodeReady / NodeNotReady, as upstream's.
+  // Upstream registers before its first runtime check, so a node it starts always goes from
+  // not ready to ready and shows NodeReady; ours may register ready, and records NodeReady
+  // then too.
   if (errs.empty()) {
     if (SetCondition(&st.conditions, api::kNodeReady, api::kConditionTrue, "KubeletReady",
-                     "kubelet is posting ready status", now) == Transition::kFlipped) {
+                     "kubelet is posting ready status", now) != Transition::kNone) {
       RecordNodeStatusEvent(o, events::kNodeReady);
     }
   } else {

@@ -183,12 +183,14 @@ TEST_F(NodeStatusTest, ConditionTransitionsAreRecordedAsNodeEvents) {
   options_.recorder = &recorder;
   Build();
   ASSERT_TRUE(manager_->SyncNodeStatus().ok());
-  // Registration: the pressure conditions are new; a new Ready condition records nothing.
+  // Registration: the pressure conditions are new; a new Ready=True condition records
+  // NodeReady (what upstream's node shows once its first runtime check passed).
   EXPECT_EQ(recorder.Strings(),
             (std::vector<std::string>{
                 "Normal NodeHasSufficientMemory Node node-a status is now: NodeHasSufficientMemory",
                 "Normal NodeHasNoDiskPressure Node node-a status is now: NodeHasNoDiskPressure",
-                "Normal NodeHasSufficientPID Node node-a status is now: NodeHasSufficientPID"}));
+                "Normal NodeHasSufficientPID Node node-a status is now: NodeHasSufficientPID",
+                "Normal NodeReady Node node-a status is now: NodeReady"}));
   const events::ObjectReference ref = recorder.Events()[0].object;
   EXPECT_EQ(ref.kind, "Node");
   EXPECT_EQ(ref.name, "node-a");
@@ -199,7 +201,7 @@ TEST_F(NodeStatusTest, ConditionTransitionsAreRecordedAsNodeEvents) {
   // Nothing changed: no event.
   clock_.Advance(absl::Seconds(10));
   ASSERT_TRUE(manager_->SyncNodeStatus().ok());
-  EXPECT_EQ(recorder.Events().size(), 3u);
+  EXPECT_EQ(recorder.Events().size(), 4u);
 
   errors_ = {"container runtime is down"};
   clock_.Advance(absl::Seconds(10));
@@ -208,9 +210,9 @@ TEST_F(NodeStatusTest, ConditionTransitionsAreRecordedAsNodeEvents) {
   clock_.Advance(absl::Seconds(10));
   ASSERT_TRUE(manager_->SyncNodeStatus().ok());
   auto strings = recorder.Strings();
-  ASSERT_EQ(strings.size(), 5u);
-  EXPECT_EQ(strings[3], "Normal NodeNotReady Node node-a status is now: NodeNotReady");
-  EXPECT_EQ(strings[4], "Normal NodeReady Node node-a status is now: NodeReady");
+  ASSERT_EQ(strings.size(), 6u);
+  EXPECT_EQ(strings[4], "Normal NodeNotReady Node node-a status is now: NodeNotReady");
+  EXPECT_EQ(strings[5], "Normal NodeReady Node node-a status is now: NodeReady");
 }
 
 TEST_F(NodeStatusTest, ExistingNodeIsReconciled) {
