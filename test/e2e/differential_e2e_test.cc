@@ -568,6 +568,21 @@ class DifferentialTest : public ::testing::Test {
                  {},
                  {},
                  failed});
+    // A host port already taken by a running pod: the second pod, created once the first
+    // runs, is rejected (NodePorts).
+    const std::string port_conflict =
+        Pod(N("reject-host-port"), sleep, "",
+            "    ports:\n    - containerPort: 80\n      hostPort: 31180\n");
+    s.push_back({N("host-port"),
+                 Pod(N("host-port"), sleep, "",
+                     "    ports:\n    - containerPort: 80\n      hostPort: 31180\n"),
+                 running_ready,
+                 [this, port_conflict] {
+                   auto r = cp_->Kubectl({"apply", "-f", "-"}, port_conflict);
+                   EXPECT_TRUE(r.ok() && r->exit_code == 0) << (r.ok() ? r->err : "");
+                 },
+                 running_ready});
+    s.push_back({N("reject-host-port"), "", {}, {}, failed});
     s.push_back({N("evicted"),
                  Pod(N("evicted"),
                      // No TERM handler (pid 1 ignores it): killed, it exits 137. (Upstream
