@@ -5,9 +5,9 @@
 //                         PLEG events    1 s sync tick, 2 s housekeeping tick
 //
 // The sync loop runs on its own thread and multiplexes, with one poll(2): config updates
-// (ADD/UPDATE/REMOVE/RECONCILE/DELETE), PLEG events, the sync tick (due re-syncs), the
-// housekeeping tick (orphan pods, finished workers, stale statuses, pod directories, container
-// GC) and, later, probe results. It never calls the runtime itself: pod work runs on the pod
+// (ADD/UPDATE/REMOVE/RECONCILE/DELETE), PLEG events, the sync tick (due re-syncs, pods past
+// their activeDeadlineSeconds), the housekeeping tick (orphan pods, finished workers, stale
+// statuses, pod directories, container GC) and, later, probe results. It never calls the runtime itself: pod work runs on the pod
 // workers' pool, relists on the PLEG thread, orphan listing on the housekeeping worker.
 //
 // Mirror pods (API-server mode, mirror_client set): a static pod being synced gets a mirror pod
