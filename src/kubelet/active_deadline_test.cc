@@ -13,18 +13,13 @@
 #include "kubelet/events/testing/fake_recorder.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/podsource/api_source.h"
+#include "kubelet/testing/kubelet_test_util.h"
 
 namespace kubelet {
 namespace {
 
-template <typename Pred>
-bool WaitFor(Pred pred) {
-  for (int i = 0; i < 1000; ++i) {
-    if (pred()) return true;
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  return false;
-}
+using testing::RuntimeStatus;
+using testing::WaitFor;
 
 api::Pod ApiPod(const std::string& name, std::optional<int64_t> deadline) {
   api::Pod pod;
@@ -64,13 +59,7 @@ container::PodStatus RunningStatus(const api::Pod& pod) {
 class ActiveDeadlineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    runtime::v1::StatusResponse resp;
-    for (const char* type : {"RuntimeReady", "NetworkReady"}) {
-      auto* c = resp.mutable_status()->add_conditions();
-      c->set_type(type);
-      c->set_status(true);
-    }
-    cri_.SetRuntimeStatus(resp);
+    cri_.SetRuntimeStatus(RuntimeStatus());
     KubeletOptions o;
     o.node_name = "node1";
     o.root_dir = ::testing::TempDir() + "/deadline-kubelet-" +

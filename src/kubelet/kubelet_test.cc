@@ -3,34 +3,17 @@
 #include "cri/testing/fake_runtime.h"
 #include "gtest/gtest.h"
 #include "kubelet/container/testing/fake_container_runtime.h"
+#include "kubelet/testing/kubelet_test_util.h"
 
 namespace kubelet {
 namespace {
 
-runtime::v1::StatusResponse MakeStatus(bool runtime_ready, bool network_ready) {
-  runtime::v1::StatusResponse resp;
-  auto* rc = resp.mutable_status()->add_conditions();
-  rc->set_type("RuntimeReady");
-  rc->set_status(runtime_ready);
-  auto* nc = resp.mutable_status()->add_conditions();
-  nc->set_type("NetworkReady");
-  nc->set_status(network_ready);
-  nc->set_reason("NetworkPluginNotReady");
-  return resp;
-}
-
-template <typename Pred>
-bool WaitFor(Pred pred) {
-  for (int i = 0; i < 500; ++i) {
-    if (pred()) return true;
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  return false;
-}
+using testing::RuntimeStatus;
+using testing::WaitFor;
 
 TEST(Kubelet, TracksRuntimeConditions) {
   cri::FakeRuntime fake;
-  fake.SetRuntimeStatus(MakeStatus(true, false));
+  fake.SetRuntimeStatus(RuntimeStatus(true, false));
   container::FakeContainerRuntime runtime;
   RealClock clock;
   Kubelet k(KubeletOptions{.node_name = "n1",
@@ -40,7 +23,7 @@ TEST(Kubelet, TracksRuntimeConditions) {
   ASSERT_TRUE(k.Start().ok());
   ASSERT_TRUE(WaitFor([&] { return k.RuntimeReady(); }));
   EXPECT_FALSE(k.NetworkReady());
-  fake.SetRuntimeStatus(MakeStatus(true, true));
+  fake.SetRuntimeStatus(RuntimeStatus(true, true));
   EXPECT_TRUE(WaitFor([&] { return k.NetworkReady(); }));
   fake.SetPersistentError("Status", absl::UnavailableError("runtime down"));
   EXPECT_TRUE(WaitFor([&] { return !k.RuntimeReady(); }));

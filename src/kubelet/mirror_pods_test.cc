@@ -17,6 +17,7 @@
 #include "kubelet/mirror_client.h"
 #include "kubelet/pod_manager.h"
 #include "kubelet/podsource/api_source.h"
+#include "kubelet/testing/kubelet_test_util.h"
 
 namespace kubelet {
 namespace {
@@ -24,14 +25,8 @@ namespace {
 constexpr char kNode[] = "node1";
 constexpr char kNodeUid[] = "node-uid-1";
 
-template <typename Pred>
-bool WaitFor(Pred pred) {
-  for (int i = 0; i < 1000; ++i) {
-    if (pred()) return true;
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  return false;
-}
+using testing::RuntimeStatus;
+using testing::WaitFor;
 
 api::Pod StaticPod(const std::string& base, const std::string& image = "busybox") {
   api::Pod pod;
@@ -242,15 +237,7 @@ class FakeApi final : public MirrorClient, public status::PodStatusClient {
 
 class MirrorPodsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    runtime::v1::StatusResponse resp;
-    for (const char* type : {"RuntimeReady", "NetworkReady"}) {
-      auto* c = resp.mutable_status()->add_conditions();
-      c->set_type(type);
-      c->set_status(true);
-    }
-    cri_.SetRuntimeStatus(resp);
-  }
+  void SetUp() override { cri_.SetRuntimeStatus(RuntimeStatus()); }
   void TearDown() override {
     if (kubelet_) kubelet_->Stop();
   }

@@ -1,0 +1,36 @@
+// Helpers for the unit tests that run a Kubelet on fakes (kubelet_test).
+#ifndef KUBELET_KUBELET_TESTING_KUBELET_TEST_UTIL_H_
+#define KUBELET_KUBELET_TESTING_KUBELET_TEST_UTIL_H_
+
+#include "absl/time/clock.h"
+#include "cri/proto/api.pb.h"
+
+namespace kubelet::testing {
+
+// A CRI Status answer with the RuntimeReady and NetworkReady conditions.
+inline runtime::v1::StatusResponse RuntimeStatus(bool runtime_ready = true,
+                                                 bool network_ready = true) {
+  runtime::v1::StatusResponse resp;
+  auto* rc = resp.mutable_status()->add_conditions();
+  rc->set_type("RuntimeReady");
+  rc->set_status(runtime_ready);
+  auto* nc = resp.mutable_status()->add_conditions();
+  nc->set_type("NetworkReady");
+  nc->set_status(network_ready);
+  if (!network_ready) nc->set_reason("NetworkPluginNotReady");
+  return resp;
+}
+
+// Polls `pred` every 10 ms for up to 10 s; whether it became true.
+template <typename Pred>
+bool WaitFor(Pred pred) {
+  for (int i = 0; i < 1000; ++i) {
+    if (pred()) return true;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return false;
+}
+
+}  // namespace kubelet::testing
+
+#endif  // KUBELET_KUBELET_TESTING_KUBELET_TEST_UTIL_H_
