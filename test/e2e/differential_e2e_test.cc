@@ -38,7 +38,6 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "cri/remote/remote_runtime.h"
 #include "gtest/gtest.h"
@@ -624,8 +623,8 @@ class DifferentialTest : public ::testing::Test {
     return s;
   }
 
-  bool HasEvent(const std::string& pod, const std::string& reason) {
-    absl::MutexLock lock(&events_mu_);
+  // Whether the events of the current poll (events_) hold one of `reason` about `pod`.
+  bool HasEvent(const std::string& pod, const std::string& reason) const {
     for (const json& e : events_) {
       if (e["involvedObject"].value("name", "") == pod && e.value("reason", "") == reason) {
         return true;
@@ -697,10 +696,7 @@ class DifferentialTest : public ::testing::Test {
     for (;;) {
       json pods = GetJson({"get", "pods", "-n", kNamespace});
       json events = GetJson({"get", "events", "-n", kNamespace});
-      {
-        absl::MutexLock lock(&events_mu_);
-        events_ = events.is_object() ? events.value("items", json::array()) : json::array();
-      }
+      events_ = events.is_object() ? events.value("items", json::array()) : json::array();
       std::map<std::string, json> by_name;
       if (pods.is_object()) {
         for (const json& p : pods["items"]) by_name[p["metadata"].value("name", "")] = p;
@@ -736,9 +732,8 @@ class DifferentialTest : public ::testing::Test {
                            ? GetPod(sc.pod)
                            : settled_pod[i];
           if (fresh.is_object()) entry["status"] = NormaliseStatus(fresh["status"], node_ip_);
-          json ev = GetJson({"get", "events", "-n", kNamespace});
-          entry["events"] = NormaliseEvents(ev.is_object() ? ev["items"] : json::array(), "Pod",
-                                            sc.pod, node_ip_, sc.loops);
+          // This poll's events: read at least 3 s after the scenario settled.
+          entry["events"] = NormaliseEvents(events_, "Pod", sc.pod, node_ip_, sc.loops);
           if (sc.logs) {
             auto logs = cp_->Kubectl({"logs", sc.pod, "-n", kNamespace});
             entry["logs"] = logs.ok() ? NormaliseText(logs->out, node_ip_) : "<error>";
@@ -809,8 +804,7 @@ class DifferentialTest : public ::testing::Test {
   std::vector<std::string> auth_down_;
   std::optional<ControlPlane> cp_;
   std::unique_ptr<cri::RuntimeService> rt_;
-  absl::Mutex events_mu_;
-  json events_ ABSL_GUARDED_BY(events_mu_) = json::array();
+  json events_ = json::array();  // the events of the namespace at the last poll
 };
 
 TEST_F(DifferentialTest, PodAndNodeStatusMatchUpstream) {
