@@ -326,7 +326,9 @@ TEST_F(MirrorPodsTest, MirrorPodIsCreatedNeverRunAndGetsTheStatus) {
     auto m = kubelet_->pod_manager().GetMirrorPodByPod(s);
     return m && m->metadata.uid == mirror_uid;
   }));
-  EXPECT_TRUE(Called("SyncPod:" + s.metadata.uid));
+  // The mirror pod is created early in the static pod's sync, before the
+  // runtime is asked to run it: wait for that call rather than assume it.
+  ASSERT_TRUE(WaitFor([&] { return Called("SyncPod:" + s.metadata.uid); }));
   EXPECT_TRUE(RanOnly(s.metadata.uid));
   EXPECT_EQ(kubelet_->pod_manager().Size(), 1u);
   ASSERT_EQ(kubelet_->GetPodsWithStatus().size(), 1u);  // /pods: the static pod only
