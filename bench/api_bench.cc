@@ -141,9 +141,9 @@ int main(int argc, char** argv) {
   const std::string bin = argv[1];
   const int n = argc > 2 ? std::atoi(argv[2]) : 110;
   const int p = argc > 3 ? std::atoi(argv[3]) : 50;
-  const std::string endpoint = Env("KUBELET_E2E_CONTAINERD_ENDPOINT");
+  const std::string endpoint = Env("KUBELET_E2E_RUNTIME_ENDPOINT");
   if (endpoint.empty()) {
-    std::fprintf(stderr, "KUBELET_E2E_CONTAINERD_ENDPOINT is not set\n");
+    std::fprintf(stderr, "KUBELET_E2E_RUNTIME_ENDPOINT is not set\n");
     return 2;
   }
   auto rt = kubelet::cri::NewRemoteRuntimeService(endpoint, absl::Minutes(2));

@@ -15,9 +15,9 @@ namespace kubelet::bench {
 absl::StatusOr<ApiBenchEnv> LoadApiBenchEnv(const std::string& dir_prefix, int* exit_code) {
   ApiBenchEnv env;
   *exit_code = 2;
-  env.endpoint = Env("KUBELET_E2E_CONTAINERD_ENDPOINT");
+  env.endpoint = Env("KUBELET_E2E_RUNTIME_ENDPOINT");
   if (env.endpoint.empty()) {
-    std::fprintf(stderr, "KUBELET_E2E_CONTAINERD_ENDPOINT is not set (start the harness)\n");
+    std::fprintf(stderr, "KUBELET_E2E_RUNTIME_ENDPOINT is not set (start the harness)\n");
     return absl::FailedPreconditionError("no runtime");
   }
   absl::StatusOr<e2e::ControlPlane> cp = e2e::ControlPlane::FromEnv();

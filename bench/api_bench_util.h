@@ -30,7 +30,7 @@ struct ApiBenchEnv {
   std::unique_ptr<cri::RuntimeService> rt;
   std::string dir;
 };
-// Reads KUBELET_E2E_CONTAINERD_ENDPOINT and KUBELET_CP_ENV_FILE, connects to the runtime and
+// Reads KUBELET_E2E_RUNTIME_ENDPOINT and KUBELET_CP_ENV_FILE, connects to the runtime and
 // makes the folder (`dir_prefix`, printed as "logs: <dir>"). On failure prints why and returns
 // the process exit code to use (2: not set up, 1: runtime unreachable).
 absl::StatusOr<ApiBenchEnv> LoadApiBenchEnv(const std::string& dir_prefix, int* exit_code);

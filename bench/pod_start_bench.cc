@@ -71,9 +71,9 @@ int main(int argc, char** argv) {
   std::vector<int> sizes;
   for (int i = 2; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
   if (sizes.empty()) sizes = {30, 110};
-  std::string endpoint = Env("KUBELET_E2E_CONTAINERD_ENDPOINT");
+  std::string endpoint = Env("KUBELET_E2E_RUNTIME_ENDPOINT");
   if (endpoint.empty()) {
-    std::fprintf(stderr, "KUBELET_E2E_CONTAINERD_ENDPOINT is not set (start the harness)\n");
+    std::fprintf(stderr, "KUBELET_E2E_RUNTIME_ENDPOINT is not set (start the harness)\n");
     return 2;
   }
   auto rt = kubelet::cri::NewRemoteRuntimeService(endpoint, absl::Minutes(2));

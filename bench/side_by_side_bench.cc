@@ -557,9 +557,9 @@ int main(int argc, char** argv) {
   std::vector<int> sizes;
   for (int i = 3; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
   if (sizes.empty()) sizes = {30, 110};
-  const std::string endpoint = Env("KUBELET_E2E_CONTAINERD_ENDPOINT");
+  const std::string endpoint = Env("KUBELET_E2E_RUNTIME_ENDPOINT");
   if (endpoint.empty()) {
-    std::fprintf(stderr, "KUBELET_E2E_CONTAINERD_ENDPOINT is not set (start the harness)\n");
+    std::fprintf(stderr, "KUBELET_E2E_RUNTIME_ENDPOINT is not set (start the harness)\n");
     return 2;
   }
   auto rt = kubelet::cri::NewRemoteRuntimeService(endpoint, absl::Minutes(2));
@@ -573,7 +573,7 @@ int main(int argc, char** argv) {
           Env("KUBELET_E2E_CRIO_DIR")};
   } else {
     rp.daemon = static_cast<pid_t>(std::atoi(Env("KUBELET_E2E_CONTAINERD_PID").c_str()));
-    rp.marker = Env("KUBELET_E2E_CONTAINERD_SOCK");
+    rp.marker = Env("KUBELET_E2E_RUNTIME_SOCK");
   }
   std::printf("runtime: %s (monitors: %s)\n", rp.name.c_str(), rp.monitor.c_str());
   // The harness's cgroup root for kubelets under test (its tear-down removes what is left below

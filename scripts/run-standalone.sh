@@ -24,7 +24,7 @@ if [ -n "${KUBELET_E2E_SKIPPED:-}" ]; then
 fi
 
 sed -e "s|@STATIC_POD_PATH@|$ROOT/examples/static-pods|" \
-    -e "s|@RUNTIME_ENDPOINT@|$KUBELET_E2E_CONTAINERD_ENDPOINT|" \
+    -e "s|@RUNTIME_ENDPOINT@|$KUBELET_E2E_RUNTIME_ENDPOINT|" \
     examples/kubelet-config.yaml > "$RUN_DIR/kubelet-config.yaml"
 
 echo "run-standalone: kubelet config $RUN_DIR/kubelet-config.yaml; Ctrl-C to stop"

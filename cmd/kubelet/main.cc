@@ -20,14 +20,14 @@ int main(int argc, char** argv) {
     }
     args.erase(args.begin());
   }
-  kubelet::app::KubeletServer server;
+  kubelet::app::Settings settings;
   kubelet::app::ParseResult result;
-  absl::Status st = kubelet::app::ParseCommandLine(args, &server, std::cout, &result);
+  absl::Status st = kubelet::app::ParseCommandLine(args, &settings, std::cout, &result);
   if (!st.ok()) {
     // Logging is not set up yet when the command line is bad: print as cobra does.
     std::fprintf(stderr, "Error: %s\n", std::string(st.message()).c_str());
     return 1;
   }
   if (result == kubelet::app::ParseResult::kExit) return 0;
-  return kubelet::app::Run(server);
+  return kubelet::app::Run(settings);
 }

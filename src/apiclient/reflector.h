@@ -40,6 +40,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -63,6 +64,24 @@ class ResourceEventHandler {
   virtual void Delete(const nlohmann::json& object) = 0;
   // A BOOKMARK moved the resourceVersion (no object changed).
   virtual void Bookmark(const std::string& resource_version) {}
+};
+
+// Feeds a reflector's calls to a `T` that knows nothing of the API client but has the handler's
+// shape: Replace(std::vector<nlohmann::json>), Add / Update / Delete(const nlohmann::json&).
+// Bookmarks are dropped. `target` is borrowed.
+template <typename T>
+class HandlerFor final : public ResourceEventHandler {
+ public:
+  explicit HandlerFor(T& target) : target_(target) {}
+  void Replace(std::vector<nlohmann::json> objects, const std::string&) override {
+    target_.Replace(std::move(objects));
+  }
+  void Add(const nlohmann::json& object) override { target_.Add(object); }
+  void Update(const nlohmann::json& object) override { target_.Update(object); }
+  void Delete(const nlohmann::json& object) override { target_.Delete(object); }
+
+ private:
+  T& target_;
 };
 
 struct ReflectorOptions {

@@ -5,12 +5,14 @@
 #include <functional>
 
 #include "apiclient/testing/fake_rest_client.h"
+#include "common/testing/eventually.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace kubelet::apiclient {
 namespace {
 
+using kubelet::testing::Eventually;
 using testing::FakeRestClient;
 using ::testing::HasSubstr;
 using Json = nlohmann::json;
@@ -52,16 +54,6 @@ class Recorder final : public ResourceEventHandler {
   std::atomic<int> replaces{0}, adds{0}, updates{0}, deletes{0}, bookmarks{0};
   Store store;
 };
-
-// Waits (test-only polling) until `pred` holds.
-bool Eventually(const std::function<bool()>& pred, absl::Duration timeout = absl::Seconds(10)) {
-  absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (pred()) return true;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return pred();
-}
 
 int CountRequests(const FakeRestClient& fake, const std::string& method,
                   const std::string& contains = "") {

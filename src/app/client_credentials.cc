@@ -47,7 +47,7 @@ prometheus::Counter& RenewErrors() {
 
 }  // namespace
 
-absl::StatusOr<ClientCredentials> LoadClientCredentials(const KubeletServer& s,
+absl::StatusOr<ClientCredentials> LoadClientCredentials(const Settings& s,
                                                         const std::string& node_name) {
   const std::string& kubeconfig = s.flags.kube_config;
   const std::string& bootstrap = s.flags.bootstrap_kubeconfig;

@@ -31,7 +31,7 @@ struct ClientCredentials {
 };
 
 // Needs --kubeconfig. Errors are start-up failures with upstream's wording.
-absl::StatusOr<ClientCredentials> LoadClientCredentials(const KubeletServer& s,
+absl::StatusOr<ClientCredentials> LoadClientCredentials(const Settings& s,
                                                         const std::string& node_name);
 
 }  // namespace kubelet::app

@@ -21,16 +21,16 @@ constexpr const char* kLongHelp =
 
 }  // namespace
 
-absl::Status ParseCommandLine(const std::vector<std::string>& args, KubeletServer* server,
+absl::Status ParseCommandLine(const std::vector<std::string>& args, Settings* settings,
                               std::ostream& out, ParseResult* result) {
   *result = ParseResult::kRun;
-  server->config = config::DefaultKubeletConfiguration();
+  settings->config = config::DefaultKubeletConfiguration();
 
   config::FlagSet fs("kubelet");
   bool help = false;
   std::string version;
-  config::AddKubeletFlags(fs, &server->flags);
-  config::AddKubeletConfigFlags(fs, &server->config);
+  config::AddKubeletFlags(fs, &settings->flags);
+  config::AddKubeletConfigFlags(fs, &settings->config);
   fs.Bool("help", &help, "help for kubelet").shorthand = "h";
   config::Flag version_flag;
   version_flag.name = "version";
@@ -71,16 +71,16 @@ absl::Status ParseCommandLine(const std::vector<std::string>& args, KubeletServe
     *result = ParseResult::kExit;
     return absl::OkStatus();
   }
-  if (absl::Status st = server->gates.SetFromMap(server->config.feature_gates); !st.ok()) {
+  if (absl::Status st = settings->gates.SetFromMap(settings->config.feature_gates); !st.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("failed to set feature gates from initial flags-based config: ",
                      std::string(st.message())));
   }
-  if (absl::Status st = config::ValidateKubeletFlags(server->flags); !st.ok()) {
+  if (absl::Status st = config::ValidateKubeletFlags(settings->flags); !st.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("failed to validate kubelet flags: ", std::string(st.message())));
   }
-  for (const auto& [key, value] : server->flags.node_labels) {
+  for (const auto& [key, value] : settings->flags.node_labels) {
     if (!config::IsAllowedRoleLabel(key)) continue;
     KLOG_WARNING(
         "--node-labels: a node role label, refused by upstream v1.28, is accepted as OpenShift's "
@@ -93,18 +93,18 @@ absl::Status ParseCommandLine(const std::vector<std::string>& args, KubeletServe
         "--pod-infra-container-image will not be pruned by the image garbage collector in "
         "kubelet and should also be set in the remote runtime");
   }
-  const std::string& config_file = server->flags.kubelet_config_file;
+  const std::string& config_file = settings->flags.kubelet_config_file;
   if (!config_file.empty()) {
     auto loaded = config::LoadKubeletConfigFile(config_file, config::DecodeOptions{.strict = true});
     if (!loaded.ok()) return loaded.status();
-    server->config = std::move(loaded->config);
-    server->file_fields = std::move(loaded->fields_set);
+    settings->config = std::move(loaded->config);
+    settings->file_fields = std::move(loaded->fields_set);
     // Flags win over the file: replay the command line onto the loaded configuration.
     if (absl::Status st = fs.Apply(); !st.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("failed to precedence kubeletConfigFlag: ", std::string(st.message())));
     }
-    if (absl::Status st = server->gates.SetFromMap(server->config.feature_gates); !st.ok()) {
+    if (absl::Status st = settings->gates.SetFromMap(settings->config.feature_gates); !st.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("failed to set feature gates from initial flags-based config: ",
                        std::string(st.message())));
@@ -112,24 +112,24 @@ absl::Status ParseCommandLine(const std::vector<std::string>& args, KubeletServe
   }
   for (const std::string& name : fs.ChangedFlags()) {
     std::string_view field = config::ConfigFieldForFlag(name);
-    if (!field.empty()) server->changed_flags.emplace_back(field);
+    if (!field.empty()) settings->changed_flags.emplace_back(field);
   }
   // Configuration complete: logging can be set up.
   log::Format format;
-  if (absl::Status st = log::ParseFormat(server->config.logging.format, &format); !st.ok()) {
+  if (absl::Status st = log::ParseFormat(settings->config.logging.format, &format); !st.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("initialize logging: logging.format: ", std::string(st.message())));
   }
-  log::Configure(log::Options{static_cast<int>(server->config.logging.verbosity), format, {}});
+  log::Configure(log::Options{static_cast<int>(settings->config.logging.verbosity), format, {}});
 
-  if (absl::Status st = config::ValidateKubeletConfiguration(server->config, server->gates);
+  if (absl::Status st = config::ValidateKubeletConfiguration(settings->config, settings->gates);
       !st.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("failed to validate kubelet configuration, error: ", std::string(st.message()),
                      config_file.empty() ? "" : absl::StrCat(", path: ", config_file)));
   }
-  if (!server->config.kubelet_cgroups.empty() && !server->config.kube_reserved_cgroup.empty() &&
-      server->config.kubelet_cgroups.rfind(server->config.kube_reserved_cgroup, 0) != 0) {
+  if (!settings->config.kubelet_cgroups.empty() && !settings->config.kube_reserved_cgroup.empty() &&
+      settings->config.kubelet_cgroups.rfind(settings->config.kube_reserved_cgroup, 0) != 0) {
     KLOG_INFO("unsupported configuration:KubeletCgroups is not within KubeReservedCgroup");
   }
   return absl::OkStatus();

@@ -19,7 +19,9 @@
 
 namespace kubelet::app {
 
-struct KubeletServer {
+// What the command line and the --config file settled: the kubelet's flags, its configuration
+// and feature gates (upstream's options.KubeletServer).
+struct Settings {
   config::KubeletFlags flags;
   config::KubeletConfiguration config;
   config::FeatureGate gates;
@@ -34,9 +36,9 @@ enum class ParseResult {
   kExit,  // --help or --version was served: exit 0
 };
 
-// Parses `args` (argv without the program name) into `server`. --help and --version print to
+// Parses `args` (argv without the program name) into `settings`. --help and --version print to
 // `out`. On error returns a status whose message is what the kubelet prints after "Error: ".
-absl::Status ParseCommandLine(const std::vector<std::string>& args, KubeletServer* server,
+absl::Status ParseCommandLine(const std::vector<std::string>& args, Settings* settings,
                               std::ostream& out, ParseResult* result);
 
 }  // namespace kubelet::app

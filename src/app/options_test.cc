@@ -25,12 +25,12 @@ class OptionsTest : public ::testing::Test {
     return path;
   }
   absl::Status Parse(std::vector<std::string> args) {
-    server_ = std::make_unique<KubeletServer>();
+    settings_ = std::make_unique<Settings>();
     out_.str("");
-    return ParseCommandLine(args, server_.get(), out_, &result_);
+    return ParseCommandLine(args, settings_.get(), out_, &result_);
   }
   std::string dir_;
-  std::unique_ptr<KubeletServer> server_;
+  std::unique_ptr<Settings> settings_;
   std::ostringstream out_;
   ParseResult result_ = ParseResult::kRun;
 };
@@ -38,14 +38,14 @@ class OptionsTest : public ::testing::Test {
 TEST_F(OptionsTest, NoConfigUsesUpstreamFlagDefaults) {
   ASSERT_TRUE(Parse({}).ok());
   EXPECT_EQ(result_, ParseResult::kRun);
-  const auto& c = server_->config;
+  const auto& c = settings_->config;
   EXPECT_EQ(c.sync_frequency, absl::Minutes(1));
   EXPECT_EQ(c.healthz_port, 10248);
   EXPECT_EQ(c.healthz_bind_address, "127.0.0.1");
   EXPECT_EQ(c.max_pods, 110);
   EXPECT_EQ(c.oom_score_adj, -999);
   EXPECT_EQ(c.container_runtime_endpoint, "unix:///run/containerd/containerd.sock");
-  EXPECT_EQ(server_->flags.root_directory, "/var/lib/kubelet");
+  EXPECT_EQ(settings_->flags.root_directory, "/var/lib/kubelet");
 }
 
 TEST_F(OptionsTest, FlagsWinOverTheConfigFile) {
@@ -54,17 +54,17 @@ TEST_F(OptionsTest, FlagsWinOverTheConfigFile) {
       "  InPlacePodVerticalScaling: true\nhealthzPort: 1234\n");
   ASSERT_TRUE(
       Parse({"--config", path, "--max-pods=20", "--feature-gates=GracefulNodeShutdown=true"}).ok());
-  const auto& c = server_->config;
+  const auto& c = settings_->config;
   EXPECT_EQ(c.max_pods, 20);                       // flag wins
   EXPECT_EQ(c.sync_frequency, absl::Seconds(30));  // only in the file
   EXPECT_EQ(c.healthz_port, 1234);
   // --feature-gates merges per key over the file's featureGates.
   EXPECT_TRUE(c.feature_gates.at("GracefulNodeShutdown"));
   EXPECT_TRUE(c.feature_gates.at("InPlacePodVerticalScaling"));
-  EXPECT_TRUE(server_->gates.Enabled("InPlacePodVerticalScaling"));
-  EXPECT_TRUE(server_->gates.Enabled("GracefulNodeShutdown"));
-  EXPECT_NE(std::find(server_->file_fields.begin(), server_->file_fields.end(), "maxPods"),
-            server_->file_fields.end());
+  EXPECT_TRUE(settings_->gates.Enabled("InPlacePodVerticalScaling"));
+  EXPECT_TRUE(settings_->gates.Enabled("GracefulNodeShutdown"));
+  EXPECT_NE(std::find(settings_->file_fields.begin(), settings_->file_fields.end(), "maxPods"),
+            settings_->file_fields.end());
 }
 
 TEST_F(OptionsTest, ConfigErrorsNameFileAndField) {

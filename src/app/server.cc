@@ -340,7 +340,7 @@ std::vector<std::string> UnimplementedFields(const std::vector<std::string>& fil
 
 namespace {
 
-int RunUnguarded(KubeletServer& s) {
+int RunUnguarded(Settings& s) {
   int signal_fd = BlockShutdownSignals();
   const config::KubeletConfiguration& cfg = s.config;
   auto fail = [](const absl::Status& st) {
@@ -530,7 +530,7 @@ int RunUnguarded(KubeletServer& s) {
 
   metrics::Init(node_name, VersionString(), BuildId());
   WiringContext wiring;
-  wiring.server = &s;
+  wiring.settings = &s;
   wiring.node_name = node_name;
   wiring.node_ip = node_ip;
   wiring.runtime = instrumented_runtime.get();
@@ -627,7 +627,7 @@ int RunUnguarded(KubeletServer& s) {
 
 }  // namespace
 
-int Run(KubeletServer& s) {
+int Run(Settings& s) {
   // The main thread's boundary: an exception that gets this far ends the kubelet with an error
   // logged like any other failure, after unwinding stopped what was started.
   int rc = 1;

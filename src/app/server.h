@@ -16,7 +16,7 @@ namespace kubelet::app {
 
 // Exit code: 0 on a clean shutdown, 1 when start-up fails (the error is logged as
 // `"command failed" err="..."`).
-int Run(KubeletServer& server);
+int Run(Settings& settings);
 
 // upstream nodeutil.GetHostname: the override (trimmed, lower-cased) or the OS host name.
 absl::StatusOr<std::string> GetHostname(const std::string& hostname_override);

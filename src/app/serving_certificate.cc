@@ -36,7 +36,7 @@ class SharedClient final : public apiclient::RestClient {
 }  // namespace
 
 bool UsesServingCertificateManager(const WiringContext& ctx) {
-  const KubeletServer& s = *ctx.server;
+  const Settings& s = *ctx.settings;
   if (!s.config.server_tls_bootstrap || !s.gates.Enabled("RotateKubeletServerCertificate")) {
     return false;
   }
@@ -51,7 +51,7 @@ bool UsesServingCertificateManager(const WiringContext& ctx) {
 
 absl::StatusOr<std::function<std::optional<server::TlsCertificate>()>> StartServingCertificate(
     WiringContext& ctx) {
-  const KubeletServer& s = *ctx.server;
+  const Settings& s = *ctx.settings;
   certificate::CertificateManagerOptions mo;
   mo.kind = certificate::CertificateManagerOptions::Kind::kServing;
   mo.node_name = ctx.node_name;

@@ -1,10 +1,11 @@
 // API-server mode pods (upstream pkg/kubelet/config/apiserver.go and the status manager's API
 // half): only with --kubeconfig (ctx.api_client set).
-//   * The "api" pod source: a Reflector on /api/v1/pods?fieldSelector=spec.nodeName=<node>
-//     feeding podsource::ApiSource (the Kubelet registers the source when built, starts the
-//     reflector once the sync loop runs, and stops it before its PodConfig shuts down). Its
-//     pods are checkpointed in <root-dir>/api-pods-checkpoint.json; when no list has come 5 s
-//     after the start (the API server unreachable), the checkpoint is delivered instead.
+//   * The "api" pod source: a checkpointed reflector on
+//     /api/v1/pods?fieldSelector=spec.nodeName=<node> feeding podsource::ApiSource (the Kubelet
+//     registers the source when built, starts the reflector once the sync loop runs, and stops
+//     it before its PodConfig shuts down). Its pods' specs are checkpointed in
+//     <root-dir>/api-pods-checkpoint.json; when no list has come 5 s after the start (the API
+//     server unreachable), the checkpoint is delivered instead.
 //   * The status sync: status::PodStatusClient on the shared RestClient (GET, PATCH status with
 //     a strategic merge patch, DELETE with the UID precondition); the Kubelet runs the
 //     ApiStatusSyncer with it.
@@ -14,14 +15,13 @@
 // Standalone mode wires nothing.
 #include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "api/pod_codec.h"
-#include "apiclient/reflector.h"
+#include "apiclient/checkpointed_reflector.h"
 #include "apiclient/rest_client.h"
 #include "app/wiring.h"
 #include "common/log.h"
@@ -73,21 +73,6 @@ class RestMirrorClient final : public MirrorClient {
   apipods::PodApi api_;
 };
 
-// Hands the reflector's objects to the ApiSource.
-class ApiSourceHandler final : public apiclient::ResourceEventHandler {
- public:
-  explicit ApiSourceHandler(podsource::ApiSource& source) : source_(source) {}
-  void Replace(std::vector<nlohmann::json> objects, const std::string&) override {
-    source_.Replace(std::move(objects));
-  }
-  void Add(const nlohmann::json& object) override { source_.Add(object); }
-  void Update(const nlohmann::json& object) override { source_.Update(object); }
-  void Delete(const nlohmann::json& object) override { source_.Delete(object); }
-
- private:
-  podsource::ApiSource& source_;
-};
-
 // The running source: built by the Kubelet's start hook, stopped once (by the shutdown action
 // or the Kubelet's stop hook, whichever comes first).
 struct ApiPodSource {
@@ -95,42 +80,30 @@ struct ApiPodSource {
   Clock* clock = nullptr;
   std::string node_name;
   std::string checkpoint_path;
-  std::thread restorer;  // joined by Stop()
   absl::Mutex mu;
   std::unique_ptr<podsource::ApiSource> source ABSL_GUARDED_BY(mu);
-  std::unique_ptr<ApiSourceHandler> handler ABSL_GUARDED_BY(mu);
-  std::unique_ptr<apiclient::Reflector> reflector ABSL_GUARDED_BY(mu);
+  std::unique_ptr<apiclient::HandlerFor<podsource::ApiSource>> handler ABSL_GUARDED_BY(mu);
+  std::unique_ptr<apiclient::CheckpointedReflector> reflector ABSL_GUARDED_BY(mu);
   bool stopped ABSL_GUARDED_BY(mu) = false;
 
   absl::Status Start(podsource::PodConfig& config) {
     absl::MutexLock lock(&mu);
     if (stopped || reflector) return absl::OkStatus();
-    source = std::make_unique<podsource::ApiSource>(
-        config, podsource::ApiSourceOptions{.checkpoint_path = checkpoint_path});
-    handler = std::make_unique<ApiSourceHandler>(*source);
-    apiclient::ReflectorOptions ro;
-    ro.name = "pods";
-    ro.path = "/api/v1/pods";
-    ro.field_selector = "spec.nodeName=" + node_name;
-    reflector = std::make_unique<apiclient::Reflector>(*client, *handler, ro, *clock);
+    source = std::make_unique<podsource::ApiSource>(config);
+    handler = std::make_unique<apiclient::HandlerFor<podsource::ApiSource>>(*source);
+    reflector = std::make_unique<apiclient::CheckpointedReflector>(
+        *client, *handler,
+        apiclient::ReflectorOptions{
+            .name = "pods", .path = "/api/v1/pods", .field_selector = "spec.nodeName=" + node_name},
+        apiclient::CheckpointOptions{
+            .path = checkpoint_path, .list_kind = "PodList", .strip = {"status"}},
+        *clock);
     reflector->Start();
-    restorer = std::thread([this] {
-      podsource::ApiSource* to_restore = nullptr;
-      {
-        absl::MutexLock lock(&mu);
-        auto done = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu) { return stopped; };
-        if (mu.AwaitWithTimeout(absl::Condition(&done), absl::Seconds(5))) return;
-        to_restore = source.get();
-      }
-      // Outside the lock: the delivery may wait for PodConfig until Stop() ends it. The source
-      // lives as long as this object.
-      if (to_restore != nullptr) to_restore->RestoreFromCheckpoint();
-    });
     return absl::OkStatus();
   }
 
   void Stop() {
-    std::unique_ptr<apiclient::Reflector> r;
+    std::unique_ptr<apiclient::CheckpointedReflector> r;
     {
       absl::MutexLock lock(&mu);
       if (stopped) return;
@@ -140,7 +113,6 @@ struct ApiPodSource {
       r = std::move(reflector);
     }
     if (r) r->Stop();
-    if (restorer.joinable()) restorer.join();
   }
 };
 
@@ -153,7 +125,7 @@ absl::Status WireApiPods(WiringStage stage, WiringContext& ctx) {
   src->client = ctx.api_client;
   src->clock = ctx.clock;
   src->node_name = ctx.node_name;
-  src->checkpoint_path = ctx.server->flags.root_directory + "/api-pods-checkpoint.json";
+  src->checkpoint_path = ctx.settings->flags.root_directory + "/api-pods-checkpoint.json";
   ctx.components.keep_alive.push_back(status_client);
   ctx.components.keep_alive.push_back(src);
   ctx.kubelet_options->status_client = status_client.get();

@@ -1,11 +1,11 @@
 // Pod content from the cluster, wired before the volume manager (which reads its objects and
 // tokens from what this builds):
 //   * API-server mode: the configMap/secret source chosen by
-//     configMapAndSecretChangeDetectionStrategy (cluster_content.h; the Cache strategy's TTL
-//     comes from the Node the kubelet knows; with Watch a changed object syncs the pods that
-//     reference it at once), the TokenRequest client and the TokenManager; the
-//     runtime manager's env hooks (configMapKeyRef / secretKeyRef / envFrom read the same
-//     source, so their objects are watched as the pod's volumes' are).
+//     configMapAndSecretChangeDetectionStrategy (kubelet/clustercontent/api_content.h; the Cache
+//     strategy's TTL comes from the Node the kubelet knows; with Watch a changed object syncs the
+//     pods that reference it at once), the TokenRequest client and the TokenManager; the runtime
+//     manager's env hooks (configMapKeyRef / secretKeyRef / envFrom read the same source, so their
+//     objects are watched as the pod's volumes' are).
 //   * Both modes: image pull credentials (upstream getPullSecretsForPod + MakeDockerKeyring):
 //     the pod's imagePullSecrets (API-server mode; a secret that cannot be read is skipped with
 //     upstream's FailedToRetrieveImagePullSecret warning event) ahead of the node's own docker
@@ -18,9 +18,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "app/cluster_content.h"
 #include "app/wiring.h"
 #include "common/log.h"
+#include "kubelet/clustercontent/api_content.h"
 #include "kubelet/credentialprovider/keyring.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/kuberuntime/options.h"
@@ -45,29 +45,30 @@ runtime::v1::AuthConfig ToCri(const credentialprovider::AuthConfig& a) {
 absl::Status WireClusterContent(WiringStage stage, WiringContext& ctx) {
   if (stage != WiringStage::kBeforeRuntimeManager) return absl::OkStatus();
   auto node_keyring = std::make_shared<credentialprovider::NodeDockerKeyring>(
-      ctx.server->flags.root_directory, *ctx.clock);
+      ctx.settings->flags.root_directory, *ctx.clock);
   ctx.components.keep_alive.push_back(node_keyring);
 
-  std::shared_ptr<ClusterObjectSource> objects;
+  std::shared_ptr<clustercontent::ClusterObjectSource> objects;
   if (ctx.api_client != nullptr) {
-    ObjectSourceOptions oo;
+    clustercontent::ObjectSourceOptions oo;
     // Read when a Get needs it; KubeletOptions outlives the wiring (app::Run owns it) and its
     // `node` hook is set once during start-up.
     const KubeletOptions* ko = ctx.kubelet_options;
     oo.ttl = [ko]() -> std::optional<absl::Duration> {
       if (!ko->node) return std::nullopt;
-      return ObjectTTLFromAnnotations(ko->node().metadata.annotations);
+      return clustercontent::ObjectTTLFromAnnotations(ko->node().metadata.annotations);
     };
     // A changed object syncs its pods at once (their volumes are republished on every sync).
     oo.on_object_changed = [late = ctx.late_kubelet](const std::string& uid) {
       if (Kubelet* k = late->load()) k->TriggerPodSync(uid);
     };
-    absl::StatusOr<std::shared_ptr<ClusterObjectSource>> made =
-        MakeObjectSource(ctx.server->config.config_map_and_secret_change_detection_strategy,
-                         ctx.api_client, *ctx.clock, std::move(oo));
+    absl::StatusOr<std::shared_ptr<clustercontent::ClusterObjectSource>> made =
+        clustercontent::MakeObjectSource(
+            ctx.settings->config.config_map_and_secret_change_detection_strategy, ctx.api_client,
+            *ctx.clock, std::move(oo));
     if (!made.ok()) return made.status();
     objects = *std::move(made);
-    auto token_client = std::make_shared<RestTokenClient>(ctx.api_client);
+    auto token_client = std::make_shared<clustercontent::RestTokenClient>(ctx.api_client);
     auto tokens = std::make_shared<volume::TokenManager>(token_client.get(), *ctx.clock);
     ctx.components.object_source = objects;
     ctx.components.keep_alive.push_back(token_client);  // the TokenManager borrows it

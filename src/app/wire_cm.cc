@@ -32,7 +32,7 @@ absl::Status CheckFailSwapOn() {
   return cm::CheckSwap(*lines);
 }
 
-absl::StatusOr<std::shared_ptr<cm::ContainerManager>> Build(const KubeletServer& s,
+absl::StatusOr<std::shared_ptr<cm::ContainerManager>> Build(const Settings& s,
                                                             events::EventRecorder* recorder,
                                                             const std::string& node_name) {
   const config::KubeletConfiguration& cfg = s.config;
@@ -137,7 +137,7 @@ absl::StatusOr<std::shared_ptr<cm::ContainerManager>> Build(const KubeletServer&
 absl::Status WireContainerManager(WiringStage stage, WiringContext& ctx) {
   switch (stage) {
     case WiringStage::kBeforeRuntimeManager: {
-      auto manager = Build(*ctx.server, ctx.recorder, ctx.node_name);
+      auto manager = Build(*ctx.settings, ctx.recorder, ctx.node_name);
       if (!manager.ok()) {
         return absl::Status(manager.status().code(),
                             absl::StrCat("failed to run Kubelet: ", manager.status().message()));

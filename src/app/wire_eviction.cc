@@ -20,7 +20,7 @@
 
 namespace kubelet::app {
 absl::Status WireEviction(WiringStage stage, WiringContext& ctx) {
-  const config::KubeletConfiguration& cfg = ctx.server->config;
+  const config::KubeletConfiguration& cfg = ctx.settings->config;
   switch (stage) {
     case WiringStage::kBeforeRuntimeManager:
       return absl::OkStatus();

@@ -10,7 +10,7 @@ namespace kubelet::app {
 
 absl::Status WireImages(WiringStage stage, WiringContext& ctx) {
   if (stage != WiringStage::kAfterKubeletStart) return absl::OkStatus();
-  const config::KubeletConfiguration& cfg = ctx.server->config;
+  const config::KubeletConfiguration& cfg = ctx.settings->config;
   images::ImageGCOptions o;
   o.runtime = ctx.runtime;
   o.images = ctx.images;
@@ -18,7 +18,7 @@ absl::Status WireImages(WiringStage stage, WiringContext& ctx) {
   o.policy.high_threshold_percent = cfg.image_gc_high_threshold_percent;
   o.policy.low_threshold_percent = cfg.image_gc_low_threshold_percent;
   o.policy.min_age = cfg.image_minimum_gc_age;
-  o.sandbox_image = ctx.server->flags.pod_sandbox_image;
+  o.sandbox_image = ctx.settings->flags.pod_sandbox_image;
   absl::StatusOr<std::unique_ptr<images::ImageGCManager>> m =
       images::ImageGCManager::Create(std::move(o));
   if (!m.ok()) return absl::InvalidArgumentError(absl::StrCat("image GC: ", m.status().message()));

@@ -14,10 +14,10 @@ namespace kubelet::app {
 
 absl::Status WireLogs(WiringStage stage, WiringContext& ctx) {
   if (stage != WiringStage::kAfterKubeletStart) return absl::OkStatus();
-  if (ctx.runtime == nullptr || ctx.clock == nullptr || ctx.server == nullptr) {
+  if (ctx.runtime == nullptr || ctx.clock == nullptr || ctx.settings == nullptr) {
     return absl::FailedPreconditionError("container log manager: runtime, clock and config needed");
   }
-  const config::KubeletConfiguration& cfg = ctx.server->config;
+  const config::KubeletConfiguration& cfg = ctx.settings->config;
   logs::ContainerLogManagerOptions options;
   options.max_size = cfg.container_log_max_size;
   options.max_files = cfg.container_log_max_files;

@@ -14,7 +14,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -28,6 +27,7 @@
 #include "kubelet/eviction/eviction.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/nodestatus/node_status.h"
+#include "kubelet/nodestatus/runtime_info.h"
 
 namespace kubelet::app {
 namespace {
@@ -48,8 +48,8 @@ std::string Architecture() {
 
 // The node options every stage shares (labels, taints, registration settings, frequencies).
 nodestatus::NodeStatusOptions BaseOptions(const WiringContext& ctx) {
-  const config::KubeletConfiguration& cfg = ctx.server->config;
-  const config::KubeletFlags& flags = ctx.server->flags;
+  const config::KubeletConfiguration& cfg = ctx.settings->config;
+  const config::KubeletFlags& flags = ctx.settings->flags;
 
   nodestatus::NodeStatusOptions o;
   o.node_name = ctx.node_name;
@@ -114,82 +114,6 @@ void WireAdmissionNode(WiringContext& ctx) {
   };
 }
 
-// The runtime's version and images, as last read. The first read of each happens on the
-// caller's thread; later calls answer from the cache at once and wake the refresher thread,
-// which runs one CRI call at a time (a hung runtime holds only it).
-class RuntimeInfoCache {
- public:
-  using VersionFn = std::function<absl::StatusOr<std::string>()>;
-  using ImagesFn = std::function<absl::StatusOr<std::vector<nodestatus::ImageInfo>>()>;
-  RuntimeInfoCache(VersionFn version, ImagesFn images)
-      : version_fn_(std::move(version)), images_fn_(std::move(images)) {
-    thread_ = std::thread([this] { Loop(); });
-  }
-  ~RuntimeInfoCache() { Stop(); }
-
-  absl::StatusOr<std::string> Version() {
-    {
-      absl::MutexLock lock(&mu_);
-      if (version_) {
-        wanted_ = true;
-        return *version_;
-      }
-    }
-    absl::StatusOr<std::string> v = version_fn_();
-    absl::MutexLock lock(&mu_);
-    version_ = v;
-    return v;
-  }
-  absl::StatusOr<std::vector<nodestatus::ImageInfo>> Images() {
-    {
-      absl::MutexLock lock(&mu_);
-      if (images_) {
-        wanted_ = true;
-        return *images_;
-      }
-    }
-    absl::StatusOr<std::vector<nodestatus::ImageInfo>> i = images_fn_();
-    absl::MutexLock lock(&mu_);
-    images_ = i;
-    return i;
-  }
-  void Stop() {
-    {
-      absl::MutexLock lock(&mu_);
-      stopping_ = true;
-    }
-    if (thread_.joinable()) thread_.join();
-  }
-
- private:
-  void Loop() {
-    for (;;) {
-      {
-        absl::MutexLock lock(&mu_);
-        auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return wanted_ || stopping_; };
-        mu_.Await(absl::Condition(&ready));
-        if (stopping_) return;
-        wanted_ = false;
-      }
-      absl::StatusOr<std::string> v = version_fn_();
-      absl::StatusOr<std::vector<nodestatus::ImageInfo>> i = images_fn_();
-      absl::MutexLock lock(&mu_);
-      // A failed call keeps the last good answer (the status says why the node is not ready).
-      if (v.ok() || !version_ || !version_->ok()) version_ = v;
-      if (i.ok() || !images_ || !images_->ok()) images_ = i;
-    }
-  }
-
-  const VersionFn version_fn_;
-  const ImagesFn images_fn_;
-  absl::Mutex mu_;
-  std::optional<absl::StatusOr<std::string>> version_ ABSL_GUARDED_BY(mu_);
-  std::optional<absl::StatusOr<std::vector<nodestatus::ImageInfo>>> images_ ABSL_GUARDED_BY(mu_);
-  bool wanted_ ABSL_GUARDED_BY(mu_) = false;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
-};
-
 }  // namespace
 
 absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx) {
@@ -221,27 +145,8 @@ absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx) {
   // The runtime's version and image list are read by a refresher of their own: the status
   // loop (which also renews the Lease) takes the last answer and never waits on a runtime that
   // hangs (each CRI call may take up to runtimeRequestTimeout).
-  cri::RuntimeService* runtime = ctx.runtime;
-  cri::ImageManagerService* images = ctx.images;
-  auto info = std::make_shared<RuntimeInfoCache>(
-      [runtime]() -> absl::StatusOr<std::string> {
-        auto v = runtime->Version("v1");
-        if (!v.ok()) return v.status();
-        return nodestatus::RuntimeVersionString(v->runtime_name(), v->runtime_version());
-      },
-      [images]() -> absl::StatusOr<std::vector<nodestatus::ImageInfo>> {
-        auto list = images->ListImages(nullptr);
-        if (!list.ok()) return list.status();
-        std::vector<nodestatus::ImageInfo> out;
-        for (const auto& image : *list) {
-          nodestatus::ImageInfo info;
-          info.repo_tags.assign(image.repo_tags().begin(), image.repo_tags().end());
-          info.repo_digests.assign(image.repo_digests().begin(), image.repo_digests().end());
-          info.size_bytes = static_cast<int64_t>(image.size());
-          out.push_back(std::move(info));
-        }
-        return out;
-      });
+  std::shared_ptr<nodestatus::RuntimeInfoCache> info =
+      nodestatus::NewCriRuntimeInfoCache(*ctx.runtime, *ctx.images);
   o.runtime_version = [info] { return info->Version(); };
   o.images = [info] { return info->Images(); };
   ctx.components.keep_alive.push_back(info);

@@ -19,13 +19,13 @@ std::string PodsCgroupPath(const config::KubeletConfiguration& cfg) {
 
 absl::Status WireStats(WiringStage stage, WiringContext& ctx) {
   if (stage != WiringStage::kAfterKubeletStart) return absl::OkStatus();
-  const config::KubeletConfiguration& cfg = ctx.server->config;
+  const config::KubeletConfiguration& cfg = ctx.settings->config;
   stats::CRIStatsProviderOptions o;
   o.runtime = ctx.runtime;
   o.images = ctx.images;
   o.clock = ctx.clock;
   o.node_name = ctx.node_name;
-  o.root_dir = ctx.server->flags.root_directory;
+  o.root_dir = ctx.settings->flags.root_directory;
   // The machine_* figures: read once at start-up by the container manager.
   if (ctx.components.container_manager) {
     const cm::MachineInfo& m = ctx.components.container_manager->machine_info();
@@ -37,7 +37,7 @@ absl::Status WireStats(WiringStage stage, WiringContext& ctx) {
   }
   o.kubelet_cgroup = cfg.kubelet_cgroups;
   o.system_cgroup = cfg.system_cgroups;
-  o.runtime_cgroup = ctx.server->flags.runtime_cgroups;
+  o.runtime_cgroup = ctx.settings->flags.runtime_cgroups;
   if (cfg.volume_stats_agg_period > absl::ZeroDuration()) {
     o.du_cache_ttl = cfg.volume_stats_agg_period;
   }

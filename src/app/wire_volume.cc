@@ -2,8 +2,8 @@
 // allocatable resources, hands the runtime manager its container_mounts hook, registers the
 // manager as a pod lifecycle participant and, once the Kubelet runs, lets it see which pods are
 // still desired. In API-server mode the configMap, secret and projected plugins read their
-// objects and service account tokens from what WireClusterContent built (cluster_content.h);
-// standalone they fail with upstream's errors.
+// objects and service account tokens from what WireClusterContent built
+// (kubelet/clustercontent/api_content.h); standalone they fail with upstream's errors.
 #include <cstdint>
 #include <fstream>
 #include <memory>
@@ -40,7 +40,7 @@ absl::Status WireVolumeManager(WiringStage stage, WiringContext& ctx) {
   switch (stage) {
     case WiringStage::kBeforeRuntimeManager: {
       volume::VolumeManagerOptions o;
-      o.root_dir = ctx.server->flags.root_directory;
+      o.root_dir = ctx.settings->flags.root_directory;
       o.recorder = ctx.recorder;
       // Both option structs outlive the wiring context (app::Run owns them) and are no longer
       // written once start-up is over, which is when these are first called.

@@ -88,7 +88,7 @@ struct Components {
 };
 
 struct WiringContext {
-  const KubeletServer* server = nullptr;  // flags, config, feature gates
+  const Settings* settings = nullptr;  // flags, config, feature gates
   std::string node_name;
   std::string node_ip;
   cri::RuntimeService* runtime = nullptr;

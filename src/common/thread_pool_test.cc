@@ -5,21 +5,13 @@
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "common/testing/eventually.h"
 #include "gtest/gtest.h"
 
 namespace kubelet {
 namespace {
 
-// Polls `pred` for up to 10 s (a liveness bound, not a timing assertion).
-template <typename Pred>
-bool Eventually(Pred pred) {
-  absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (!pred()) {
-    if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return true;
-}
+using testing::Eventually;
 
 TEST(ThreadPoolTest, FixedPoolRunsEverythingInOrderPerThread) {
   std::atomic<int> sum{0};

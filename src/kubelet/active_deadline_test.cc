@@ -1,12 +1,14 @@
 // activeDeadlineSeconds through the Kubelet (upstream's activeDeadlineHandler): a pod past its
 // deadline ends Failed / DeadlineExceeded with its containers killed and a Normal event, on
 // creation, on the sync tick, and when an UPDATE shortens the deadline of a running pod.
+// The Kubelet runs on a FakeClock with its production periods: the test moves time forward.
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "api/pod_defaults.h"
+#include "common/testing/eventually.h"
 #include "cri/testing/fake_runtime.h"
 #include "gtest/gtest.h"
 #include "kubelet/container/testing/fake_container_runtime.h"
@@ -18,8 +20,8 @@
 namespace kubelet {
 namespace {
 
+using testing::Eventually;
 using testing::RuntimeStatus;
-using testing::WaitFor;
 
 api::Pod ApiPod(const std::string& name, std::optional<int64_t> deadline) {
   api::Pod pod;
@@ -51,7 +53,7 @@ container::PodStatus RunningStatus(const api::Pod& pod) {
   cs.id = {"fake", "c-" + pod.metadata.name};
   cs.name = "main";
   cs.state = container::State::kRunning;
-  cs.started_at = absl::Now();
+  cs.started_at = absl::FromUnixSeconds(1700000000);
   rs.container_statuses.push_back(cs);
   return rs;
 }
@@ -64,10 +66,6 @@ class ActiveDeadlineTest : public ::testing::Test {
     o.node_name = "node1";
     o.root_dir = ::testing::TempDir() + "/deadline-kubelet-" +
                  ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    o.sync_tick = absl::Milliseconds(20);
-    o.housekeeping_period = absl::Milliseconds(50);
-    o.pleg_relist_period = absl::Milliseconds(20);
-    o.runtime_status_period = absl::Milliseconds(50);
     o.recorder = &recorder_;
     o.extra_sources.push_back(
         {.name = podsource::kApiSourceName, .start = [this](podsource::PodConfig& c) {
@@ -79,6 +77,28 @@ class ActiveDeadlineTest : public ::testing::Test {
     ASSERT_TRUE(kubelet_->Start().ok());
   }
   void TearDown() override { kubelet_->Stop(); }
+
+  // Moves the fake clock forward a tenth of a second at a time until `pred` holds (false after
+  // ten minutes of virtual time): the Kubelet's loops see time pass as they would for real.
+  template <typename Pred>
+  bool AdvanceUntil(Pred pred) {
+    const absl::Time limit = clock_.Now() + absl::Minutes(10);
+    while (clock_.Now() < limit) {
+      if (pred()) return true;
+      clock_.Advance(absl::Milliseconds(100));
+      absl::SleepFor(absl::Milliseconds(2));
+    }
+    return pred();
+  }
+  // Advances the fake clock by `d`, a tenth of a second at a time.
+  void AdvanceBy(absl::Duration d) {
+    const absl::Time until = clock_.Now() + d;
+    AdvanceUntil([&] { return clock_.Now() >= until; });
+  }
+  bool Running(const std::string& uid) const {
+    auto st = Status(uid);
+    return st && st->phase == "Running";
+  }
 
   void SetPods(std::vector<api::Pod> pods) {
     // The runtime lists and reports each pod with its container running (the PLEG's relist
@@ -103,7 +123,7 @@ class ActiveDeadlineTest : public ::testing::Test {
     }
     runtime_.SetPods(listed);
     podsource::PodConfig* c = nullptr;
-    ASSERT_TRUE(WaitFor([&] {
+    ASSERT_TRUE(Eventually([&] {
       absl::MutexLock lock(&mu_);
       c = config_;
       return c != nullptr;
@@ -128,7 +148,7 @@ class ActiveDeadlineTest : public ::testing::Test {
 
   cri::FakeRuntime cri_;
   container::FakeContainerRuntime runtime_;
-  RealClock clock_;
+  FakeClock clock_;
   events::FakeRecorder recorder_;
   absl::Mutex mu_;
   podsource::PodConfig* config_ ABSL_GUARDED_BY(mu_) = nullptr;
@@ -136,14 +156,13 @@ class ActiveDeadlineTest : public ::testing::Test {
 };
 
 TEST_F(ActiveDeadlineTest, PodPastItsDeadlineFailsWithUpstreamReason) {
-  api::Pod pod = ApiPod("short", 1);
+  api::Pod pod = ApiPod("short", 30);
   SetPods({pod});
-  ASSERT_TRUE(WaitFor([&] {
-    auto st = Status(pod.metadata.uid);
-    return st && st->phase == "Running";
-  }));
-  // One second after its start time, the sync tick ends it.
-  ASSERT_TRUE(WaitFor([&] { return Failed(pod.metadata.uid); }));
+  ASSERT_TRUE(AdvanceUntil([&] { return Running(pod.metadata.uid); }));
+  const absl::Time start = absl::FromUnixSeconds(Status(pod.metadata.uid)->start_time->seconds);
+  // Thirty seconds after its start time, and not before, the sync tick ends it.
+  ASSERT_TRUE(AdvanceUntil([&] { return Failed(pod.metadata.uid); }));
+  EXPECT_GE(clock_.Now() - start, absl::Seconds(30));
   api::PodStatus st = *Status(pod.metadata.uid);
   EXPECT_EQ(st.reason, "DeadlineExceeded");
   EXPECT_EQ(st.message, "Pod was active on the node longer than the specified deadline");
@@ -151,13 +170,13 @@ TEST_F(ActiveDeadlineTest, PodPastItsDeadlineFailsWithUpstreamReason) {
     EXPECT_NE(c.type, "DisruptionTarget");
     if (c.type == "Ready") EXPECT_EQ(c.reason, "PodFailed");
   }
-  EXPECT_TRUE(WaitFor([&] { return Killed(pod.metadata.uid); }));
+  EXPECT_TRUE(AdvanceUntil([&] { return Killed(pod.metadata.uid); }));
   auto events = recorder_.WithReason("DeadlineExceeded");
   ASSERT_FALSE(events.empty());
   EXPECT_EQ(events[0].type, "Normal");
   EXPECT_EQ(events[0].message, "Pod was active on the node longer than the specified deadline");
   // The final status (after the kill) keeps the reason.
-  absl::SleepFor(absl::Milliseconds(200));
+  AdvanceBy(absl::Seconds(5));
   EXPECT_EQ(Status(pod.metadata.uid)->reason, "DeadlineExceeded");
 }
 
@@ -165,21 +184,17 @@ TEST_F(ActiveDeadlineTest, UpdateShorteningTheDeadlineEndsARunningPod) {
   api::Pod pod = ApiPod("long", 3600);
   api::Pod other = ApiPod("other", std::nullopt);
   SetPods({pod, other});
-  ASSERT_TRUE(WaitFor([&] {
-    auto st = Status(pod.metadata.uid);
-    return st && st->phase == "Running";
-  }));
-  absl::SleepFor(absl::Milliseconds(300));
+  ASSERT_TRUE(AdvanceUntil([&] { return Running(pod.metadata.uid); }));
+  AdvanceBy(absl::Minutes(2));
   EXPECT_FALSE(Failed(pod.metadata.uid));
   EXPECT_FALSE(Killed(pod.metadata.uid));
 
   api::Pod updated = pod;
-  updated.spec.active_deadline_seconds = 1;  // the pod has run longer than a second
-  absl::SleepFor(absl::Seconds(1));
+  updated.spec.active_deadline_seconds = 60;  // the pod has run for two minutes
   SetPods({updated, other});
-  ASSERT_TRUE(WaitFor([&] { return Failed(pod.metadata.uid); }));
+  ASSERT_TRUE(AdvanceUntil([&] { return Failed(pod.metadata.uid); }));
   EXPECT_EQ(Status(pod.metadata.uid)->reason, "DeadlineExceeded");
-  EXPECT_TRUE(WaitFor([&] { return Killed(pod.metadata.uid); }));
+  EXPECT_TRUE(AdvanceUntil([&] { return Killed(pod.metadata.uid); }));
   // The pod without a deadline is untouched.
   EXPECT_EQ(Status(other.metadata.uid)->phase, "Running");
   EXPECT_FALSE(Killed(other.metadata.uid));
@@ -189,9 +204,9 @@ TEST_F(ActiveDeadlineTest, DeadlineCountsFromTheStartTimeTheApiServerHolds) {
   // A pod the kubelet first sees (e.g. after a restart) with a start time long past.
   api::Pod pod = ApiPod("restarted", 60);
   pod.status.phase = "Running";
-  pod.status.start_time = api::Time::FromUnix(absl::ToUnixSeconds(absl::Now()) - 120);
+  pod.status.start_time = api::Time::FromUnix(absl::ToUnixSeconds(clock_.Now()) - 120);
   SetPods({pod});
-  ASSERT_TRUE(WaitFor([&] { return Failed(pod.metadata.uid); }));
+  ASSERT_TRUE(AdvanceUntil([&] { return Failed(pod.metadata.uid); }));
   EXPECT_EQ(Status(pod.metadata.uid)->reason, "DeadlineExceeded");
   // The start time is kept from the API status.
   EXPECT_EQ(Status(pod.metadata.uid)->start_time->seconds, pod.status.start_time->seconds);

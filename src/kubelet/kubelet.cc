@@ -92,14 +92,14 @@ void Consume(int fd) {
 }  // namespace
 
 Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
-                 container::Runtime& runtime, const Clock& clock)
+                 container::Runtime& runtime, Clock& clock)
     : options_(std::move(options)),
       cri_runtime_(cri_runtime),
       runtime_(runtime),
       clock_(clock),
       stop_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
       housekeeping_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-  pod_config_ = std::make_unique<podsource::PodConfig>(const_cast<Clock&>(clock_));
+  pod_config_ = std::make_unique<podsource::PodConfig>(clock_);
   pleg_ = std::make_unique<pleg::GenericPLEG>(
       pleg::GenericPLEGOptions{.relist_period = options_.pleg_relist_period}, runtime_, cache_,
       clock_);
@@ -138,7 +138,7 @@ Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
     }
     api_status_syncer_ = std::make_unique<status::ApiStatusSyncer>(
         *options_.status_client, status_manager_, std::move(d), status::ApiStatusSyncerOptions{},
-        const_cast<Clock&>(clock_));
+        clock_);
   }
 }
 
@@ -156,8 +156,7 @@ absl::Status Kubelet::Start() {
     fo.path = options_.static_pod_path;
     fo.node_name = options_.node_name;
     fo.check_frequency = options_.file_check_frequency;
-    file_source_ =
-        std::make_unique<podsource::FileSource>(fo, *pod_config_, const_cast<Clock&>(clock_));
+    file_source_ = std::make_unique<podsource::FileSource>(fo, *pod_config_, clock_);
   }
   if (!options_.static_pod_url.empty()) {
     KLOG_INFO("Adding pod URL with HTTP header", "URL", options_.static_pod_url);
@@ -166,13 +165,12 @@ absl::Status Kubelet::Start() {
     ho.header = options_.static_pod_url_header;
     ho.node_name = options_.node_name;
     ho.check_frequency = options_.http_check_frequency;
-    http_source_ =
-        std::make_unique<podsource::HttpSource>(ho, *pod_config_, const_cast<Clock&>(clock_));
+    http_source_ = std::make_unique<podsource::HttpSource>(ho, *pod_config_, clock_);
   }
   runtime_thread_ = GuardedThread("runtime health loop", [this] {
     do {
       RunGuarded("runtime health check", [this] { UpdateRuntimeUp(); });
-    } while (!stop_.WaitForNotificationWithTimeout(options_.runtime_status_period));
+    } while (!clock_.WaitForNotificationWithTimeout(stop_, options_.runtime_status_period));
   });
   pleg_->Start();
   housekeeping_thread_ = GuardedThread("housekeeping loop", [this] {
@@ -236,18 +234,20 @@ absl::Status Kubelet::SyncLoopHealthy() const {
 
 void Kubelet::SyncLoop() {
   KLOG_INFO("Starting kubelet main sync loop");
-  absl::Time next_sync = clock_.Now() + options_.sync_tick;
-  absl::Time next_housekeeping = clock_.Now() + options_.housekeeping_period;
+  // The ticks are timers of the Kubelet's clock, so the loop runs in virtual time under a fake.
+  std::unique_ptr<Timer> sync_timer = clock_.NewTimer();
+  std::unique_ptr<Timer> housekeeping_timer = clock_.NewTimer();
+  sync_timer->Reset(clock_.Now() + options_.sync_tick);
+  housekeeping_timer->Reset(clock_.Now() + options_.housekeeping_period);
   for (;;) {
     last_sync_loop_nanos_ = absl::ToUnixNanos(clock_.Now());
-    absl::Time now = clock_.Now();
-    absl::Duration wait = std::min(next_sync, next_housekeeping) - now;
-    int timeout_ms = static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(wait)));
-    struct pollfd fds[4] = {{stop_fd_, POLLIN, 0},
+    struct pollfd fds[6] = {{stop_fd_, POLLIN, 0},
                             {pod_config_->fd(), POLLIN, 0},
                             {pleg_->Events().fd(), POLLIN, 0},
-                            {sync_requests_.fd(), POLLIN, 0}};
-    int n = ::poll(fds, 4, timeout_ms);
+                            {sync_requests_.fd(), POLLIN, 0},
+                            {sync_timer->fd(), POLLIN, 0},
+                            {housekeeping_timer->fd(), POLLIN, 0}};
+    int n = ::poll(fds, 6, -1);
     if (n < 0 && errno != EINTR) {
       KLOG_ERROR(absl::InternalError(std::strerror(errno)), "Sync loop poll failed");
     }
@@ -276,18 +276,17 @@ void Kubelet::SyncLoop() {
         });
       }
     }
-    now = clock_.Now();
-    if (now >= next_sync) {
+    if (fds[4].revents & POLLIN) {
       RunGuarded("SyncLoop sync tick", [&] {
         pod_workers_->SyncDue();
         SyncPodsPastActiveDeadline();
       });
-      next_sync = now + options_.sync_tick;
+      sync_timer->Reset(clock_.Now() + options_.sync_tick);
     }
-    if (now >= next_housekeeping) {
+    if (fds[5].revents & POLLIN) {
       // Housekeeping lists the runtime: it runs on its own thread, one round at a time.
       if (!housekeeping_running_.exchange(true)) Wake(housekeeping_fd_);
-      next_housekeeping = now + options_.housekeeping_period;
+      housekeeping_timer->Reset(clock_.Now() + options_.housekeeping_period);
     }
   }
 }

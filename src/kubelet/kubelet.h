@@ -7,8 +7,9 @@
 // The sync loop runs on its own thread and multiplexes, with one poll(2): config updates
 // (ADD/UPDATE/REMOVE/RECONCILE/DELETE), PLEG events, the sync tick (due re-syncs, pods past
 // their activeDeadlineSeconds), the housekeeping tick (orphan pods, finished workers, stale
-// statuses, pod directories, container GC) and, later, probe results. It never calls the runtime itself: pod work runs on the pod
-// workers' pool, relists on the PLEG thread, orphan listing on the housekeeping worker.
+// statuses, pod directories, container GC) and, later, probe results. It never calls the runtime
+// itself: pod work runs on the pod workers' pool, relists on the PLEG thread, orphan listing on the
+// housekeeping worker.
 //
 // Mirror pods (API-server mode, mirror_client set): a static pod being synced gets a mirror pod
 // in the API server (created, or deleted and recreated when outdated: another config hash, a
@@ -32,6 +33,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
@@ -44,14 +46,17 @@
 #include "kubelet/container/pod_lifecycle.h"
 #include "kubelet/container/runtime.h"
 #include "kubelet/events/event_recorder.h"
+#include "kubelet/logs/container_log_manager.h"
 #include "kubelet/mirror_client.h"
 #include "kubelet/pleg/generic.h"
 #include "kubelet/pod_manager.h"
 #include "kubelet/pod_workers.h"
 #include "kubelet/podsource/pod_config.h"
+#include "kubelet/stats/stats_provider.h"
 #include "kubelet/status/api_status_syncer.h"
 #include "kubelet/status/generate.h"
 #include "kubelet/status/status_manager.h"
+#include "server/kubelet_server.h"
 
 namespace kubelet {
 
@@ -125,10 +130,12 @@ struct KubeletOptions {
   bool pod_host_ips = false;
 };
 
-class Kubelet final : public PodSyncer, public container::PodStateProvider {
+class Kubelet final : public PodSyncer,
+                      public container::PodStateProvider,
+                      public server::HostInterface {
  public:
   Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime, container::Runtime& runtime,
-          const Clock& clock);
+          Clock& clock);
   ~Kubelet() override;
 
   absl::Status Start();
@@ -186,6 +193,32 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
   bool ShouldPodContentBeRemoved(const std::string& uid) const override;
   bool ShouldPodRuntimeBeRemoved(const std::string& uid) const override;
 
+  // The kubelet API's host (server/kubelet_server.h), as upstream's Kubelet answers it
+  // (kubelet_server_host.cc): the pods with their status, the runtime's pods, logs, stats,
+  // health, configz, and the streaming lookups (exec / attach / port-forward / run: the pod
+  // must be one the kubelet manages, else NotFound "pod does not exist"; then the runtime's
+  // running pod and container, else upstream's "pod not found" / "container not found").
+  // The logs manager, stats provider and configz renderer are built after Start() and set with
+  // SetApiParts(); until then logs answer Unavailable, stats null and configz "{}".
+  // Thread-safe.
+  void SetApiParts(std::shared_ptr<logs::ContainerLogManager> logs,
+                   std::shared_ptr<stats::StatsProvider> stats,
+                   std::function<std::string()> configz);
+  std::vector<api::Pod> GetPods() override { return GetPodsWithStatus(); }
+  absl::StatusOr<std::vector<api::Pod>> GetRunningPods() override;
+  absl::Status GetContainerLogs(const std::string& namespace_, const std::string& pod,
+                                const std::string& container, const logs::LogOptions& options,
+                                const logs::LogSink& sink) override;
+  stats::StatsProvider* GetStatsProvider() override;
+  absl::Status SyncLoopHealthy() override { return std::as_const(*this).SyncLoopHealthy(); }
+  std::string Configz() override;
+  absl::StatusOr<std::string> GetExec(const server::StreamRequest& request) override;
+  absl::StatusOr<std::string> GetAttach(const server::StreamRequest& request) override;
+  absl::StatusOr<std::string> GetPortForward(const std::string& namespace_, const std::string& pod,
+                                             const std::string& uid,
+                                             const std::vector<int32_t>& ports) override;
+  absl::StatusOr<std::string> RunInContainer(const server::StreamRequest& request) override;
+
  private:
   // GetActivePods without copying: the pod manager's shared pods.
   std::vector<api::PodPtr> ActivePods() const;
@@ -226,11 +259,17 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
   // Tells the API status sync (if any) that a status or a pod changed.
   void StatusChanged();
   void UpdateReasons(const std::string& uid, const container::PodSyncResult& result);
+  // The streaming lookups: the runtime's running pod of a pod the kubelet manages
+  // (kUnknownPod: the kubelet has no such pod; kNotRunning: the runtime has none).
+  enum class LookupError { kNone, kUnknownPod, kNotRunning };
+  absl::StatusOr<container::Pod> RunningPod(const std::string& ns, const std::string& name,
+                                            const std::string& uid, LookupError* error);
+  absl::StatusOr<std::string> RunningContainer(const server::StreamRequest& request);
 
   KubeletOptions options_;
   cri::RuntimeService& cri_runtime_;
   container::Runtime& runtime_;
-  const Clock& clock_;
+  Clock& clock_;
 
   container::Cache cache_;
   PodManager pod_manager_;
@@ -281,6 +320,12 @@ class Kubelet final : public PodSyncer, public container::PodStateProvider {
   std::thread runtime_thread_;
   std::thread housekeeping_thread_;
   int housekeeping_fd_ = -1;
+
+  // The kubelet API's parts built after Start (SetApiParts).
+  mutable absl::Mutex api_parts_mu_;
+  std::shared_ptr<logs::ContainerLogManager> container_logs_ ABSL_GUARDED_BY(api_parts_mu_);
+  std::shared_ptr<stats::StatsProvider> stats_provider_ ABSL_GUARDED_BY(api_parts_mu_);
+  std::function<std::string()> configz_ ABSL_GUARDED_BY(api_parts_mu_);
 };
 
 }  // namespace kubelet

@@ -8,8 +8,8 @@
 namespace kubelet {
 namespace {
 
+using testing::Eventually;
 using testing::RuntimeStatus;
-using testing::WaitFor;
 
 TEST(Kubelet, TracksRuntimeConditions) {
   cri::FakeRuntime fake;
@@ -21,12 +21,12 @@ TEST(Kubelet, TracksRuntimeConditions) {
                            .runtime_status_period = absl::Milliseconds(10)},
             fake, runtime, clock);
   ASSERT_TRUE(k.Start().ok());
-  ASSERT_TRUE(WaitFor([&] { return k.RuntimeReady(); }));
+  ASSERT_TRUE(Eventually([&] { return k.RuntimeReady(); }));
   EXPECT_FALSE(k.NetworkReady());
   fake.SetRuntimeStatus(RuntimeStatus(true, true));
-  EXPECT_TRUE(WaitFor([&] { return k.NetworkReady(); }));
+  EXPECT_TRUE(Eventually([&] { return k.NetworkReady(); }));
   fake.SetPersistentError("Status", absl::UnavailableError("runtime down"));
-  EXPECT_TRUE(WaitFor([&] { return !k.RuntimeReady(); }));
+  EXPECT_TRUE(Eventually([&] { return !k.RuntimeReady(); }));
   k.Stop();
   EXPECT_GE(fake.CallCount("Status"), 3);
 }

@@ -25,8 +25,8 @@ namespace {
 constexpr char kNode[] = "node1";
 constexpr char kNodeUid[] = "node-uid-1";
 
+using testing::Eventually;
 using testing::RuntimeStatus;
-using testing::WaitFor;
 
 api::Pod StaticPod(const std::string& base, const std::string& image = "busybox") {
   api::Pod pod;
@@ -313,7 +313,7 @@ TEST_F(MirrorPodsTest, MirrorPodIsCreatedNeverRunAndGetsTheStatus) {
   StartKubelet();
   api::Pod s = StaticPod("web");
   SetStaticPods({s});
-  ASSERT_TRUE(WaitFor([&] { return api_.Get("web-node1").has_value(); }));
+  ASSERT_TRUE(Eventually([&] { return api_.Get("web-node1").has_value(); }));
   const api::Pod created = api_.creates().at(0);
   EXPECT_TRUE(created.metadata.uid.empty());
   EXPECT_EQ(created.metadata.annotations.at(api::kConfigMirrorAnnotationKey), s.metadata.uid);
@@ -322,20 +322,20 @@ TEST_F(MirrorPodsTest, MirrorPodIsCreatedNeverRunAndGetsTheStatus) {
 
   // The mirror pod comes back through the API source: stored apart, never run.
   const std::string mirror_uid = MirrorUid("web-node1");
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(Eventually([&] {
     auto m = kubelet_->pod_manager().GetMirrorPodByPod(s);
     return m && m->metadata.uid == mirror_uid;
   }));
   // The mirror pod is created early in the static pod's sync, before the
   // runtime is asked to run it: wait for that call rather than assume it.
-  ASSERT_TRUE(WaitFor([&] { return Called("SyncPod:" + s.metadata.uid); }));
+  ASSERT_TRUE(Eventually([&] { return Called("SyncPod:" + s.metadata.uid); }));
   EXPECT_TRUE(RanOnly(s.metadata.uid));
   EXPECT_EQ(kubelet_->pod_manager().Size(), 1u);
   ASSERT_EQ(kubelet_->GetPodsWithStatus().size(), 1u);  // /pods: the static pod only
   EXPECT_EQ(kubelet_->GetPodsWithStatus()[0].metadata.uid, s.metadata.uid);
 
   // The static pod's status goes to the mirror pod, with its UID as precondition.
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(Eventually([&] {
     for (const auto& [name, patch] : api_.patches()) {
       if (name == "web-node1" && patch["metadata"]["uid"] == mirror_uid) return true;
     }
@@ -351,30 +351,30 @@ TEST_F(MirrorPodsTest, DeletedMirrorPodIsRecreatedWithoutTouchingThePod) {
   StartKubelet();
   api::Pod s = StaticPod("web");
   SetStaticPods({s});
-  ASSERT_TRUE(WaitFor([&] { return !MirrorUid("web-node1").empty(); }));
+  ASSERT_TRUE(Eventually([&] { return !MirrorUid("web-node1").empty(); }));
   const std::string first = MirrorUid("web-node1");
   // The kubelet has seen it come back through its source (else it has nothing to react to
   // until its next periodic sync).
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(Eventually([&] {
     auto m = kubelet_->pod_manager().GetMirrorPodByPod(s);
     return m != nullptr && m->metadata.uid == first;
   }));
 
   // Deleted outright (grace 0): the REMOVE syncs the static pod, which creates it again.
   api_.Remove("web-node1");
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(Eventually([&] {
     std::string uid = MirrorUid("web-node1");
     return !uid.empty() && uid != first;
   }));
   const std::string second = MirrorUid("web-node1");
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(Eventually([&] {
     auto m = kubelet_->pod_manager().GetMirrorPodByPod(s);
     return m != nullptr && m->metadata.uid == second;
   }));
 
   // kubectl delete (graceful): the kubelet deletes it with the UID precondition, recreates it.
   api_.MarkDeleting("web-node1");
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(Eventually([&] {
     std::string uid = MirrorUid("web-node1");
     return !uid.empty() && uid != second;
   }));
@@ -396,7 +396,7 @@ TEST_F(MirrorPodsTest, OutdatedMirrorPodIsReplaced) {
   api_.Put(foreign);
   StartKubelet();
   SetStaticPods({s, db});
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(Eventually([&] {
     auto web = api_.Get("web-node1");
     auto dbm = api_.Get("db-node1");
     return web && web->metadata.uid != "stale-uid" && dbm && dbm->metadata.uid != "foreign-uid";
@@ -418,15 +418,15 @@ TEST_F(MirrorPodsTest, OrphanedMirrorPodsAreDeleted) {
   StartKubelet();
   api::Pod s = StaticPod("web");
   SetStaticPods({s});
-  ASSERT_TRUE(WaitFor([&] { return !api_.Get("gone-node1").has_value(); }));
-  ASSERT_TRUE(WaitFor([&] { return api_.Get("web-node1").has_value(); }));
+  ASSERT_TRUE(Eventually([&] { return !api_.Get("gone-node1").has_value(); }));
+  ASSERT_TRUE(Eventually([&] { return api_.Get("web-node1").has_value(); }));
   std::vector<std::string> deletes = api_.deletes();
   EXPECT_NE(std::find(deletes.begin(), deletes.end(), "gone-node1 orphan-uid"), deletes.end());
 
   // The static pod's manifest is removed: it stops, then its mirror pod goes.
   SetStaticPods({});
-  ASSERT_TRUE(WaitFor([&] { return Called("KillPod:" + s.metadata.uid); }));
-  ASSERT_TRUE(WaitFor([&] { return !api_.Get("web-node1").has_value(); }));
+  ASSERT_TRUE(Eventually([&] { return Called("KillPod:" + s.metadata.uid); }));
+  ASSERT_TRUE(Eventually([&] { return !api_.Get("web-node1").has_value(); }));
   // The final DELETE of the status syncer never touched it.
   for (const std::string& d : api_.deletes())
     EXPECT_EQ(d.rfind("status-syncer", 0), std::string::npos);
@@ -437,12 +437,12 @@ TEST_F(MirrorPodsTest, CreatedOnceTheNodeIsKnown) {
   StartKubelet();
   api::Pod s = StaticPod("web");
   SetStaticPods({s});
-  ASSERT_TRUE(WaitFor([&] { return Called("SyncPod:" + s.metadata.uid); }));
+  ASSERT_TRUE(Eventually([&] { return Called("SyncPod:" + s.metadata.uid); }));
   absl::SleepFor(absl::Milliseconds(200));
   EXPECT_TRUE(api_.creates().empty());
   // No event for the pod: housekeeping notices the Node became known.
   node_known_ = true;
-  ASSERT_TRUE(WaitFor([&] { return api_.Get("web-node1").has_value(); }));
+  ASSERT_TRUE(Eventually([&] { return api_.Get("web-node1").has_value(); }));
 }
 
 TEST_F(MirrorPodsTest, WithoutMirrorClientMirrorPodsAreStillNeverRun) {
@@ -450,7 +450,7 @@ TEST_F(MirrorPodsTest, WithoutMirrorClientMirrorPodsAreStillNeverRun) {
   api_.Put(MirrorOf(s, "mirror-x"));
   StartKubelet(/*with_mirror_client=*/false);
   SetStaticPods({s});
-  ASSERT_TRUE(WaitFor([&] { return Called("SyncPod:" + s.metadata.uid); }));
+  ASSERT_TRUE(Eventually([&] { return Called("SyncPod:" + s.metadata.uid); }));
   absl::SleepFor(absl::Milliseconds(300));
   EXPECT_TRUE(RanOnly(s.metadata.uid));
   EXPECT_TRUE(api_.creates().empty());

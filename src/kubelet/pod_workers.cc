@@ -51,6 +51,7 @@ void PodWorkers::Stop() {
     for (auto& [uid, st] : states_) {
       st.pending.reset();
       if (st.sync_cancel) in_flight.push_back(st.sync_cancel);
+      if (st.wait_cancel) in_flight.push_back(st.wait_cancel);
     }
   }
   for (auto& c : in_flight) c->Cancel();
@@ -184,6 +185,7 @@ void PodWorkers::Run(const std::string& uid) {
     std::optional<int64_t> grace;
     absl::Time last_sync;
     std::shared_ptr<Cancellation> cancel;
+    std::shared_ptr<Cancellation> wait_cancel;
     {
       absl::MutexLock lock(&mu_);
       State& st = states_[uid];
@@ -211,9 +213,19 @@ void PodWorkers::Run(const std::string& uid) {
       if (phase == Phase::kSyncing || phase == Phase::kTerminating) {
         cancel = std::make_shared<Cancellation>();
         st.sync_cancel = cancel;
+        wait_cancel = cancel;
+      } else {
+        // Only Stop() cancels the status wait of the other steps.
+        wait_cancel = std::make_shared<Cancellation>();
+        st.wait_cancel = wait_cancel;
       }
     }
-    container::PodStatus status = cache_.GetNewerThan(uid, last_sync, options_.cache_wait).status;
+    container::PodStatus status;
+    {
+      // A kill or Stop() cancels the wait as it cancels the step.
+      ScopedCancellation scope(wait_cancel);
+      status = cache_.GetNewerThan(uid, last_sync, clock_, options_.cache_wait).status;
+    }
     absl::Status err;
     bool advance = false;
     // A step that throws fails like one that returned an error: the worker's bookkeeping below
@@ -270,6 +282,7 @@ void PodWorkers::Run(const std::string& uid) {
     absl::MutexLock lock(&mu_);
     State& st = states_[uid];
     st.sync_cancel.reset();
+    st.wait_cancel.reset();
     // As upstream: the next step needs a status observed after this one finished, so it sees
     // the containers this step started (a relist that began during the step may have missed
     // them).

@@ -128,6 +128,8 @@ class PodWorkers {
     std::optional<absl::Time> requeue_at;
     // The in-flight SyncPod's or SyncTerminatingPod's cancellation (set only while one runs).
     std::shared_ptr<Cancellation> sync_cancel;
+    // The status wait of a step without sync_cancel (Stop() cancels it).
+    std::shared_ptr<Cancellation> wait_cancel;
     // A SyncPod was let run (a static pod waiting for its previous version is not started).
     bool started = false;
   };

@@ -7,29 +7,23 @@
 
 #include "absl/synchronization/notification.h"
 #include "api/static_pod.h"
+#include "api/testing/pod_builder.h"
+#include "common/testing/eventually.h"
 #include "gtest/gtest.h"
 #include "metrics/metrics.h"
 
 namespace kubelet {
 namespace {
 
+using testing::Eventually;
+
 api::PodPtr Share(const api::Pod& p) { return std::make_shared<const api::Pod>(p); }
 
-api::Pod MakePod(const std::string& uid) {
-  api::Pod p;
-  p.metadata.name = "p-" + uid;
-  p.metadata.namespace_ = "default";
-  p.metadata.uid = uid;
-  return p;
-}
+api::Pod MakePod(const std::string& uid) { return api::testing::PodBuilder("p-" + uid).Uid(uid); }
 
 // A static pod (from a manifest) of UID `uid`; every version has the same name.
 api::Pod MakeStaticPod(const std::string& uid) {
-  api::Pod p = MakePod(uid);
-  p.metadata.name = "etcd";
-  p.metadata.namespace_ = "kube-system";
-  p.metadata.annotations[api::kConfigSourceAnnotationKey] = "file";
-  return p;
+  return api::testing::PodBuilder("etcd").Namespace("kube-system").Uid(uid).Static();
 }
 
 bool Contains(const std::vector<std::string>& calls, const std::string& call) {
@@ -115,16 +109,8 @@ class PodWorkersTest : public ::testing::Test {
         PodWorkersOptions{.threads = 4, .cache_wait = absl::ZeroDuration()}, syncer_, cache_,
         clock_);
   }
-  template <typename Pred>
-  bool WaitFor(Pred p) {
-    for (int i = 0; i < 2000; ++i) {
-      if (p()) return true;
-      absl::SleepFor(absl::Milliseconds(2));
-    }
-    return false;
-  }
   bool Idle(const std::string& uid) {
-    return WaitFor([&] { return !workers_->IsKnown(uid) || CallsSettled(); });
+    return Eventually([&] { return !workers_->IsKnown(uid) || CallsSettled(); });
   }
   bool CallsSettled() {
     auto n = syncer_.Calls().size();
@@ -140,11 +126,11 @@ class PodWorkersTest : public ::testing::Test {
 
 TEST_F(PodWorkersTest, CreateSyncsThenKillTerminates) {
   workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("a")), std::nullopt, std::nullopt});
-  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
+  ASSERT_TRUE(Eventually([&] { return syncer_.Calls().size() == 1; }));
   EXPECT_EQ(syncer_.Calls()[0], "sync:create:a");
   EXPECT_FALSE(workers_->IsPodTerminationRequested("a"));
   workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("a")), std::nullopt, 5});
-  ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("a"); }));
+  ASSERT_TRUE(Eventually([&] { return workers_->IsFinished("a"); }));
   EXPECT_EQ(syncer_.Calls(),
             (std::vector<std::string>{"sync:create:a", "terminating:a:5", "terminated:a"}));
   EXPECT_FALSE(workers_->CouldHaveRunningContainers("a"));
@@ -166,7 +152,7 @@ TEST_F(PodWorkersTest, PlegEventDelayIsObservedFromTheEarliestMergedEvent) {
   const double count0 = PlegToWorkerSeries("_count"), sum0 = PlegToWorkerSeries("_sum");
   syncer_.SetBlock(true);
   workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("w")), std::nullopt, std::nullopt});
-  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
+  ASSERT_TRUE(Eventually([&] { return syncer_.Calls().size() == 1; }));
   EXPECT_EQ(PlegToWorkerSeries("_count"), count0);  // not from a PLEG event: not observed
   // Two PLEG events wait behind the running sync and coalesce: the earlier one's relist counts.
   const absl::Time now = clock_.Now();
@@ -175,20 +161,20 @@ TEST_F(PodWorkersTest, PlegEventDelayIsObservedFromTheEarliestMergedEvent) {
   workers_->UpdatePod({SyncPodType::kSync, Share(MakePod("w")), std::nullopt, std::nullopt,
                        now - absl::Seconds(1)});
   syncer_.SetBlock(false);
-  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 2; }));
-  ASSERT_TRUE(WaitFor([&] { return PlegToWorkerSeries("_count") == count0 + 1; }));
+  ASSERT_TRUE(Eventually([&] { return syncer_.Calls().size() == 2; }));
+  ASSERT_TRUE(Eventually([&] { return PlegToWorkerSeries("_count") == count0 + 1; }));
   EXPECT_DOUBLE_EQ(PlegToWorkerSeries("_sum") - sum0, 3.0);  // the fake clock did not move
 }
 
 TEST_F(PodWorkersTest, ASyncThatThrowsFailsThatStepAndThePodWorkerGoesOn) {
   syncer_.throws = 1;
   workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("t")), std::nullopt, std::nullopt});
-  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
+  ASSERT_TRUE(Eventually([&] { return syncer_.Calls().size() == 1; }));
   // The worker is not left marked as working: the next update syncs, and a kill terminates.
   workers_->UpdatePod({SyncPodType::kUpdate, Share(MakePod("t")), std::nullopt, std::nullopt});
-  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 2; }));
+  ASSERT_TRUE(Eventually([&] { return syncer_.Calls().size() == 2; }));
   workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("t")), std::nullopt, 1});
-  ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("t"); }));
+  ASSERT_TRUE(Eventually([&] { return workers_->IsFinished("t"); }));
   EXPECT_EQ(syncer_.Calls(), (std::vector<std::string>{"sync:create:t", "sync:update:t",
                                                        "terminating:t:1", "terminated:t"}));
 }
@@ -196,7 +182,7 @@ TEST_F(PodWorkersTest, ASyncThatThrowsFailsThatStepAndThePodWorkerGoesOn) {
 TEST_F(PodWorkersTest, UpdatesCoalesceAndKillIsNeverOverwritten) {
   syncer_.SetBlock(true);
   workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("b")), std::nullopt, std::nullopt});
-  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
+  ASSERT_TRUE(Eventually([&] { return syncer_.Calls().size() == 1; }));
   // While the first sync is running: two updates coalesce into one; then a kill; then an update
   // that must not replace the kill.
   workers_->UpdatePod({SyncPodType::kUpdate, Share(MakePod("b")), std::nullopt, std::nullopt});
@@ -206,7 +192,7 @@ TEST_F(PodWorkersTest, UpdatesCoalesceAndKillIsNeverOverwritten) {
   workers_->UpdatePod({SyncPodType::kUpdate, Share(MakePod("b")), std::nullopt, std::nullopt});
   EXPECT_TRUE(workers_->IsPodTerminationRequested("b"));
   syncer_.SetBlock(false);
-  ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("b"); }));
+  ASSERT_TRUE(Eventually([&] { return workers_->IsFinished("b"); }));
   EXPECT_EQ(syncer_.Calls(),
             (std::vector<std::string>{"sync:create:b", "terminating:b:10", "terminated:b"}));
 }
@@ -214,13 +200,13 @@ TEST_F(PodWorkersTest, UpdatesCoalesceAndKillIsNeverOverwritten) {
 TEST_F(PodWorkersTest, KillCancelsAnInFlightSync) {
   syncer_.hang_until_cancelled = true;
   workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("h")), std::nullopt, std::nullopt});
-  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
+  ASSERT_TRUE(Eventually([&] { return syncer_.Calls().size() == 1; }));
   // The sync hangs; a later update does not cancel it, a kill does, and termination follows.
   workers_->UpdatePod({SyncPodType::kUpdate, Share(MakePod("h")), std::nullopt, std::nullopt});
   absl::SleepFor(absl::Milliseconds(50));
   EXPECT_EQ(syncer_.Calls(), (std::vector<std::string>{"sync:create:h"}));
   workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("h")), std::nullopt, 3});
-  ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("h"); })) << syncer_.Calls().size();
+  ASSERT_TRUE(Eventually([&] { return workers_->IsFinished("h"); })) << syncer_.Calls().size();
   EXPECT_EQ(syncer_.Calls(), (std::vector<std::string>{"sync:create:h", "cancelled:h",
                                                        "terminating:h:3", "terminated:h"}));
 }
@@ -228,7 +214,7 @@ TEST_F(PodWorkersTest, KillCancelsAnInFlightSync) {
 TEST_F(PodWorkersTest, StopCancelsInFlightSyncs) {
   syncer_.hang_until_cancelled = true;
   workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("s")), std::nullopt, std::nullopt});
-  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
+  ASSERT_TRUE(Eventually([&] { return syncer_.Calls().size() == 1; }));
   workers_->Stop();  // returns: the hanging sync was cancelled
   EXPECT_EQ(syncer_.Calls(), (std::vector<std::string>{"sync:create:s", "cancelled:s"}));
 }
@@ -236,7 +222,7 @@ TEST_F(PodWorkersTest, StopCancelsInFlightSyncs) {
 TEST_F(PodWorkersTest, TerminalPodIsTornDown) {
   syncer_.terminal = true;
   workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("c")), std::nullopt, std::nullopt});
-  ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("c"); }));
+  ASSERT_TRUE(Eventually([&] { return workers_->IsFinished("c"); }));
   EXPECT_EQ(syncer_.Calls(),
             (std::vector<std::string>{"sync:create:c", "terminating:c:none", "terminated:c"}));
 }
@@ -246,7 +232,7 @@ TEST_F(PodWorkersTest, OrphansAreKilledFromTheRuntimeView) {
   running.id = "o1";
   running.name = "ghost";
   workers_->UpdatePod({SyncPodType::kKill, nullptr, running, std::nullopt});
-  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
+  ASSERT_TRUE(Eventually([&] { return syncer_.Calls().size() == 1; }));
   EXPECT_EQ(syncer_.Calls()[0], "orphan:o1");
   // A plain sync for an unknown pod with no spec is ignored.
   workers_->UpdatePod({SyncPodType::kSync, nullptr, running, std::nullopt});
@@ -256,7 +242,7 @@ TEST_F(PodWorkersTest, OrphansAreKilledFromTheRuntimeView) {
 
 TEST_F(PodWorkersTest, ResyncAfterIntervalAndBackoffAfterError) {
   workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("d")), std::nullopt, std::nullopt});
-  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
+  ASSERT_TRUE(Eventually([&] { return syncer_.Calls().size() == 1; }));
   ASSERT_TRUE(CallsSettled());
   workers_->SyncDue();  // nothing due yet
   EXPECT_TRUE(CallsSettled());
@@ -265,38 +251,38 @@ TEST_F(PodWorkersTest, ResyncAfterIntervalAndBackoffAfterError) {
   cache_.UpdateTime(clock_.Now());
   syncer_.fail = absl::UnavailableError("back-off");
   workers_->SyncDue();
-  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 2; }));
+  ASSERT_TRUE(Eventually([&] { return syncer_.Calls().size() == 2; }));
   EXPECT_EQ(syncer_.Calls()[1], "sync:sync:d");
   ASSERT_TRUE(CallsSettled());
   clock_.Advance(absl::Seconds(16));  // past the 10 s (+50%) error back-off
   cache_.UpdateTime(clock_.Now());
   syncer_.fail = absl::OkStatus();
   workers_->SyncDue();
-  EXPECT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 3; }));
+  EXPECT_TRUE(Eventually([&] { return syncer_.Calls().size() == 3; }));
 }
 
 TEST_F(PodWorkersTest, FinishedPodCanStartAgain) {
   workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("e")), std::nullopt, std::nullopt});
   workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("e")), std::nullopt, 1});
-  ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("e"); }));
+  ASSERT_TRUE(Eventually([&] { return workers_->IsFinished("e"); }));
   workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("e")), std::nullopt, std::nullopt});
-  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().back() == "sync:create:e"; }));
+  ASSERT_TRUE(Eventually([&] { return syncer_.Calls().back() == "sync:create:e"; }));
   EXPECT_FALSE(workers_->IsPodTerminationRequested("e"));
 }
 
 TEST_F(PodWorkersTest, ShorterGracePeriodRestartsTheTerminationInFlight) {
   workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("g")), std::nullopt, std::nullopt});
-  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
+  ASSERT_TRUE(Eventually([&] { return syncer_.Calls().size() == 1; }));
   syncer_.terminating_hangs = 1;
   workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("g")), std::nullopt, 60});
-  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 2; }));
+  ASSERT_TRUE(Eventually([&] { return syncer_.Calls().size() == 2; }));
   // The same grace again (a re-delivered update) leaves the termination alone.
   workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("g")), std::nullopt, 60});
   EXPECT_TRUE(CallsSettled());
   EXPECT_EQ(syncer_.Calls().size(), 2u);
   // A second delete with a shorter grace period cancels it; it starts over with the shorter one.
   workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("g")), std::nullopt, 2});
-  ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("g"); }));
+  ASSERT_TRUE(Eventually([&] { return workers_->IsFinished("g"); }));
   EXPECT_EQ(syncer_.Calls(), (std::vector<std::string>{"sync:create:g", "terminating:g:60",
                                                        "terminating-cancelled:g", "terminating:g:2",
                                                        "terminated:g"}));
@@ -304,16 +290,16 @@ TEST_F(PodWorkersTest, ShorterGracePeriodRestartsTheTerminationInFlight) {
 
 TEST_F(PodWorkersTest, LongerGracePeriodNeverExtendsATermination) {
   workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod("h")), std::nullopt, std::nullopt});
-  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 1; }));
+  ASSERT_TRUE(Eventually([&] { return syncer_.Calls().size() == 1; }));
   syncer_.SetBlock(false);
   syncer_.terminating_hangs = 1;
   workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("h")), std::nullopt, 5});
-  ASSERT_TRUE(WaitFor([&] { return syncer_.Calls().size() == 2; }));
+  ASSERT_TRUE(Eventually([&] { return syncer_.Calls().size() == 2; }));
   workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("h")), std::nullopt, 50});
   EXPECT_TRUE(CallsSettled());
   EXPECT_EQ(syncer_.Calls().back(), "terminating:h:5");
   workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("h")), std::nullopt, 1});
-  ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("h"); }));
+  ASSERT_TRUE(Eventually([&] { return workers_->IsFinished("h"); }));
   EXPECT_EQ(syncer_.Calls()[3], "terminating:h:1");
 }
 
@@ -323,10 +309,10 @@ TEST_F(PodWorkersTest, LongerGracePeriodNeverExtendsATermination) {
 TEST_F(PodWorkersTest, StaticPodStartsOnlyAfterItsPreviousVersionStopped) {
   workers_->UpdatePod(
       {SyncPodType::kCreate, Share(MakeStaticPod("v1")), std::nullopt, std::nullopt});
-  ASSERT_TRUE(WaitFor([&] { return Contains(syncer_.Calls(), "sync:create:v1"); }));
+  ASSERT_TRUE(Eventually([&] { return Contains(syncer_.Calls(), "sync:create:v1"); }));
   syncer_.terminating_hangs = 1;
   workers_->UpdatePod({SyncPodType::kKill, Share(MakeStaticPod("v1")), std::nullopt, 30});
-  ASSERT_TRUE(WaitFor([&] { return Contains(syncer_.Calls(), "terminating:v1:30"); }));
+  ASSERT_TRUE(Eventually([&] { return Contains(syncer_.Calls(), "terminating:v1:30"); }));
   workers_->UpdatePod(
       {SyncPodType::kCreate, Share(MakeStaticPod("v2")), std::nullopt, std::nullopt});
   EXPECT_TRUE(CallsSettled());
@@ -336,10 +322,10 @@ TEST_F(PodWorkersTest, StaticPodStartsOnlyAfterItsPreviousVersionStopped) {
   EXPECT_FALSE(Contains(syncer_.Calls(), "sync:create:v2"));
   // The previous version stops; the new one starts at the next retry, with its create.
   workers_->UpdatePod({SyncPodType::kKill, Share(MakeStaticPod("v1")), std::nullopt, 1});
-  ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("v1"); }));
+  ASSERT_TRUE(Eventually([&] { return workers_->IsFinished("v1"); }));
   clock_.Advance(absl::Seconds(2));
   workers_->SyncDue();
-  ASSERT_TRUE(WaitFor([&] { return Contains(syncer_.Calls(), "sync:create:v2"); }));
+  ASSERT_TRUE(Eventually([&] { return Contains(syncer_.Calls(), "sync:create:v2"); }));
   const std::vector<std::string> calls = syncer_.Calls();
   EXPECT_LT(std::find(calls.begin(), calls.end(), "terminated:v1"),
             std::find(calls.begin(), calls.end(), "sync:create:v2"));
@@ -350,16 +336,16 @@ TEST_F(PodWorkersTest, NonStaticPodOfTheSameNameDoesNotWait) {
   api::Pod a = MakePod("n1"), b = MakePod("n2");
   b.metadata.name = a.metadata.name;
   workers_->UpdatePod({SyncPodType::kCreate, Share(a), std::nullopt, std::nullopt});
-  ASSERT_TRUE(WaitFor([&] { return Contains(syncer_.Calls(), "sync:create:n1"); }));
+  ASSERT_TRUE(Eventually([&] { return Contains(syncer_.Calls(), "sync:create:n1"); }));
   syncer_.terminating_hangs = 1;
   workers_->UpdatePod({SyncPodType::kKill, Share(a), std::nullopt, 30});
   // The hanging termination must have begun, or the shorter grace below would merge into it and
   // hang in its place.
-  ASSERT_TRUE(WaitFor([&] { return Contains(syncer_.Calls(), "terminating:n1:30"); }));
+  ASSERT_TRUE(Eventually([&] { return Contains(syncer_.Calls(), "terminating:n1:30"); }));
   workers_->UpdatePod({SyncPodType::kCreate, Share(b), std::nullopt, std::nullopt});
-  ASSERT_TRUE(WaitFor([&] { return Contains(syncer_.Calls(), "sync:create:n2"); }));
+  ASSERT_TRUE(Eventually([&] { return Contains(syncer_.Calls(), "sync:create:n2"); }));
   workers_->UpdatePod({SyncPodType::kKill, Share(a), std::nullopt, 1});
-  ASSERT_TRUE(WaitFor([&] { return workers_->IsFinished("n1"); }));
+  ASSERT_TRUE(Eventually([&] { return workers_->IsFinished("n1"); }));
 }
 
 }  // namespace

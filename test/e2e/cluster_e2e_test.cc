@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/e2e/api_mode_fixture.h"
+#include "test/e2e/http_client.h"
 
 namespace kubelet::e2e {
 namespace {
@@ -161,10 +162,8 @@ TEST_F(ClusterTest, ApiServerOutageOfSixtySeconds) {
   while (absl::Now() - stopped < absl::Seconds(60)) {
     absl::SleepFor(absl::Seconds(5));
     ASSERT_TRUE(KubeletAlive()) << kubelet_->Log();
-    auto healthz = RunCommand({"curl", "-sS", "--max-time", "5",
-                               absl::StrCat("http://127.0.0.1:", healthz_port_, "/healthz")});
-    ASSERT_TRUE(healthz.ok());
-    EXPECT_EQ(healthz->out, "ok") << healthz->err;
+    HttpAnswer healthz = KubeletEndpoint::Http(healthz_port_).Get("/healthz");
+    EXPECT_EQ(healthz.body, "ok") << healthz.code;
   }
   EXPECT_EQ(RunningIds(steady), before);
   EXPECT_TRUE(RunningIds(finisher).empty());  // it finished meanwhile

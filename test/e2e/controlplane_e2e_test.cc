@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/e2e/controlplane.h"
+#include "test/e2e/http_client.h"
 
 namespace kubelet::e2e {
 namespace {
@@ -198,12 +199,9 @@ TEST_F(ControlPlaneE2ETest, ControllerManagerAndSchedulerWork) {
 TEST_F(ControlPlaneE2ETest, ComponentsAreHealthy) {
   for (const char* key : {"KUBELET_CP_CONTROLLER_MANAGER_PORT", "KUBELET_CP_SCHEDULER_PORT"}) {
     const std::string url = absl::StrCat("https://127.0.0.1:", cp_->Get(key), "/healthz");
-    absl::StatusOr<CommandResult> r =
-        RunCommand({"curl", "-sS", "--max-time", "10", "--cacert", cp_->ca_file(), url}, {},
-                   absl::Seconds(20));
-    ASSERT_TRUE(r.ok()) << r.status();
-    EXPECT_EQ(r->exit_code, 0) << key << ": " << r->err;
-    EXPECT_EQ(r->out, "ok") << key;
+    HttpAnswer a = HttpRequest(url, HttpOptions{.ca_file = cp_->ca_file()});
+    EXPECT_EQ(a.code, 200) << key << ": curl exit " << a.curl_exit;
+    EXPECT_EQ(a.body, "ok") << key;
   }
   CommandResult r = Kubectl({"get", "--raw", "/readyz"});
   EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -274,7 +274,7 @@ bool ConditionIs(const json& p, const std::string& type, const std::string& stat
 class DifferentialTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* endpoint = std::getenv("KUBELET_E2E_CONTAINERD_ENDPOINT");
+    const char* endpoint = std::getenv("KUBELET_E2E_RUNTIME_ENDPOINT");
     if (endpoint == nullptr || *endpoint == '\0') {
       GTEST_SKIP() << kRuntimeSkipMarker << RuntimeUnavailableReason();
     }

@@ -13,7 +13,7 @@ namespace kubelet::e2e {
 namespace {
 
 bool RuntimeDescribed() {
-  const char* sock = std::getenv("KUBELET_E2E_CONTAINERD_SOCK");
+  const char* sock = std::getenv("KUBELET_E2E_RUNTIME_SOCK");
   return sock != nullptr && *sock != '\0';
 }
 
@@ -40,15 +40,15 @@ bool LoadE2EEnvFile(const std::string& path) {
 }
 
 std::string RuntimeUnavailableReason() {
-  const char* endpoint = std::getenv("KUBELET_E2E_CONTAINERD_ENDPOINT");
+  const char* endpoint = std::getenv("KUBELET_E2E_RUNTIME_ENDPOINT");
   if (endpoint != nullptr && *endpoint != '\0') return "";
   const char* skipped = std::getenv("KUBELET_E2E_SKIPPED");
   if (skipped != nullptr && *skipped != '\0') return skipped;
   const char* file = std::getenv("KUBELET_E2E_ENV_FILE");
   if (file == nullptr || *file == '\0') {
-    return "no KUBELET_E2E_ENV_FILE and no KUBELET_E2E_CONTAINERD_ENDPOINT (run through ctest)";
+    return "no KUBELET_E2E_ENV_FILE and no KUBELET_E2E_RUNTIME_ENDPOINT (run through ctest)";
   }
-  return std::string("no KUBELET_E2E_CONTAINERD_ENDPOINT in ") + file;
+  return std::string("no KUBELET_E2E_RUNTIME_ENDPOINT in ") + file;
 }
 
 std::string RuntimeName() {

@@ -2,8 +2,10 @@
 // test/e2e/harness/containerd-env.sh starts as the CTest fixture "containerd".
 //
 // The harness writes DIR/env, one KEY=VALUE a line (no quotes, no spaces), with at least:
-//   KUBELET_E2E_CONTAINERD_SOCK      absolute path of containerd's unix socket
-//   KUBELET_E2E_CONTAINERD_ENDPOINT  unix://<sock>, for --container-runtime-endpoint
+//   KUBELET_E2E_RUNTIME              containerd or crio
+//   KUBELET_E2E_RUNTIME_SOCK         absolute path of the runtime's CRI unix socket
+//   KUBELET_E2E_RUNTIME_ENDPOINT     unix://<sock>, for --container-runtime-endpoint
+//   KUBELET_E2E_CONTAINERD_SOCK      containerd's socket, for ctr (containerd runs only)
 //   KUBELET_E2E_REGISTRY             127.0.0.1:<port> of a plain-HTTP registry holding
 //                                    e2e/busybox:1.36 and e2e/busybox:latest (empty if none)
 //   KUBELET_E2E_BUSYBOX_IMAGE        docker.io/library/busybox:1.36 (imported, Cmd ["sh"])
@@ -14,9 +16,8 @@
 // LoadE2EEnv() before main(); others call it themselves first. Tests then getenv() the variables.
 //
 // The same binary runs on either runtime: harness/crio-env.sh (CTest fixture "crio") writes the
-// same keys for CRI-O (KUBELET_E2E_CONTAINERD_ENDPOINT is then CRI-O's endpoint) plus
-// KUBELET_E2E_RUNTIME=crio; a fixture that could not start its runtime writes
-// KUBELET_E2E_SKIPPED=<reason> instead of the socket.
+// same runtime keys for CRI-O (KUBELET_E2E_RUNTIME=crio); a fixture that could not start its
+// runtime writes KUBELET_E2E_SKIPPED=<reason> instead of the socket.
 //
 // Not thread-safe: setenv() races with any concurrent getenv(); call before starting threads.
 #ifndef KUBELET_TEST_E2E_E2E_ENV_H_
@@ -30,7 +31,7 @@ namespace kubelet::e2e {
 // Reads the file named by $KUBELET_E2E_ENV_FILE, if that is set, and setenv()s every KEY=VALUE
 // whose KEY is not already in the environment (an explicit variable wins over the file).
 // Blank lines, lines starting with '#' and lines without '=' are skipped; a trailing '\r' is
-// dropped. Returns true when a runtime is described afterwards, i.e. KUBELET_E2E_CONTAINERD_SOCK
+// dropped. Returns true when a runtime is described afterwards, i.e. KUBELET_E2E_RUNTIME_SOCK
 // is set and non-empty (whether it came from the file or the environment); tests GTEST_SKIP()
 // on false. A named file that cannot be read is reported on stderr and yields false unless the
 // environment already describes a runtime.
@@ -44,7 +45,7 @@ bool LoadE2EEnvFile(const std::string& path);
 inline constexpr char kRuntimeSkipMarker[] = "runtime fixture unavailable: ";
 
 // Why no runtime is described (KUBELET_E2E_SKIPPED from the fixture, or what is missing);
-// "" when KUBELET_E2E_CONTAINERD_ENDPOINT is set. Skip with
+// "" when KUBELET_E2E_RUNTIME_ENDPOINT is set. Skip with
 //   GTEST_SKIP() << kRuntimeSkipMarker << RuntimeUnavailableReason();
 std::string RuntimeUnavailableReason();
 

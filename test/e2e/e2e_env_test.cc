@@ -19,7 +19,7 @@ class E2EEnvTest : public ::testing::Test {
     ASSERT_GE(fd, 0);
     ::close(fd);
     path_ = tmpl;
-    for (const char* key : {"KUBELET_E2E_ENV_FILE", "KUBELET_E2E_CONTAINERD_SOCK",
+    for (const char* key : {"KUBELET_E2E_ENV_FILE", "KUBELET_E2E_RUNTIME_SOCK",
                             "KUBELET_E2E_REGISTRY", "KUBELET_E2E_TEST_ONLY_PRESET"}) {
       ::unsetenv(key);
     }
@@ -42,19 +42,19 @@ class E2EEnvTest : public ::testing::Test {
 TEST_F(E2EEnvTest, LoadsKeysFromTheFileNamedByTheEnvironment) {
   Write(
       "# written by containerd-env.sh\n"
-      "KUBELET_E2E_CONTAINERD_SOCK=/run/x/containerd.sock\r\n"
+      "KUBELET_E2E_RUNTIME_SOCK=/run/x/runtime.sock\r\n"
       "\n"
       "not a pair\n"
       "KUBELET_E2E_REGISTRY=127.0.0.1:5000\n");
   ::setenv("KUBELET_E2E_ENV_FILE", path_.c_str(), 1);
   EXPECT_TRUE(LoadE2EEnv());
-  EXPECT_EQ(Get("KUBELET_E2E_CONTAINERD_SOCK"), "/run/x/containerd.sock");
+  EXPECT_EQ(Get("KUBELET_E2E_RUNTIME_SOCK"), "/run/x/runtime.sock");
   EXPECT_EQ(Get("KUBELET_E2E_REGISTRY"), "127.0.0.1:5000");
 }
 
 TEST_F(E2EEnvTest, ExplicitEnvironmentWinsAndEmptyValuesAreKept) {
   Write(
-      "KUBELET_E2E_TEST_ONLY_PRESET=from-file\nKUBELET_E2E_CONTAINERD_SOCK=/s\n"
+      "KUBELET_E2E_TEST_ONLY_PRESET=from-file\nKUBELET_E2E_RUNTIME_SOCK=/s\n"
       "KUBELET_E2E_REGISTRY=\n");
   ::setenv("KUBELET_E2E_TEST_ONLY_PRESET", "explicit", 1);
   EXPECT_TRUE(LoadE2EEnvFile(path_));
@@ -71,7 +71,7 @@ TEST_F(E2EEnvTest, FalseWithoutARuntime) {
 }
 
 TEST_F(E2EEnvTest, TrueWhenTheEnvironmentAlreadyNamesTheSocket) {
-  ::setenv("KUBELET_E2E_CONTAINERD_SOCK", "/explicit.sock", 1);
+  ::setenv("KUBELET_E2E_RUNTIME_SOCK", "/explicit.sock", 1);
   ::setenv("KUBELET_E2E_ENV_FILE", "/nonexistent/e2e-env/env", 1);
   EXPECT_TRUE(LoadE2EEnv());
 }

@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/e2e/api_mode_fixture.h"
+#include "test/e2e/http_client.h"
 
 namespace kubelet::e2e {
 namespace {
@@ -29,12 +30,7 @@ class EvictionTest : public ApiModeTest {
 
   // node.memory.availableBytes of the kubelet's /stats/summary (0 when unreadable).
   int64_t NodeMemoryAvailable() {
-    auto r = RunCommand(
-        {"curl", "-sk", "--max-time", "20",
-         absl::StrCat("https://127.0.0.1:", api_port_, "/stats/summary?only_cpu_and_memory=true")},
-        {}, absl::Seconds(30));
-    if (!r.ok()) return 0;
-    json s = json::parse(r->out, nullptr, false);
+    json s = KubeletEndpoint::Https(api_port_).GetJson("/stats/summary?only_cpu_and_memory=true");
     if (!s.is_object()) return 0;
     return s["node"]["memory"].value("availableBytes", int64_t{0});
   }

@@ -55,6 +55,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/e2e/api_mode_fixture.h"
+#include "test/e2e/http_client.h"
 
 namespace kubelet::e2e {
 namespace {
@@ -242,23 +243,10 @@ class KubeletAuthTest : public ApiModeTest {
                         cp_->ca_file(), "\nauthorization:\n  mode: Webhook\n");
   }
 
-  struct Answer {
-    int code = 0;
-    std::string body;
-  };
   // GET https://127.0.0.1:<port><path>, with the bearer token when not empty.
-  Answer Get(const std::string& path, const std::string& token = "") {
-    std::vector<std::string> argv = {"curl", "-sk", "--max-time", "20", "-w", "\n%{http_code}"};
-    if (!token.empty()) argv.insert(argv.end(), {"-H", "Authorization: Bearer " + token});
-    argv.push_back(absl::StrCat("https://127.0.0.1:", api_port_, path));
-    auto r = RunCommand(argv, {}, absl::Seconds(30));
-    Answer a;
-    if (!r.ok()) return a;
-    const size_t nl = r->out.rfind('\n');
-    if (nl == std::string::npos) return a;
-    a.body = r->out.substr(0, nl);
-    a.code = std::atoi(r->out.c_str() + nl + 1);
-    return a;
+  HttpAnswer Get(const std::string& path, const std::string& token = "") {
+    return KubeletEndpoint::Https(api_port_).Get(
+        path, HttpOptions{.bearer_token = token, .timeout = absl::Seconds(20)});
   }
 
   // A bootstrap token (kubeadm's way) whose group may create node client CSRs and have them
@@ -328,7 +316,7 @@ TEST_F(KubeletAuthTest, WebhookAuthenticationAndAuthorization) {
   ASSERT_TRUE(ready.ok()) << ready << "\n" << kubelet_->Log();
 
   // No credentials: 401, as upstream's filter answers.
-  Answer a = Get("/pods");
+  HttpAnswer a = Get("/pods");
   EXPECT_EQ(a.code, 401);
   EXPECT_EQ(a.body, "Unauthorized");
   // A token the API server does not accept: 401 too (never anonymous).
@@ -554,10 +542,9 @@ TEST_F(KubeletAuthTest, ExecAttachAndPortForwardThroughTheApiServer) {
   std::string page;
   EXPECT_TRUE(WaitUntil(
       [&] {
-        auto c = RunCommand({"curl", "-s", "--max-time", "5",
-                             absl::StrCat("http://127.0.0.1:", local, "/index.html")},
-                            {}, absl::Seconds(10));
-        page = c.ok() ? c->out : "";
+        page = HttpRequest(absl::StrCat("http://127.0.0.1:", local, "/index.html"),
+                           HttpOptions{.timeout = absl::Seconds(5)})
+                   .body;
         return page == "port-forward-ok\n";
       },
       absl::Seconds(60), absl::Seconds(1)))
@@ -701,20 +688,18 @@ TEST_F(KubeletAuthTest, ClientCertificateRotation) {
       << kubelet_->Log();
   EXPECT_TRUE(ConditionTrue(GetNode(), "Ready"));
   // /metrics as the API server's kubelet client (O=system:masters) reads it.
-  auto metrics = RunCommand(
-      {"curl", "-sk", "--max-time", "20", "--cert", cp_->Get("KUBELET_CP_KUBELET_CLIENT_CERT"),
-       "--key", cp_->Get("KUBELET_CP_KUBELET_CLIENT_KEY"),
-       absl::StrCat("https://127.0.0.1:", api_port_, "/metrics")},
-      {}, absl::Seconds(30));
-  ASSERT_TRUE(metrics.ok());
+  HttpAnswer metrics = KubeletEndpoint::Https(api_port_).Get(
+      "/metrics", HttpOptions{.cert_file = cp_->Get("KUBELET_CP_KUBELET_CLIENT_CERT"),
+                              .key_file = cp_->Get("KUBELET_CP_KUBELET_CLIENT_KEY")});
+  ASSERT_EQ(metrics.code, 200);
   double ttl = 0;
-  for (absl::string_view line : absl::StrSplit(metrics->out, '\n')) {
+  for (absl::string_view line : absl::StrSplit(metrics.body, '\n')) {
     if (absl::ConsumePrefix(&line, "kubelet_certificate_manager_client_ttl_seconds ")) {
       EXPECT_TRUE(absl::SimpleAtod(line, &ttl)) << line;
     }
   }
-  EXPECT_GT(ttl, 86400) << metrics->out.substr(0, 2000) << metrics->err;
-  EXPECT_TRUE(absl::StrContains(metrics->out,
+  EXPECT_GT(ttl, 86400) << metrics.body.substr(0, 2000);
+  EXPECT_TRUE(absl::StrContains(metrics.body,
                                 "kubelet_certificate_manager_client_expiration_renew_errors 0"));
   (void)cp_->Kubectl({"delete", "clusterrolebinding", binding, "--wait=false"});
 }
@@ -756,15 +741,16 @@ TEST_F(KubeletAuthTest, ServingCertificateFromTheCluster) {
   // HTTPS to the kubelet, verified against the cluster CA and the node's name, as the API
   // server's kubelet client; the exit code and HTTP status ("000": no TLS session).
   const std::string port = absl::StrCat(api_port_);
+  // The server's certificate verified against the cluster CA for the node's name, as the API
+  // server's kubelet client: the TLS session and the HTTP status.
+  HttpOptions verified{.cert_file = cp_->Get("KUBELET_CP_KUBELET_CLIENT_CERT"),
+                       .key_file = cp_->Get("KUBELET_CP_KUBELET_CLIENT_KEY"),
+                       .ca_file = cp_->ca_file(),
+                       .connect_to = absl::StrCat(node_, ":", port, ":127.0.0.1:", port),
+                       .timeout = absl::Seconds(20)};
   auto verified_get = [&](const std::string& path) {
-    auto r = RunCommand(
-        {"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20", "--cacert",
-         cp_->ca_file(), "--cert", cp_->Get("KUBELET_CP_KUBELET_CLIENT_CERT"), "--key",
-         cp_->Get("KUBELET_CP_KUBELET_CLIENT_KEY"), "--connect-to",
-         absl::StrCat(node_, ":", port, ":127.0.0.1:", port),
-         absl::StrCat("https://", node_, ":", port, path)},
-        {}, absl::Seconds(30));
-    return r.ok() ? absl::StrCat(r->exit_code, " ", r->out) : std::string("failed to run curl");
+    HttpAnswer a = HttpRequest(absl::StrCat("https://", node_, ":", port, path), verified);
+    return absl::StrCat(a.curl_exit, " ", a.code);
   };
   // No certificate until the request is approved: the handshake fails, the kubelet runs on.
   EXPECT_NE(verified_get("/healthz"), "0 200");
@@ -789,23 +775,19 @@ TEST_F(KubeletAuthTest, ServingCertificateFromTheCluster) {
   EXPECT_EQ(cn, "system:node:" + node_);
   // No self-signed pair was made.
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/pki/kubelet.crt"));
-  auto metrics = RunCommand({"curl", "-s", "--max-time", "20", "--cacert", cp_->ca_file(), "--cert",
-                             cp_->Get("KUBELET_CP_KUBELET_CLIENT_CERT"), "--key",
-                             cp_->Get("KUBELET_CP_KUBELET_CLIENT_KEY"), "--connect-to",
-                             absl::StrCat(node_, ":", port, ":127.0.0.1:", port),
-                             absl::StrCat("https://", node_, ":", port, "/metrics")},
-                            {}, absl::Seconds(30));
-  ASSERT_TRUE(metrics.ok());
+  HttpAnswer metrics =
+      HttpRequest(absl::StrCat("https://", node_, ":", port, "/metrics"), verified);
+  ASSERT_EQ(metrics.code, 200);
   double ttl = 0;
-  for (absl::string_view line : absl::StrSplit(metrics->out, '\n')) {
+  for (absl::string_view line : absl::StrSplit(metrics.body, '\n')) {
     if (absl::ConsumePrefix(&line, "kubelet_certificate_manager_server_ttl_seconds ")) {
       EXPECT_TRUE(absl::SimpleAtod(line, &ttl)) << line;
     }
   }
-  EXPECT_GT(ttl, 3600) << metrics->out.substr(0, 2000);
-  EXPECT_TRUE(absl::StrContains(metrics->out, "kubelet_server_expiration_renew_errors"));
+  EXPECT_GT(ttl, 3600) << metrics.body.substr(0, 2000);
+  EXPECT_TRUE(absl::StrContains(metrics.body, "kubelet_server_expiration_renew_errors"));
   EXPECT_TRUE(
-      absl::StrContains(metrics->out, "kubelet_certificate_manager_server_rotation_seconds"));
+      absl::StrContains(metrics.body, "kubelet_certificate_manager_server_rotation_seconds"));
 
   // A restart serves the stored certificate at once: no second request.
   StopKubelet();

@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/e2e/controlplane.h"
+#include "test/e2e/http_client.h"
 #include "test/e2e/static_pod_fixture.h"
 
 namespace kubelet::e2e {
@@ -34,10 +35,7 @@ class KubeletKillTest : public StaticPodTest {
  protected:
   // GET https://127.0.0.1:<port><path> on the kubelet API (anonymous, AlwaysAllow here).
   std::string ApiGet(const std::string& path) {
-    auto r = RunCommand(
-        {"curl", "-sk", "--max-time", "30", absl::StrCat("https://127.0.0.1:", api_port_, path)},
-        {}, absl::Seconds(40));
-    return r.ok() ? r->out : "";
+    return KubeletEndpoint::Https(api_port_).Get(path).body;
   }
 
   // Names of the pods /pods reports Ready=True.

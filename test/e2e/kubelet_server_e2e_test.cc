@@ -1,10 +1,8 @@
 // The kubelet API on its secure port, through the real binary on the real containerd: HTTPS with
 // the self-signed certificate generated in --cert-dir (and reused on restart), /pods with status,
 // /runningpods/, /configz, /metrics in the Prometheus text format, anonymous auth on and off,
-// 404 and 405. HTTPS requests go through curl (-k: the certificate is self-signed).
-#include <sys/wait.h>
+// 404 and 405. HTTPS requests go through the e2e HTTP client (the certificate is self-signed).
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -15,37 +13,17 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "test/e2e/http_client.h"
 #include "test/e2e/static_pod_fixture.h"
 
 namespace kubelet::e2e {
 namespace {
 
-struct Response {
-  int status = 0;
-  std::string body;
-  int curl_exit = -1;  // 0: the transfer ended normally; 28: curl's --max-time ran out
-};
-
-// curl -k; the status code is appended on a line of its own.
-Response Https(int port, const std::string& path, const std::string& method = "GET",
-               int max_seconds = 30) {
-  std::string cmd =
-      absl::StrCat("curl -sk --max-time ", max_seconds, " -X ", method, " -w '\\n%{http_code}' ",
-                   "'https://127.0.0.1:", port, path, "' 2>/dev/null");
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  for (size_t n; p && (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
-  Response r;
-  if (p) {
-    int wait_status = ::pclose(p);
-    if (WIFEXITED(wait_status)) r.curl_exit = WEXITSTATUS(wait_status);
-  }
-  size_t nl = out.rfind('\n');
-  if (nl == std::string::npos) return r;
-  r.status = std::atoi(out.c_str() + nl + 1);
-  r.body = out.substr(0, nl);
-  return r;
+// The secure port's answer (the certificate is self-signed: not verified).
+HttpAnswer Https(int port, const std::string& path, const std::string& method = "GET",
+                 int max_seconds = 30) {
+  return KubeletEndpoint::Https(port).Get(
+      path, HttpOptions{.method = method, .timeout = absl::Seconds(max_seconds)});
 }
 
 class KubeletServerTest : public StaticPodTest {
@@ -64,7 +42,7 @@ class KubeletServerTest : public StaticPodTest {
     ASSERT_TRUE(kubelet_->WaitForLog("\"Starting to listen\"", absl::Seconds(60)))
         << kubelet_->Log();
     ASSERT_TRUE(
-        WaitUntil([&] { return Https(api_port_, "/healthz").status != 0; }, absl::Seconds(30)))
+        WaitUntil([&] { return Https(api_port_, "/healthz").code != 0; }, absl::Seconds(30)))
         << kubelet_->Log();
   }
 
@@ -92,16 +70,16 @@ TEST_F(KubeletServerTest, ServesTheApiOverTlsWithAGeneratedCertificate) {
       << log;
 
   // /pods: the static pod with its status once the container runs.
-  Response pods;
+  HttpAnswer pods;
   ASSERT_TRUE(WaitUntil(
       [&] {
         pods = Https(api_port_, "/pods");
         return pods.body.find("\"running\":{") != std::string::npos;
       },
       absl::Seconds(90)))
-      << pods.status << " " << pods.body << "\n"
+      << pods.code << " " << pods.body << "\n"
       << kubelet_->Log();
-  EXPECT_EQ(pods.status, 200);
+  EXPECT_EQ(pods.code, 200);
   EXPECT_EQ(
       pods.body.rfind("{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{},\"items\":[", 0),
       0u)
@@ -110,14 +88,14 @@ TEST_F(KubeletServerTest, ServesTheApiOverTlsWithAGeneratedCertificate) {
   EXPECT_NE(pods.body.find("\"phase\":\"Running\""), std::string::npos) << pods.body;
 
   // /runningpods/: the runtime's view.
-  Response running = Https(api_port_, "/runningpods/");
-  EXPECT_EQ(running.status, 200);
+  HttpAnswer running = Https(api_port_, "/runningpods/");
+  EXPECT_EQ(running.code, 200);
   EXPECT_NE(running.body.find("\"name\":\"" + pod_ + "\""), std::string::npos) << running.body;
   EXPECT_NE(running.body.find("\"name\":\"main\""), std::string::npos) << running.body;
 
   // /configz.
-  Response configz = Https(api_port_, "/configz");
-  EXPECT_EQ(configz.status, 200);
+  HttpAnswer configz = Https(api_port_, "/configz");
+  EXPECT_EQ(configz.code, 200);
   EXPECT_EQ(configz.body.rfind("{\"kubeletconfig\":{", 0), 0u) << configz.body;
   EXPECT_NE(configz.body.find("\"port\":" + std::to_string(api_port_)), std::string::npos);
 
@@ -126,8 +104,8 @@ TEST_F(KubeletServerTest, ServesTheApiOverTlsWithAGeneratedCertificate) {
             "[+]ping ok\n[+]log ok\n[+]syncloop ok\nhealthz check passed\n");
 
   // /metrics: every sample line follows the text exposition grammar.
-  Response metrics = Https(api_port_, "/metrics");
-  EXPECT_EQ(metrics.status, 200);
+  HttpAnswer metrics = Https(api_port_, "/metrics");
+  EXPECT_EQ(metrics.code, 200);
   const std::regex sample(
       R"(^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? )"
       R"(([-+]?[0-9.eE+-]+|NaN|[-+]Inf)( -?[0-9]+)?$)");
@@ -177,21 +155,21 @@ TEST_F(KubeletServerTest, ServesTheApiOverTlsWithAGeneratedCertificate) {
     EXPECT_NE(metrics.body.find(std::string("\n") + want), std::string::npos) << want << "\n"
                                                                               << metrics.body;
   }
-  Response probes;
+  HttpAnswer probes;
   ASSERT_TRUE(WaitUntil(
       [&] {
         probes = Https(api_port_, "/metrics/probes");
         return probes.body.find("prober_probe_total{") != std::string::npos;
       },
       absl::Seconds(30)))
-      << probes.status << probes.body;
-  EXPECT_EQ(probes.status, 200);
+      << probes.code << probes.body;
+  EXPECT_EQ(probes.code, 200);
   EXPECT_TRUE(family_names(probes.body).count("prober_probe_total"));
   EXPECT_NE(probes.body.find("probe_type=\"Readiness\""), std::string::npos) << probes.body;
   EXPECT_NE(probes.body.find("result=\"successful\""), std::string::npos) << probes.body;
   EXPECT_NE(probes.body.find("pod=\"" + pod_ + "\""), std::string::npos) << probes.body;
-  Response resource = Https(api_port_, "/metrics/resource");
-  EXPECT_EQ(resource.status, 200);
+  HttpAnswer resource = Https(api_port_, "/metrics/resource");
+  EXPECT_EQ(resource.code, 200);
   EXPECT_TRUE(family_names(resource.body).count("node_cpu_usage_seconds_total")) << resource.body;
 
   // The read-only port: the default endpoints over plain HTTP, debugging endpoints disabled.
@@ -204,9 +182,9 @@ TEST_F(KubeletServerTest, ServesTheApiOverTlsWithAGeneratedCertificate) {
   EXPECT_EQ(HttpGet(read_only_port_, "/configz").status, 405);
 
   // 404 / 405.
-  EXPECT_EQ(Https(api_port_, "/no-such-endpoint").status, 404);
-  Response post = Https(api_port_, "/pods", "POST");
-  EXPECT_EQ(post.status, 405);
+  EXPECT_EQ(Https(api_port_, "/no-such-endpoint").code, 404);
+  HttpAnswer post = Https(api_port_, "/pods", "POST");
+  EXPECT_EQ(post.code, 405);
   EXPECT_EQ(post.body, "405: Method Not Allowed");
 
   // The generated certificate: leaf + CA in kubelet.crt, kept across a restart.
@@ -220,7 +198,7 @@ TEST_F(KubeletServerTest, ServesTheApiOverTlsWithAGeneratedCertificate) {
   StartKubelet(/*anonymous=*/true);
   EXPECT_EQ(ReadFile(dir_ + "/pki/kubelet.crt"), crt);
   EXPECT_EQ(ReadFile(dir_ + "/pki/kubelet.key"), key);
-  EXPECT_EQ(Https(api_port_, "/pods").status, 200);
+  EXPECT_EQ(Https(api_port_, "/pods").code, 200);
 }
 
 TEST_F(KubeletServerTest, ContainerLogsHonoursTailTimestampsPreviousAndFollow) {
@@ -230,22 +208,22 @@ TEST_F(KubeletServerTest, ContainerLogsHonoursTailTimestampsPreviousAndFollow) {
                                         "\"for i in 1 2 3 4 5; do echo line-$i; done; "
                                         "sleep 3; exit 1\""));
   const std::string base = "/containerLogs/default/" + PodName("logs") + "/main";
-  Response r;
+  HttpAnswer r;
   ASSERT_TRUE(WaitUntil(
       [&] {
         r = Https(api_port_, base);
-        return r.status == 200 && r.body.find("line-5") != std::string::npos;
+        return r.code == 200 && r.body.find("line-5") != std::string::npos;
       },
       absl::Seconds(60)))
-      << r.status << " " << r.body << kubelet_->Log();
+      << r.code << " " << r.body << kubelet_->Log();
   EXPECT_EQ(r.body.rfind("line-1\nline-2\n", 0), 0u) << r.body;
 
   r = Https(api_port_, base + "?tailLines=2");
-  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.code, 200);
   EXPECT_EQ(r.body, "line-4\nline-5\n");
 
   r = Https(api_port_, base + "?tailLines=1&timestamps=true");
-  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.code, 200);
   // "<RFC3339Nano> line-5"
   ASSERT_NE(r.body.find(" line-5\n"), std::string::npos) << r.body;
   EXPECT_EQ(r.body[4], '-') << r.body;
@@ -260,14 +238,14 @@ TEST_F(KubeletServerTest, ContainerLogsHonoursTailTimestampsPreviousAndFollow) {
   ASSERT_TRUE(WaitUntil(
       [&] {
         r = Https(api_port_, base + "?previous=true");
-        return r.status == 200 && r.body.find("line-5") != std::string::npos;
+        return r.code == 200 && r.body.find("line-5") != std::string::npos;
       },
       absl::Seconds(30)))
-      << r.status << " " << r.body;
+      << r.code << " " << r.body;
 
   // Bad parameters and unknown containers, as upstream answers them.
-  EXPECT_EQ(Https(api_port_, base + "?tailLines=abc").status, 400);
-  EXPECT_EQ(Https(api_port_, "/containerLogs/default/" + PodName("logs") + "/nope").status, 404);
+  EXPECT_EQ(Https(api_port_, base + "?tailLines=abc").code, 400);
+  EXPECT_EQ(Https(api_port_, "/containerLogs/default/" + PodName("logs") + "/nope").code, 404);
 }
 
 TEST_F(KubeletServerTest, ContainerLogsFollowStreamsUntilTheContainerExits) {
@@ -278,20 +256,20 @@ TEST_F(KubeletServerTest, ContainerLogsFollowStreamsUntilTheContainerExits) {
                            "\"trap 'exit 0' TERM; i=0; while [ $i -lt 15 ]; do i=$((i+1)); "
                            "echo tick-$i; sleep 1; done\""));
   const std::string base = "/containerLogs/default/" + PodName("ticker") + "/main";
-  Response r;
+  HttpAnswer r;
   ASSERT_TRUE(WaitUntil(
       [&] {
         r = Https(api_port_, base);
-        return r.status == 200 && r.body.find("tick-1\n") != std::string::npos;
+        return r.code == 200 && r.body.find("tick-1\n") != std::string::npos;
       },
       absl::Seconds(60)))
-      << r.status << " " << r.body << kubelet_->Log();
+      << r.code << " " << r.body << kubelet_->Log();
   bool finished_before = r.body.find("tick-15\n") != std::string::npos;
   // The stream must end by itself when the container exits: curl's own limit is far beyond the
   // container's life, and reaching it (exit 28) fails the test.
   r = Https(api_port_, base + "?follow=true", "GET", /*max_seconds=*/120);
   EXPECT_EQ(r.curl_exit, 0) << r.body;
-  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.code, 200);
   EXPECT_EQ(r.body.rfind("tick-1\n", 0), 0u) << r.body;
   EXPECT_NE(r.body.find("tick-15\n"), std::string::npos) << r.body;
   if (finished_before) {
@@ -302,11 +280,11 @@ TEST_F(KubeletServerTest, ContainerLogsFollowStreamsUntilTheContainerExits) {
 
 TEST_F(KubeletServerTest, AnonymousDisabledRefusesUnauthenticatedRequests) {
   StartKubelet(/*anonymous=*/false);
-  Response r = Https(api_port_, "/pods");
-  EXPECT_EQ(r.status, 401) << kubelet_->Log();
+  HttpAnswer r = Https(api_port_, "/pods");
+  EXPECT_EQ(r.code, 401) << kubelet_->Log();
   EXPECT_EQ(r.body, "Unauthorized");
-  EXPECT_EQ(Https(api_port_, "/metrics").status, 401);
-  EXPECT_EQ(Https(api_port_, "/healthz").status, 401);
+  EXPECT_EQ(Https(api_port_, "/metrics").code, 401);
+  EXPECT_EQ(Https(api_port_, "/healthz").code, 401);
 }
 
 TEST_F(KubeletServerTest, WebhookAuthWithoutKubeconfigRefusesToStart) {

@@ -32,6 +32,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/e2e/api_mode_fixture.h"
+#include "test/e2e/http_client.h"
 
 namespace kubelet::e2e {
 namespace {
@@ -208,10 +209,9 @@ TEST_F(ResilienceTest, HungRuntimeMakesPlegUnhealthyUntilItAnswers) {
       GetPod(pod)["status"]["containerStatuses"][0].value("containerID", "");
 
   auto healthz = [&] {
-    auto r = RunCommand({"curl", "-s", "--max-time", "10", "-w", "\n%{http_code}",
-                         absl::StrCat("http://127.0.0.1:", healthz_port_, "/healthz")},
-                        {}, absl::Seconds(20));
-    return r.ok() ? r->out : std::string();
+    HttpAnswer a = KubeletEndpoint::Http(healthz_port_)
+                       .Get("/healthz", HttpOptions{.timeout = absl::Seconds(10)});
+    return absl::StrCat(a.body, "\n", a.code);
   };
   ASSERT_TRUE(absl::EndsWith(healthz(), "\n200"));
 
@@ -289,11 +289,8 @@ TEST_F(ResilienceTest, FullDiskUnderTheRootDir) {
   EXPECT_TRUE(absl::StrContains(st.value("message", ""), "DiskPressure")) << st.dump();
   // The kubelet runs on and serves; its checkpoint is still a whole document.
   EXPECT_FALSE(kubelet_->Wait(absl::Milliseconds(1)).has_value()) << kubelet_->Log();
-  auto healthz = RunCommand({"curl", "-s", "--max-time", "10",
-                             absl::StrCat("http://127.0.0.1:", healthz_port_, "/healthz")},
-                            {}, absl::Seconds(20));
-  ASSERT_TRUE(healthz.ok());
-  EXPECT_EQ(healthz->out, "ok");
+  HttpAnswer healthz = KubeletEndpoint::Http(healthz_port_).Get("/healthz");
+  EXPECT_EQ(healthz.body, "ok");
   {
     std::ifstream in(checkpoint);
     std::stringstream text;

@@ -56,6 +56,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/e2e/controlplane.h"
+#include "test/e2e/http_client.h"
 #include "test/e2e/static_pod_fixture.h"
 
 namespace kubelet::e2e {
@@ -161,10 +162,9 @@ class SelfHostedTest : public StaticPodTest {
 
   // The static apiserver answers /readyz with "ok" (anonymous, its CA checked).
   bool ApiReady() {
-    auto r = RunCommand(
-        {"curl", "-s", "--max-time", "2", "--cacert", cp_->ca_file(), cp_->server() + "/readyz"},
-        {}, absl::Seconds(5));
-    return r.ok() && r->out == "ok";
+    HttpAnswer a = HttpRequest(cp_->server() + "/readyz",
+                               HttpOptions{.ca_file = cp_->ca_file(), .timeout = absl::Seconds(2)});
+    return a.code == 200 && a.body == "ok";
   }
   // Seconds from `t0` until ApiReady(); -1 when not within `timeout`.
   double WaitApiReady(absl::Time t0, absl::Duration timeout) {

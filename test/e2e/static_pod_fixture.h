@@ -56,7 +56,7 @@ bool WaitUntil(Pred pred, absl::Duration timeout, absl::Duration poll = absl::Mi
 class StaticPodTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* endpoint = std::getenv("KUBELET_E2E_CONTAINERD_ENDPOINT");
+    const char* endpoint = std::getenv("KUBELET_E2E_RUNTIME_ENDPOINT");
     if (endpoint == nullptr || *endpoint == '\0') {
       GTEST_SKIP() << kRuntimeSkipMarker << RuntimeUnavailableReason();
     }

@@ -1,7 +1,7 @@
 // End-to-end: the stats provider and the image GC manager against the harness's real
 // containerd while the kubelet binary runs static pods, driven directly as a library; and the
 // kubelet's own /stats/summary, /metrics/resource and /metrics/cadvisor (its wiring of the
-// provider) over HTTPS with curl -k.
+// provider) over HTTPS.
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +21,7 @@
 #include "kubelet/images/image_gc_manager.h"
 #include "kubelet/stats/cri_stats_provider.h"
 #include "nlohmann/json.hpp"
+#include "test/e2e/http_client.h"
 #include "test/e2e/static_pod_fixture.h"
 
 namespace kubelet::e2e {
@@ -180,20 +181,12 @@ TEST_F(StatsE2ETest, ImageGCRemovesUnusedImageOnly) {
   EXPECT_EQ(RunningContainers(), 1);
 }
 
-// The body of GET https://127.0.0.1:<port><path> (curl -k: the certificate is self-signed), or
-// nullopt unless the status is 200.
+// The body of GET https://127.0.0.1:<port><path> (the certificate is self-signed), or nullopt
+// unless the status is 200.
 std::optional<std::string> HttpsGet(int port, const std::string& path) {
-  const std::string cmd = absl::StrCat("curl -sk --max-time 30 -w '\\n%{http_code}' ",
-                                       "'https://127.0.0.1:", port, path, "' 2>/dev/null");
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return std::nullopt;
-  std::string out;
-  char buf[8192];
-  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
-  ::pclose(p);
-  const size_t nl = out.rfind('\n');
-  if (nl == std::string::npos || out.substr(nl + 1) != "200") return std::nullopt;
-  return out.substr(0, nl);
+  HttpAnswer a = KubeletEndpoint::Https(port).Get(path);
+  if (a.code != 200) return std::nullopt;
+  return a.body;
 }
 
 // One sample of a Prometheus text exposition.

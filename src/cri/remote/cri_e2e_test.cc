@@ -1,7 +1,7 @@
 // End-to-end test of the remote CRI client against a real containerd.
 //
 // Environment (provided by the e2e harness):
-//   KUBELET_E2E_CONTAINERD_SOCK  containerd's CRI socket (path or unix:// URL); the test skips
+//   KUBELET_E2E_RUNTIME_SOCK     containerd's CRI socket (path or unix:// URL); the test skips
 //                                itself when unset.
 //   KUBELET_E2E_REGISTRY         host:port of a plain-HTTP registry holding e2e/busybox:1.36;
 //                                the pull test skips itself when unset.
@@ -39,8 +39,8 @@ std::string Env(const char* name) {
 class CriE2ETest : public ::testing::Test {
  protected:
   void SetUp() override {
-    endpoint_ = Env("KUBELET_E2E_CONTAINERD_SOCK");
-    if (endpoint_.empty()) GTEST_SKIP() << "KUBELET_E2E_CONTAINERD_SOCK is not set";
+    endpoint_ = Env("KUBELET_E2E_RUNTIME_SOCK");
+    if (endpoint_.empty()) GTEST_SKIP() << "KUBELET_E2E_RUNTIME_SOCK is not set";
     auto runtime = NewRemoteRuntimeService(endpoint_, absl::Minutes(2));
     ASSERT_TRUE(runtime.ok()) << runtime.status();
     runtime_ = *std::move(runtime);

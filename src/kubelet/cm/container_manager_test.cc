@@ -1,6 +1,7 @@
 #include "kubelet/cm/container_manager.h"
 
 #include "api/quantity.h"
+#include "api/testing/pod_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kubelet/cm/testing/fake_cgroup_tree.h"
@@ -18,16 +19,10 @@ constexpr int64_t kMi = 1024LL * 1024;
 api::Quantity Q(const char* s) { return *api::Quantity::Parse(s); }
 
 api::Pod MakePod(const std::string& uid, api::ResourceList req, api::ResourceList lim) {
-  api::Pod p;
-  p.metadata.name = "p-" + uid;
-  p.metadata.namespace_ = "default";
-  p.metadata.uid = uid;
-  api::Container c;
-  c.name = "main";
-  c.resources.requests = std::move(req);
-  c.resources.limits = std::move(lim);
-  p.spec.containers.push_back(c);
-  return p;
+  return api::testing::PodBuilder("p-" + uid)
+      .Uid(uid)
+      .Container("main", "")
+      .Resources(std::move(req), std::move(lim));
 }
 api::Pod Guaranteed(const std::string& uid) {
   return MakePod(uid, {{"cpu", Q("500m")}, {"memory", Q("128Mi")}},

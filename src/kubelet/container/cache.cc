@@ -1,5 +1,7 @@
 #include "kubelet/container/cache.h"
 
+#include <atomic>
+
 namespace kubelet::container {
 
 Cache::Entry Cache::Get(const std::string& uid) const {
@@ -17,13 +19,21 @@ bool Cache::IsNewer(const std::string& uid, absl::Time min_time) const {
   return global_timestamp_ > min_time;
 }
 
-Cache::Entry Cache::GetNewerThan(const std::string& uid, absl::Time min_time,
+Cache::Entry Cache::GetNewerThan(const std::string& uid, absl::Time min_time, const Clock& clock,
                                  absl::Duration timeout) const {
   {
+    // A cancellation (a kill, the pod workers stopping) ends the wait: its callback releases the
+    // lock, which has the condition evaluated again.
+    std::atomic<bool> cancelled{false};
+    OnCancel on_cancel([this, &cancelled] {
+      cancelled = true;
+      absl::MutexLock wake(&mu_);
+    });
     absl::MutexLock lock(&mu_);
-    auto cond = [this, &uid, min_time]()
-                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return IsNewer(uid, min_time); };
-    mu_.AwaitWithTimeout(absl::Condition(&cond), timeout);
+    auto cond = [this, &uid, min_time, &cancelled]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return cancelled.load() || IsNewer(uid, min_time);
+    };
+    if (!on_cancel.cancelled()) clock.AwaitWithTimeout(mu_, absl::Condition(&cond), timeout);
   }
   return Get(uid);
 }

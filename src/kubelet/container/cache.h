@@ -17,6 +17,8 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/cancellation.h"
+#include "common/clock.h"
 #include "kubelet/container/runtime.h"
 
 namespace kubelet::container {
@@ -32,8 +34,11 @@ class Cache {
   // The cached entry, or an empty status (id = uid) when the pod is unknown.
   Entry Get(const std::string& uid) const;
   // Blocks until an entry for `uid` newer than `min_time` exists (or the global timestamp passes
-  // `min_time`, meaning the pod had no changes), or until `timeout` elapses; then returns Get().
-  Entry GetNewerThan(const std::string& uid, absl::Time min_time, absl::Duration timeout) const;
+  // `min_time`, meaning the pod had no changes), or until `timeout` of `clock`'s time elapses,
+  // or until the calling thread's cancellation (common/cancellation.h) is cancelled; then
+  // returns Get().
+  Entry GetNewerThan(const std::string& uid, absl::Time min_time, const Clock& clock,
+                     absl::Duration timeout) const;
 
   void Set(const std::string& uid, PodStatus status, absl::Status error, absl::Time timestamp);
   // Advances the global timestamp: every pod's data is known to be current as of `timestamp`.

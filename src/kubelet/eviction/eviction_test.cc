@@ -16,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "api/quantity.h"
 #include "api/static_pod.h"
+#include "api/testing/pod_builder.h"
 
 namespace kubelet::eviction {
 namespace {
@@ -24,22 +25,11 @@ constexpr int64_t kMi = 1 << 20;
 
 api::Pod MakePod(const std::string& name, const std::string& mem_request = "",
                  const std::string& mem_limit = "") {
-  api::Pod p;
-  p.metadata.name = name;
-  p.metadata.namespace_ = "default";
-  p.metadata.uid = "uid-" + name;
-  api::Container c;
-  c.name = "main";
-  if (!mem_request.empty()) {
-    c.resources.requests[api::kResourceMemory] = *api::Quantity::Parse(mem_request);
-    c.resources.requests[api::kResourceCPU] = *api::Quantity::Parse("100m");
-  }
-  if (!mem_limit.empty()) {
-    c.resources.limits[api::kResourceMemory] = *api::Quantity::Parse(mem_limit);
-    c.resources.limits[api::kResourceCPU] = *api::Quantity::Parse("100m");
-  }
-  p.spec.containers.push_back(c);
-  return p;
+  api::testing::PodBuilder b(name);
+  b.Container("main", "");
+  if (!mem_request.empty()) b.Requests("100m", mem_request);
+  if (!mem_limit.empty()) b.Limits("100m", mem_limit);
+  return b;
 }
 
 stats::PodStats PodUsage(const api::Pod& pod, int64_t memory, int64_t disk = 0) {

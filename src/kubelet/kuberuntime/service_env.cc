@@ -1,10 +1,13 @@
 #include "kubelet/kuberuntime/service_env.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "api/codec.h"
 #include "api/static_pod.h"
+#include "common/log.h"
 
 namespace kubelet::kuberuntime {
 namespace {
@@ -117,6 +120,54 @@ void ServiceEnvCache::Remove(const std::string& ns, const std::string& name) {
   if (it == services_.end()) return;
   it->second.erase(name);
   if (it->second.empty()) services_.erase(it);
+}
+
+namespace {
+
+// "<namespace>/<name>" of an object, with "" for members missing or not strings.
+std::string KeyOf(const nlohmann::json& object) {
+  auto member = [](const nlohmann::json& o, const char* key) -> std::string {
+    if (!o.is_object()) return "";
+    auto it = o.find(key);
+    return it != o.end() && it->is_string() ? it->get<std::string>() : "";
+  };
+  auto md = object.is_object() ? object.find("metadata") : object.end();
+  if (!object.is_object() || md == object.end()) return "/";
+  return member(*md, "namespace") + "/" + member(*md, "name");
+}
+
+std::optional<api::Service> DecodeService(const nlohmann::json& object) {
+  absl::StatusOr<api::Service> s = api::FromJson<api::Service>(object);
+  if (!s.ok()) {
+    KLOG_ERROR(s.status(), "Could not read a service", "service", KeyOf(object));
+    return std::nullopt;
+  }
+  return *std::move(s);
+}
+
+}  // namespace
+
+void ServiceEnvCache::Replace(std::vector<nlohmann::json> objects) {
+  std::vector<api::Service> services;
+  services.reserve(objects.size());
+  for (const nlohmann::json& o : objects) {
+    if (std::optional<api::Service> s = DecodeService(o)) services.push_back(*std::move(s));
+  }
+  Replace(std::move(services));
+  KLOG_V(4, "Services read", "count", std::to_string(size()));
+}
+
+void ServiceEnvCache::Add(const nlohmann::json& object) { Update(object); }
+
+void ServiceEnvCache::Update(const nlohmann::json& object) {
+  if (std::optional<api::Service> s = DecodeService(object)) Upsert(*std::move(s));
+}
+
+void ServiceEnvCache::Delete(const nlohmann::json& object) {
+  const std::string key = KeyOf(object);
+  const size_t slash = key.find('/');
+  if (slash == 0 || slash + 1 == key.size()) return;
+  Remove(key.substr(0, slash), key.substr(slash + 1));
 }
 
 bool ServiceEnvCache::HasSynced() const {

@@ -13,11 +13,12 @@
 // services), which a same-named service of the pod's own namespace replaces when links are on.
 //
 // ServiceEnvCache holds the services a list/watch delivered (it knows nothing of the API client;
-// the wiring feeds it). Until its first Replace(), EnvFor() fails for pods that are not static
-// with upstream's "services have not yet been read at least once, cannot construct envvars"
-// (the container start then fails with CreateContainerConfigError and is retried); static pods
-// get what is known so far, as upstream.
-// Thread-safe: the feeder writes on its thread while pod workers read.
+// the wiring feeds it, typed or as the API server's JSON objects: each is decoded once when it
+// arrives, one that cannot be read is logged and left out). Until its first Replace(), EnvFor()
+// fails for pods that are not static with upstream's "services have not yet been read at least
+// once, cannot construct envvars" (the container start then fails with CreateContainerConfigError
+// and is retried); static pods get what is known so far, as upstream. Thread-safe: the feeder
+// writes on its thread while pod workers read.
 #ifndef KUBELET_KUBELET_KUBERUNTIME_SERVICE_ENV_H_
 #define KUBELET_KUBELET_KUBERUNTIME_SERVICE_ENV_H_
 
@@ -31,6 +32,7 @@
 #include "api/core_misc.h"
 #include "api/pod.h"
 #include "kubelet/kuberuntime/env.h"
+#include "nlohmann/json.hpp"
 
 namespace kubelet::kuberuntime {
 
@@ -56,6 +58,12 @@ class ServiceEnvCache {
   void Remove(const std::string& ns, const std::string& name);
   bool HasSynced() const;
   size_t size() const;
+
+  // The same from the API server's objects, in the shape of a reflector's handler.
+  void Replace(std::vector<nlohmann::json> objects);
+  void Add(const nlohmann::json& object);
+  void Update(const nlohmann::json& object);
+  void Delete(const nlohmann::json& object);
 
   // The service variables of `pod`'s containers.
   absl::StatusOr<std::map<std::string, std::string>> EnvFor(const api::Pod& pod) const;

@@ -188,10 +188,42 @@ TEST(ServiceEnvTest, CacheSyncGateAndUpdates) {
   EXPECT_EQ(env->at("KUBERNETES_SERVICE_PORT"), "443");
 
   // A relist drops what is gone.
-  cache.Replace({});
+  cache.Replace(std::vector<api::Service>{});
   env = cache.EnvFor(pod);
   ASSERT_TRUE(env.ok());
   EXPECT_THAT(*env, IsEmpty());
+}
+
+// The API server's objects, as a reflector hands them over: decoded once, one that cannot be
+// read left out (the others still count), deletions by namespace/name.
+TEST(ServiceEnvTest, CacheFedWithTheApiServersObjects) {
+  auto svc = [](const std::string& ns, const std::string& name, const std::string& ip) {
+    return nlohmann::json{{"metadata", {{"namespace", ns}, {"name", name}}},
+                          {"spec", {{"clusterIP", ip}, {"ports", {{{"port", 80}}}}}}};
+  };
+  ServiceEnvCache cache;
+  nlohmann::json broken = svc("ns", "broken", "10.0.0.9");
+  broken["spec"]["ports"] = "eighty";
+  cache.Replace(std::vector<nlohmann::json>{svc("default", "kubernetes", "10.96.0.1"),
+                                            svc("ns", "web", "10.0.0.5"), broken});
+  EXPECT_TRUE(cache.HasSynced());
+  EXPECT_EQ(cache.size(), 2u);
+  api::Pod pod = MakePod("p", {MakeContainer("app")}, {}, "ns");
+  auto env = cache.EnvFor(pod);
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(env->at("WEB_SERVICE_HOST"), "10.0.0.5");
+  cache.Update(svc("ns", "web", "10.0.0.6"));
+  cache.Add(svc("ns", "cache", "10.0.0.7"));
+  env = cache.EnvFor(pod);
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(env->at("WEB_SERVICE_HOST"), "10.0.0.6");
+  EXPECT_EQ(env->at("CACHE_SERVICE_HOST"), "10.0.0.7");
+  cache.Delete(svc("ns", "web", ""));
+  cache.Delete(nlohmann::json{{"metadata", 5}});  // not an object's metadata: ignored
+  env = cache.EnvFor(pod);
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(env->count("WEB_SERVICE_HOST"), 0u);
+  EXPECT_EQ(cache.size(), 2u);
 }
 
 // The container's environment with the service variables (upstream makeEnvironmentVariables).

@@ -11,6 +11,7 @@
 
 #include "api/pod.h"
 #include "api/pod_defaults.h"
+#include "api/testing/pod_builder.h"
 #include "common/clock.h"
 #include "cri/testing/fake_runtime.h"
 #include "kubelet/container/runtime.h"
@@ -32,14 +33,12 @@ inline api::Container MakeContainer(const std::string& name,
 inline api::Pod MakePod(const std::string& name, std::vector<api::Container> containers,
                         std::vector<api::Container> init_containers = {},
                         const std::string& ns = "default", const std::string& uid = "") {
-  api::Pod pod;
-  pod.metadata.name = name;
-  pod.metadata.namespace_ = ns;
-  pod.metadata.uid = uid.empty() ? "uid-" + name : uid;
-  pod.spec.containers = std::move(containers);
-  pod.spec.init_containers = std::move(init_containers);
-  api::SetDefaultsPod(&pod);
-  return pod;
+  api::testing::PodBuilder b(name);
+  b.Namespace(ns);
+  if (!uid.empty()) b.Uid(uid);
+  for (api::Container& c : containers) b.Container(std::move(c));
+  for (api::Container& c : init_containers) b.InitContainer(std::move(c));
+  return b.Defaulted();
 }
 
 inline api::Container Sidecar(const std::string& name) {

@@ -10,19 +10,14 @@
 #include <thread>
 
 #include "absl/strings/match.h"
+#include "api/testing/pod_builder.h"
 #include "cri/testing/fake_runtime.h"
 #include "gtest/gtest.h"
 
 namespace kubelet::lifecycle {
 namespace {
 
-api::Pod MakePod() {
-  api::Pod pod;
-  pod.metadata.name = "web";
-  pod.metadata.namespace_ = "default";
-  pod.metadata.uid = "uid-1";
-  return pod;
-}
+api::Pod MakePod() { return api::testing::PodBuilder("web").Uid("uid-1"); }
 
 class HandlerRunnerTest : public ::testing::Test {
  protected:

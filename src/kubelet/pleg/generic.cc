@@ -105,10 +105,14 @@ GenericPLEG::~GenericPLEG() {
 void GenericPLEG::Start() {
   if (thread_.joinable()) return;
   thread_ = GuardedThread("PLEG loop", [this] {
+    // The period is a timer of the clock, so the PLEG relists in virtual time under a fake.
+    std::unique_ptr<Timer> timer = clock_.NewTimer();
     for (;;) {
       RunGuarded("PLEG relist", [this] { Relist(); });
-      struct pollfd fds[2] = {{stop_fd_, POLLIN, 0}, {poke_fd_, POLLIN, 0}};
-      int n = ::poll(fds, 2, static_cast<int>(absl::ToInt64Milliseconds(options_.relist_period)));
+      timer->Reset(clock_.Now() + options_.relist_period);
+      struct pollfd fds[3] = {
+          {stop_fd_, POLLIN, 0}, {poke_fd_, POLLIN, 0}, {timer->fd(), POLLIN, 0}};
+      int n = ::poll(fds, 3, -1);
       if (n > 0 && (fds[0].revents & POLLIN)) return;
       if (n > 0 && (fds[1].revents & POLLIN)) {
         uint64_t v;

@@ -109,9 +109,10 @@ TEST_F(GenericPLEGTest, EmitsStartedDiedRemoved) {
   pleg_.Relist();
   EXPECT_TRUE(pleg_.Events().Drain().empty());
   EXPECT_EQ(runtime_.status_calls["u1"], 1);
-  EXPECT_EQ(cache_.GetNewerThan("u1", clock_.Now() - absl::Milliseconds(1), absl::ZeroDuration())
-                .status.id,
-            "u1");
+  EXPECT_EQ(
+      cache_.GetNewerThan("u1", clock_.Now() - absl::Milliseconds(1), clock_, absl::ZeroDuration())
+          .status.id,
+      "u1");
 
   // a dies, b is removed, c appears created (ContainerChanged is not published).
   runtime_.pods = {P("u1", {C("a", container::State::kExited), C("c", container::State::kCreated)},

@@ -6,15 +6,11 @@
 #include "absl/status/status.h"
 #include "api/pod_codec.h"
 #include "api/pod_defaults.h"
-#include "common/files.h"
 #include "common/log.h"
 
 namespace kubelet::podsource {
 
-ApiSource::ApiSource(PodConfig& config, ApiSourceOptions options)
-    : config_(config), options_(std::move(options)) {
-  config_.AddSource(kApiSourceName);
-}
+ApiSource::ApiSource(PodConfig& config) : config_(config) { config_.AddSource(kApiSourceName); }
 
 std::string ApiSource::KeyOf(const nlohmann::json& object) {
   if (!object.is_object()) return "";
@@ -51,7 +47,6 @@ void ApiSource::Store(const std::string& key, const nlohmann::json& object,
     logged_.erase(key);
     api::SetDefaultsPod(&*pod);
     pods_[key] = *std::move(pod);
-    checkpoint_dirty_.insert(key);
     return;
   }
   std::string message(pod.status().message());
@@ -68,11 +63,6 @@ void ApiSource::Store(const std::string& key, const nlohmann::json& object,
 
 void ApiSource::Replace(std::vector<nlohmann::json> objects) {
   absl::MutexLock lock(&deliver_mu_);
-  if (!listed_ && !pods_.empty()) {
-    KLOG_INFO("The API server's pod list replaces the pods restored from the checkpoint",
-              "restored", pods_.size(), "listed", objects.size());
-  }
-  listed_ = true;
   std::map<std::string, api::Pod> previous;
   previous.swap(pods_);
   for (const nlohmann::json& o : objects) {
@@ -122,65 +112,6 @@ void ApiSource::Deliver() {
   pods.reserve(pods_.size());
   for (const auto& [key, pod] : pods_) pods.push_back(pod);
   if (config_.SetSource(kApiSourceName, std::move(pods), &stopping_)) ++deliveries_;
-  if (listed_) WriteCheckpoint();
-}
-
-void ApiSource::WriteCheckpoint() {
-  if (options_.checkpoint_path.empty()) return;
-  // Only pods stored since the last write are encoded again (a status update of one pod does
-  // not re-encode the others); items of pods that are gone are dropped.
-  std::erase_if(checkpoint_items_, [&](const auto& item) { return pods_.count(item.first) == 0; });
-  for (const std::string& key : checkpoint_dirty_) {
-    auto it = pods_.find(key);
-    if (it == pods_.end()) continue;
-    nlohmann::json j = nlohmann::json::parse(api::EncodePodJson(it->second), nullptr, false);
-    if (!j.is_object()) continue;
-    j.erase("status");
-    if (j.contains("metadata") && j["metadata"].is_object()) {
-      j["metadata"].erase("resourceVersion");
-      j["metadata"].erase("managedFields");
-    }
-    checkpoint_items_[key] = j.dump();
-  }
-  checkpoint_dirty_.clear();
-  std::string text = R"({"apiVersion":"v1","kind":"PodList","items":[)";
-  bool first = true;
-  for (const auto& [key, item] : checkpoint_items_) {
-    if (!first) text += ',';
-    text += item;
-    first = false;
-  }
-  text += "]}";
-  if (text == last_checkpoint_) return;
-  if (absl::Status st = WriteFileAtomically(options_.checkpoint_path, text, 0600); !st.ok()) {
-    KLOG_ERROR(st, "Failed to write the API pods checkpoint", "path", options_.checkpoint_path);
-    return;
-  }
-  last_checkpoint_ = std::move(text);
-}
-
-size_t ApiSource::RestoreFromCheckpoint() {
-  if (options_.checkpoint_path.empty()) return 0;
-  absl::StatusOr<std::string> text = ReadFileToString(options_.checkpoint_path);
-  if (!text.ok()) return 0;
-  nlohmann::json list = nlohmann::json::parse(*text, nullptr, false);
-  if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) {
-    KLOG_ERROR(absl::DataLossError("not a pod list"), "Ignoring an unreadable API pods checkpoint",
-               "path", options_.checkpoint_path);
-    return 0;
-  }
-  absl::MutexLock lock(&deliver_mu_);
-  if (listed_) return 0;  // the API server answered first
-  pods_.clear();
-  for (const nlohmann::json& o : list["items"]) {
-    std::string key = KeyOf(o);
-    if (!key.empty()) Store(key, o, nullptr);
-  }
-  last_checkpoint_ = *text;
-  KLOG_INFO("Restored pods from the checkpoint while the API server is unreachable", "pods",
-            pods_.size(), "path", options_.checkpoint_path);
-  Deliver();
-  return pods_.size();
 }
 
 }  // namespace kubelet::podsource

@@ -16,14 +16,9 @@
 // The constructor registers source "api" with PodConfig (AddSource), so the kubelet's
 // sources-ready state waits for the first list, as upstream.
 //
-// Offline autonomy (beyond upstream), with ApiSourceOptions::checkpoint_path: after each
-// delivery that follows a list, the pods' specs (no status, resourceVersion or managedFields)
-// are written there atomically (0600) when they changed. RestoreFromCheckpoint(), called when
-// the first list is late (the API server unreachable at start-up), delivers the checkpointed
-// pods as the source's snapshot, so a kubelet restarted without its API server keeps managing
-// the pods it ran (restarts crashed containers, runs probes); the first list then replaces
-// them, and pods deleted meanwhile are stopped. Without a checkpoint (or after a list) it does
-// nothing; an unreadable checkpoint is logged and ignored.
+// Offline autonomy (beyond upstream) is the feeder's: a checkpointed reflector
+// (apiclient/checkpointed_reflector.h) hands the pods it checkpointed to Replace() when the
+// first list is late, and the first list then replaces them (pods deleted meanwhile stop).
 //
 // Thread-safety: the handler methods may be called from any thread, one at a time or
 // concurrently (serialized internally). They block while PodConfig's queue is full, until
@@ -49,13 +44,9 @@ namespace kubelet::podsource {
 
 inline constexpr char kApiSourceName[] = "api";
 
-struct ApiSourceOptions {
-  std::string checkpoint_path;  // empty: no checkpoint
-};
-
 class ApiSource {
  public:
-  explicit ApiSource(PodConfig& config, ApiSourceOptions options = {});
+  explicit ApiSource(PodConfig& config);
   ApiSource(const ApiSource&) = delete;
   ApiSource& operator=(const ApiSource&) = delete;
 
@@ -68,9 +59,6 @@ class ApiSource {
   // Ends blocked and later deliveries.
   void Stop();
 
-  // Delivers the checkpointed pods unless a list came first; returns how many were restored.
-  size_t RestoreFromCheckpoint();
-
   // Snapshots delivered so far (for tests and diagnostics).
   uint64_t deliveries() const { return deliveries_.load(); }
 
@@ -81,10 +69,8 @@ class ApiSource {
              std::map<std::string, api::Pod>* previous) ABSL_EXCLUSIVE_LOCKS_REQUIRED(deliver_mu_);
   // Delivers the current set of pods. Called with deliver_mu_ held.
   void Deliver() ABSL_EXCLUSIVE_LOCKS_REQUIRED(deliver_mu_);
-  void WriteCheckpoint() ABSL_EXCLUSIVE_LOCKS_REQUIRED(deliver_mu_);
 
   PodConfig& config_;
-  const ApiSourceOptions options_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> deliveries_{0};
 
@@ -93,11 +79,6 @@ class ApiSource {
   std::map<std::string, api::Pod> pods_ ABSL_GUARDED_BY(deliver_mu_);
   // Last decode error logged per key, so a broken object is reported once per content.
   std::map<std::string, std::string> logged_ ABSL_GUARDED_BY(deliver_mu_);
-  bool listed_ ABSL_GUARDED_BY(deliver_mu_) = false;
-  std::string last_checkpoint_ ABSL_GUARDED_BY(deliver_mu_);
-  // Each pod's checkpoint item (its spec encoded), and the pods stored since the last write.
-  std::map<std::string, std::string> checkpoint_items_ ABSL_GUARDED_BY(deliver_mu_);
-  std::set<std::string> checkpoint_dirty_ ABSL_GUARDED_BY(deliver_mu_);
 };
 
 }  // namespace kubelet::podsource

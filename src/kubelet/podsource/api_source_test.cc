@@ -173,59 +173,5 @@ TEST_F(ApiSourceTest, StopEndsABlockedDelivery) {
   EXPECT_EQ(source.deliveries(), 1u);
 }
 
-TEST(ApiSourceCheckpointTest, ListsAreCheckpointedAndRestoredWhenTheApiServerIsAway) {
-  char tmpl[] = "/tmp/api-source-checkpoint-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
-  const std::string path = dir + "/api-pods-checkpoint.json";
-  FakeClock clock;
-  {
-    PodConfig config(clock);
-    ApiSource source(config, ApiSourceOptions{.checkpoint_path = path});
-    // No checkpoint yet: nothing to restore.
-    EXPECT_EQ(source.RestoreFromCheckpoint(), 0u);
-    nlohmann::json a = PodJson("a", "uid-a");
-    a["metadata"]["resourceVersion"] = "17";
-    a["status"] = {{"phase", "Running"}};
-    source.Replace({a, PodJson("b", "uid-b")});
-    ASSERT_TRUE(config.Next(absl::Seconds(1)).has_value());
-    // After a list, a restore does nothing.
-    EXPECT_EQ(source.RestoreFromCheckpoint(), 0u);
-  }
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json saved = nlohmann::json::parse(text.str());
-  ASSERT_EQ(saved["items"].size(), 2u);
-  EXPECT_FALSE(saved["items"][0].contains("status"));
-  EXPECT_FALSE(saved["items"][0]["metadata"].contains("resourceVersion"));
-  struct stat st {};
-  ASSERT_EQ(::stat(path.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0600u);
-
-  // A new start whose list does not come: the checkpoint is the snapshot.
-  PodConfig config(clock);
-  ApiSource source(config, ApiSourceOptions{.checkpoint_path = path});
-  EXPECT_EQ(source.RestoreFromCheckpoint(), 2u);
-  auto restored = config.Next(absl::Seconds(1));
-  ASSERT_TRUE(restored.has_value());
-  EXPECT_EQ(restored->op, PodOperation::kAdd);
-  EXPECT_EQ(Names(*restored), (std::vector<std::string>{"a", "b"}));
-  EXPECT_EQ(restored->pods[0].metadata.uid, "uid-a");
-  EXPECT_TRUE(config.SeenAllSources({"api"}));
-  // The list replaces it: b was deleted meanwhile.
-  source.Replace({PodJson("a", "uid-a")});
-  bool b_removed = false;
-  for (int i = 0; i < 3; ++i) {
-    auto u = config.Next(absl::Milliseconds(200));
-    if (!u) break;
-    if ((u->op == PodOperation::kRemove || u->op == PodOperation::kDelete) &&
-        Names(*u) == std::vector<std::string>{"b"}) {
-      b_removed = true;
-    }
-  }
-  EXPECT_TRUE(b_removed);
-  std::filesystem::remove_all(dir);
-}
-
 }  // namespace
 }  // namespace kubelet::podsource

@@ -18,11 +18,11 @@ namespace kubelet::podsource {
 namespace {
 
 namespace fs = std::filesystem;
+using kubelet::testing::Eventually;
 using testutil::LogCapture;
 using testutil::MergedNames;
 using testutil::PodJson;
 using testutil::PodYaml;
-using testutil::WaitFor;
 using Names = std::vector<std::string>;
 
 void WriteFile(const fs::path& p, const std::string& content) {
@@ -69,7 +69,7 @@ class FileSourceTest : public ::testing::Test {
   }
 
   bool WaitNames(const Names& want) {
-    bool ok = WaitFor([&] { return MergedNames(config_) == want; });
+    bool ok = Eventually([&] { return MergedNames(config_) == want; });
     if (!ok) {
       ADD_FAILURE() << "merged pods never became the expected set; last: "
                     << ::testing::PrintToString(MergedNames(config_));
@@ -88,7 +88,7 @@ TEST_F(FileSourceTest, DirectoryCreateModifyRenameDelete) {
   fs::create_directory(dir);
   config_.AddSource(kFileSource);
   StartSource(dir.string() + "/");  // a trailing slash is ignored
-  ASSERT_TRUE(WaitFor([&] { return config_.SeenAllSources({kFileSource}); }));
+  ASSERT_TRUE(Eventually([&] { return config_.SeenAllSources({kFileSource}); }));
   EXPECT_TRUE(MergedNames(config_).empty());
 
   WriteFile(dir / "a.yaml", PodYaml("a"));
@@ -100,7 +100,7 @@ TEST_F(FileSourceTest, DirectoryCreateModifyRenameDelete) {
   EXPECT_FALSE(pod.metadata.uid.empty());
 
   WriteFile(dir / "a.yaml", PodYaml("a", "nginx:1.25"));
-  ASSERT_TRUE(WaitFor([&] { return ImageOf(config_, "a-node1") == "nginx:1.25"; }));
+  ASSERT_TRUE(Eventually([&] { return ImageOf(config_, "a-node1") == "nginx:1.25"; }));
 
   WriteFile(dir / "b.json", PodJson("b"));
   ASSERT_TRUE(WaitNames({"default/a-node1", "default/b-node1"}));
@@ -152,14 +152,14 @@ TEST_F(FileSourceTest, RewritingTheSameContentChangesNothing) {
   WriteFile(dir / "other.yaml", PodYaml("other"));
   ASSERT_TRUE(WaitNames({"default/other-node1", "default/u-node1"}));
   // A scan counts itself after it delivered: the one that brought other.yaml may not have yet.
-  EXPECT_TRUE(WaitFor([&] { return source.scans() > scans; }));
+  EXPECT_TRUE(Eventually([&] { return source.scans() > scans; }));
   for (const auto& u : config_.Drain()) {
     EXPECT_EQ(u.op, PodOperation::kAdd);
     for (const auto& p : u.pods) EXPECT_EQ(p.metadata.name, "other-node1");
   }
 
   AtomicWrite(dir / "u.yaml", with_image("nginx:1.25"));
-  ASSERT_TRUE(WaitFor([&] { return ImageOf(config_, "u-node1") == "nginx:1.25"; }));
+  ASSERT_TRUE(Eventually([&] { return ImageOf(config_, "u-node1") == "nginx:1.25"; }));
   auto updates = config_.Drain();
   ASSERT_EQ(updates.size(), 1u);
   EXPECT_EQ(updates[0].op, PodOperation::kUpdate);
@@ -178,7 +178,7 @@ TEST_F(FileSourceTest, HiddenFilesSubdirectoriesAndPodListsAreSkipped) {
             R"({"apiVersion":"v1","kind":"PodList","items":[)" + PodJson("inlist") + "]}");
   StartSource(dir);
   ASSERT_TRUE(WaitNames({"default/good-node1"}));
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(Eventually([&] {
     return logs.Count({"Provided manifest path is a directory, not recursing into manifest path",
                        (dir / "sub").string()}) == 1 &&
            logs.Count({"Could not process manifest file", "couldn't parse as pod",
@@ -197,18 +197,18 @@ TEST_F(FileSourceTest, BrokenManifestIsReportedOncePerChange) {
   const std::vector<std::string> bad_line = {"Could not process manifest file",
                                              "spec.containers[0].image: Required value",
                                              "path=\"" + (dir / "bad.yaml").string() + "\""};
-  ASSERT_TRUE(WaitFor([&] { return logs.Count(bad_line) == 1; })) << logs.Dump();
+  ASSERT_TRUE(Eventually([&] { return logs.Count(bad_line) == 1; })) << logs.Dump();
 
   // Many periodic re-reads and unrelated events later: still reported once.
   const uint64_t scans = source.scans();
-  ASSERT_TRUE(WaitFor([&] { return source.scans() >= scans + 5; }));
+  ASSERT_TRUE(Eventually([&] { return source.scans() >= scans + 5; }));
   WriteFile(dir / "other.yaml", PodYaml("other"));
   ASSERT_TRUE(WaitNames({"default/good-node1", "default/other-node1"}));
   EXPECT_EQ(logs.Count(bad_line), 1) << logs.Dump();
 
   // A different broken content is a new report; the fix brings the pod in.
   AtomicWrite(dir / "bad.yaml", "kind: Pod\napiVersion: v1\nmetadata: [\n");
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(Eventually([&] {
     return logs.Count({"Could not process manifest file", (dir / "bad.yaml").string()}) == 2;
   })) << logs.Dump();
   AtomicWrite(dir / "bad.yaml", PodYaml("bad"));
@@ -224,14 +224,14 @@ TEST_F(FileSourceTest, SingleFilePath) {
   ASSERT_TRUE(WaitNames({"default/single-node1"}));
 
   WriteFile(file, PodYaml("single", "nginx:1.25"));
-  ASSERT_TRUE(WaitFor([&] { return ImageOf(config_, "single-node1") == "nginx:1.25"; }));
+  ASSERT_TRUE(Eventually([&] { return ImageOf(config_, "single-node1") == "nginx:1.25"; }));
 
   AtomicWrite(file, PodYaml("single", "redis:7"));
-  ASSERT_TRUE(WaitFor([&] { return ImageOf(config_, "single-node1") == "redis:7"; }));
+  ASSERT_TRUE(Eventually([&] { return ImageOf(config_, "single-node1") == "redis:7"; }));
 
   // A broken single file keeps the previous pod, as upstream.
   WriteFile(file, PodYaml("single", ""));
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(Eventually([&] {
     return logs.Count({"Unable to read config path", "Required value"}) == 1;
   })) << logs.Dump();
   EXPECT_EQ(MergedNames(config_), Names{"default/single-node1"});
@@ -248,8 +248,8 @@ TEST_F(FileSourceTest, PathAppearsLaterAndSurvivesRecreation) {
   config_.AddSource(kFileSource);
   StartSource(dir);
   // A missing path still marks the source as seen.
-  ASSERT_TRUE(WaitFor([&] { return config_.SeenAllSources({kFileSource}); }));
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(Eventually([&] { return config_.SeenAllSources({kFileSource}); }));
+  ASSERT_TRUE(Eventually([&] {
     return logs.Count({"Unable to read config path", "path does not exist, ignoring"}) == 1;
   })) << logs.Dump();
 
@@ -294,8 +294,8 @@ TEST_F(FileSourceTest, StopIsPromptEvenWhenTheQueueIsFull) {
   o.node_name = "n";
   FileSource source(o, small, clock_);
   ASSERT_TRUE(source.Start().ok());
-  ASSERT_TRUE(WaitFor([&] { return small.Pending() == 1; }));  // the initial empty ADD
-  WriteFile(dir / "a.yaml", PodYaml("a"));                     // blocks: nobody drains
+  ASSERT_TRUE(Eventually([&] { return small.Pending() == 1; }));  // the initial empty ADD
+  WriteFile(dir / "a.yaml", PodYaml("a"));                        // blocks: nobody drains
   absl::SleepFor(absl::Milliseconds(50));
   const absl::Time start = absl::Now();
   source.Stop();
@@ -335,7 +335,7 @@ TEST_F(FileSourceTest, HostileFilesAreRejectedAndOthersKeepRunning) {
   auto& source = StartSource(dir, absl::Milliseconds(20));
   ASSERT_TRUE(WaitNames({"default/good-node1"}));
   const uint64_t scans = source.scans();
-  ASSERT_TRUE(WaitFor([&] { return source.scans() >= scans + 3; }));  // still scanning
+  ASSERT_TRUE(Eventually([&] { return source.scans() >= scans + 3; }));  // still scanning
   EXPECT_EQ(MergedNames(config_), Names{"default/good-node1"});
 
   auto path = [&](const char* name) { return "path=\"" + (dir / name).string() + "\""; };
@@ -375,7 +375,7 @@ TEST_F(FileSourceTest, FifoAsThePathDoesNotBlock) {
   const fs::path fifo = root_ / "pod.yaml";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
   auto& source = StartSource(fifo, absl::Milliseconds(10));
-  ASSERT_TRUE(WaitFor([&] { return source.scans() >= 3; }));
+  ASSERT_TRUE(Eventually([&] { return source.scans() >= 3; }));
   EXPECT_EQ(logs.Count({"Unable to read config path", "path is not a directory or file",
                         "path=\"" + fifo.string() + "\""}),
             1)
@@ -392,7 +392,7 @@ TEST_F(FileSourceTest, HugeSingleFileKeepsThePreviousPod) {
   StartSource(file, absl::Milliseconds(10));
   ASSERT_TRUE(WaitNames({"default/web-node1"}));
   AtomicWrite(file, PodYaml("web") + "\n#" + std::string((10 << 20) + 1, 'x') + "\n");
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(Eventually([&] {
     return logs.Count({"Unable to read config path", "the read limit is reached",
                        "path=\"" + file.string() + "\""}) == 1;
   })) << logs.Dump();

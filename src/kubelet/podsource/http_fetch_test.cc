@@ -26,8 +26,8 @@
 namespace kubelet::podsource {
 namespace {
 
+using kubelet::testing::Eventually;
 using testutil::LogCapture;
-using testutil::WaitFor;
 
 // Sends all of `data` unless the peer went away or the server is stopping; never raises SIGPIPE.
 bool SendAll(int fd, std::string_view data, const std::atomic<bool>& stopping) {
@@ -478,7 +478,7 @@ TEST(HttpFetchHostileTest, UrlSourceThreadSurvivesHostileServer) {
   o.check_frequency = absl::Milliseconds(5);
   HttpSource source(o, config, clock);
   ASSERT_TRUE(source.Start().ok());
-  ASSERT_TRUE(WaitFor([&] { return source.polls() >= 5; }));
+  ASSERT_TRUE(Eventually([&] { return source.polls() >= 5; }));
   EXPECT_EQ(logs.Count({"\"Failed to read pods from URL\"",
                         "server response header field exceeded 65536 bytes"}),
             3)

@@ -21,11 +21,11 @@
 namespace kubelet::podsource {
 namespace {
 
+using kubelet::testing::Eventually;
 using testutil::LogCapture;
 using testutil::MergedNames;
 using testutil::PodJson;
 using testutil::PodYaml;
-using testutil::WaitFor;
 using Names = std::vector<std::string>;
 
 std::string Response(int code, std::string_view reason, std::string_view body,
@@ -309,10 +309,10 @@ TEST_F(HttpSourceTest, PollsLogsFailuresSparinglyAndStopsPromptly) {
   server_.Serve(500, "Internal Server Error", "");
   auto source = MakeSource(server_.Url());
   ASSERT_TRUE(source->Start().ok());
-  ASSERT_TRUE(WaitFor([&] { return source->polls() >= 6; }));
+  ASSERT_TRUE(Eventually([&] { return source->polls() >= 6; }));
   server_.Serve(200, "OK", PodJson("web"));
-  ASSERT_TRUE(WaitFor([&] { return MergedNames(config_) == Names{"default/web-node1"}; }));
-  ASSERT_TRUE(WaitFor([&] { return logs.Count({"Successfully read pods from URL"}) == 1; }))
+  ASSERT_TRUE(Eventually([&] { return MergedNames(config_) == Names{"default/web-node1"}; }));
+  ASSERT_TRUE(Eventually([&] { return logs.Count({"Successfully read pods from URL"}) == 1; }))
       << logs.Dump();
   EXPECT_EQ(logs.Count({"\"Failed to read pods from URL\"", "500 Internal Server Error"}), 3)
       << logs.Dump();
@@ -324,7 +324,7 @@ TEST_F(HttpSourceTest, PollsLogsFailuresSparinglyAndStopsPromptly) {
     hanging = true;
     return std::string();
   });
-  ASSERT_TRUE(WaitFor([&] { return hanging.load(); }));
+  ASSERT_TRUE(Eventually([&] { return hanging.load(); }));
   const absl::Time start = absl::Now();
   source->Stop();
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "api/static_pod.h"
+#include "api/testing/pod_builder.h"
 #include "gtest/gtest.h"
 #include "kubelet/podsource/podsource_test_util.h"
 #include "kubelet/podsource/sources_ready.h"
@@ -13,19 +14,12 @@
 namespace kubelet::podsource {
 namespace {
 
+using kubelet::testing::Eventually;
 using testutil::LogCapture;
 
 api::Pod MakePod(const std::string& name, const std::string& uid,
                  const std::string& image = "busybox") {
-  api::Pod pod;
-  pod.metadata.name = name;
-  pod.metadata.namespace_ = "default";
-  pod.metadata.uid = uid;
-  api::Container c;
-  c.name = "c";
-  c.image = image;
-  pod.spec.containers.push_back(c);
-  return pod;
+  return api::testing::PodBuilder(name).Uid(uid).Container("c", image);
 }
 
 std::vector<std::string> Names(const PodUpdate& u) {
@@ -287,7 +281,7 @@ TEST(PodConfigQueueTest, ProducersBlockWhileFullAndResumeOnDrain) {
   });
   // The queue never holds more than its capacity.
   std::vector<PodUpdate> all;
-  ASSERT_TRUE(testutil::WaitFor([&] {
+  ASSERT_TRUE(Eventually([&] {
     EXPECT_LE(config.Pending(), 2u);
     auto got = config.Drain();
     for (auto& u : got) all.push_back(std::move(u));

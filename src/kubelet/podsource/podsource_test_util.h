@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "api/pod.h"
 #include "common/log.h"
+#include "common/testing/eventually.h"
 #include "kubelet/podsource/pod_config.h"
 
 namespace kubelet::podsource::testutil {
@@ -51,16 +52,6 @@ class LogCapture {
   mutable absl::Mutex mu_;
   std::vector<std::string> lines_;
 };
-
-// Polls `pred` until true or `timeout` passes.
-inline bool WaitFor(const std::function<bool()>& pred, absl::Duration timeout = absl::Seconds(20)) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (pred()) return true;
-    absl::SleepFor(absl::Milliseconds(2));
-  }
-  return pred();
-}
 
 // Sorted "namespace/name" of the pods PodConfig currently holds.
 inline std::vector<std::string> MergedNames(const PodConfig& config) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "api/testing/pod_builder.h"
 #include "cri/testing/fake_runtime.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -33,13 +34,10 @@ api::Probe ExecProbeSpec(int failure_threshold = 3, int period = 10) {
 }
 
 api::Pod MakePod(const std::string& uid, api::Container c) {
-  api::Pod pod;
-  pod.metadata.name = "pod-" + uid;
-  pod.metadata.namespace_ = "default";
-  pod.metadata.uid = uid;
-  pod.spec.restart_policy = "Always";
-  pod.spec.containers.push_back(std::move(c));
-  return pod;
+  return api::testing::PodBuilder("pod-" + uid)
+      .Uid(uid)
+      .RestartPolicy("Always")
+      .Container(std::move(c));
 }
 
 container::PodStatus RunningStatus(const api::Pod& pod, const std::string& id, absl::Time started) {

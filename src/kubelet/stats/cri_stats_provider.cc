@@ -141,6 +141,37 @@ std::vector<std::string> ListDir(const std::string& path) {
   return out;
 }
 
+// The newest sandbox of each pod, a ready one first.
+std::map<std::string, const v1::PodSandbox*> NewestSandboxByUid(
+    const std::vector<v1::PodSandbox>& sandboxes) {
+  std::map<std::string, const v1::PodSandbox*> sandbox_by_uid;
+  for (const v1::PodSandbox& s : sandboxes) {
+    const v1::PodSandbox*& best = sandbox_by_uid[s.metadata().uid()];
+    if (best == nullptr) {
+      best = &s;
+      continue;
+    }
+    const bool ready = s.state() == v1::SANDBOX_READY;
+    const bool best_ready = best->state() == v1::SANDBOX_READY;
+    if ((ready && !best_ready) || (ready == best_ready && s.created_at() > best->created_at())) {
+      best = &s;
+    }
+  }
+  return sandbox_by_uid;
+}
+
+// Live containers by sandbox, the newest per name.
+std::map<std::string, std::map<std::string, const v1::Container*>> LiveContainersBySandbox(
+    const std::vector<v1::Container>& containers) {
+  std::map<std::string, std::map<std::string, const v1::Container*>> containers_by_sandbox;
+  for (const v1::Container& c : containers) {
+    if (c.state() == v1::CONTAINER_EXITED || c.state() == v1::CONTAINER_UNKNOWN) continue;
+    const v1::Container*& slot = containers_by_sandbox[c.pod_sandbox_id()][c.metadata().name()];
+    if (slot == nullptr || c.created_at() > slot->created_at()) slot = &c;
+  }
+  return containers_by_sandbox;
+}
+
 }  // namespace
 
 CRIStatsProvider::CRIStatsProvider(CRIStatsProviderOptions options)
@@ -339,6 +370,52 @@ absl::StatusOr<Summary> CRIStatsProvider::GetNodeSummary() {
   return summary;
 }
 
+// A pod's or container's cpu and memory as its cgroup files gave them.
+struct CRIStatsProvider::CgroupFigures {
+  std::string cgroup;
+  std::optional<uint64_t> cpu_nanos;
+  std::optional<MemoryReading> memory;
+  absl::Time read_at;  // when the files were read (the samples' time)
+  bool complete() const { return cpu_nanos.has_value() && memory.has_value(); }
+};
+
+// What a pod's containers add up to: the sums its cpu and memory fall back on, and the
+// writable layers' and logs' share of its ephemeral storage.
+struct CRIStatsProvider::PodTotals {
+  uint64_t sum_cpu = 0, sum_ws = 0, sum_usage = 0;
+  bool have_cpu = false, have_mem = false;
+  uint64_t ephemeral_used = 0, ephemeral_inodes = 0;
+};
+
+// What GetSummary's phases hand on to each other, grouped by the phase that fills it. Points into
+// the runtime's listings GetSummary holds, and into itself (desired_by_uid): not copyable.
+struct CRIStatsProvider::SummaryState {
+  SummaryState() = default;
+  SummaryState(const SummaryState&) = delete;
+  SummaryState& operator=(const SummaryState&) = delete;
+
+  // NewestSandboxByUid, LiveContainersBySandbox.
+  std::map<std::string, const v1::PodSandbox*> sandbox_by_uid;
+  std::map<std::string, std::map<std::string, const v1::Container*>> containers_by_sandbox;
+  // ReadWorkloadCgroups: an entry for every pod of sandbox_by_uid, for its sandbox in
+  // containers_by_sandbox, and for each of that sandbox's containers.
+  std::map<std::string, CgroupFigures> pod_cgroups;        // by pod UID
+  std::map<std::string, CgroupFigures> container_cgroups;  // by container ID
+  bool containers_need_runtime = false, pods_need_runtime = false;
+  // FetchContainerStats: this call's answer (`fresh`), else the last one, for the layers only.
+  std::shared_ptr<const std::map<std::string, v1::ContainerStats>> runtime_stats;
+  bool fresh = false;
+  // FetchSandboxStats, by sandbox ID.
+  std::map<std::string, v1::PodSandboxStats> sandbox_stats;
+  // CollectDesiredPods.
+  std::vector<api::Pod> desired;
+  std::map<std::string, const api::Pod*> desired_by_uid;
+  // StatPodFilesystems.
+  std::optional<FsStats> image_fs;
+  std::optional<FsInfo> logs_fs;
+  std::optional<FsInfo> root_fs;
+};
+
 absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
   const absl::Time now = options_.clock->Now();
   Summary summary;
@@ -349,43 +426,31 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
   absl::StatusOr<std::vector<v1::Container>> containers = options_.runtime->ListContainers(nullptr);
   if (!containers.ok()) return containers.status();
 
-  // The newest sandbox of each pod, a ready one first.
-  std::map<std::string, const v1::PodSandbox*> sandbox_by_uid;
-  for (const v1::PodSandbox& s : *sandboxes) {
-    const v1::PodSandbox*& best = sandbox_by_uid[s.metadata().uid()];
-    if (best == nullptr) {
-      best = &s;
-      continue;
-    }
-    const bool ready = s.state() == v1::SANDBOX_READY;
-    const bool best_ready = best->state() == v1::SANDBOX_READY;
-    if ((ready && !best_ready) || (ready == best_ready && s.created_at() > best->created_at())) {
-      best = &s;
-    }
-  }
-  // Live containers by sandbox, the newest per name.
-  std::map<std::string, std::map<std::string, const v1::Container*>> containers_by_sandbox;
-  for (const v1::Container& c : *containers) {
-    if (c.state() == v1::CONTAINER_EXITED || c.state() == v1::CONTAINER_UNKNOWN) continue;
-    const v1::Container*& slot = containers_by_sandbox[c.pod_sandbox_id()][c.metadata().name()];
-    if (slot == nullptr || c.created_at() > slot->created_at()) slot = &c;
-  }
+  SummaryState state;  // points into *sandboxes and *containers
+  state.sandbox_by_uid = NewestSandboxByUid(*sandboxes);
+  state.containers_by_sandbox = LiveContainersBySandbox(*containers);
+  ReadWorkloadCgroups(state);
+  FetchContainerStats(only_cpu_and_memory, now, state);
+  FetchSandboxStats(now, state);
+  CollectDesiredPods(state);
+  StatPodFilesystems(only_cpu_and_memory, summary.node.image_fs, state);
 
-  // CPU and memory from the cgroups, as cAdvisor reads them: each pod's cgroup and each of its
-  // containers' (named as the runtime names them). The runtime is asked only for what the cgroups
-  // do not give.
-  struct CgroupFigures {
-    std::string cgroup;
-    std::optional<uint64_t> cpu_nanos;
-    std::optional<MemoryReading> memory;
-    absl::Time read_at;  // when the files were read (the samples' time)
-    bool complete() const { return cpu_nanos.has_value() && memory.has_value(); }
-  };
-  std::map<std::string, CgroupFigures> pod_cgroups;        // by pod UID
-  std::map<std::string, CgroupFigures> container_cgroups;  // by container ID
-  bool containers_need_runtime = false, pods_need_runtime = false;
-  // A pod's or container's cgroup is named once for its whole life: the names found are kept
-  // (while they answer) instead of probing each candidate name every call.
+  std::vector<std::string> seen_keys;
+  for (const auto& [uid, sandbox] : state.sandbox_by_uid) {
+    summary.pods.push_back(
+        BuildPodStats(uid, *sandbox, state, only_cpu_and_memory, now, seen_keys));
+  }
+  PruneSamples(seen_keys);
+  return summary;
+}
+
+// CPU and memory from the cgroups, as cAdvisor reads them: each pod's cgroup and each of its
+// containers' (named as the runtime names them). The runtime is asked only for what the cgroups
+// do not give: sets s.pods_need_runtime / s.containers_need_runtime when a pod's / container's
+// figures are incomplete. Fills s.pod_cgroups and s.container_cgroups.
+// A pod's or container's cgroup is named once for its whole life: the names found are kept
+// (while they answer) instead of probing each candidate name every call.
+void CRIStatsProvider::ReadWorkloadCgroups(SummaryState& s) {
   std::map<std::string, std::string> known_cgroups;
   {
     absl::MutexLock lock(&mu_);
@@ -407,46 +472,47 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
     if (known != known_cgroups.end() && try_read(known->second)) return;
     try_read(resolve());  // new, or gone since: probe the candidate names
   };
-  for (const auto& [uid, sandbox] : sandbox_by_uid) {
-    CgroupFigures& pf = pod_cgroups[uid];
+  for (const auto& [uid, sandbox] : s.sandbox_by_uid) {
+    CgroupFigures& pf = s.pod_cgroups[uid];
     read("pod/" + uid, pf, [&, &uid = uid] { return PodCgroup(uid); });
-    if (!pf.complete()) pods_need_runtime = true;
-    for (const auto& [name, c] : containers_by_sandbox[sandbox->id()]) {
-      CgroupFigures& cf = container_cgroups[c->id()];
+    if (!pf.complete()) s.pods_need_runtime = true;
+    for (const auto& [name, c] : s.containers_by_sandbox[sandbox->id()]) {
+      CgroupFigures& cf = s.container_cgroups[c->id()];
       if (!pf.cgroup.empty()) {
         read("ctr/" + c->id(), cf, [&, id = c->id()] { return ContainerCgroup(pf.cgroup, id); });
       }
-      if (!cf.complete()) containers_need_runtime = true;
+      if (!cf.complete()) s.containers_need_runtime = true;
     }
   }
   {
     absl::MutexLock lock(&mu_);
     cgroup_names_ = std::move(found_cgroups);
   }
+}
 
-  // The runtime's container stats: at once when a container's cgroup does not answer; else only
-  // for the writable layers (what only the runtime knows), at most once per du_cache_ttl, as the
-  // logs' and volumes' disk usage, unless a container is new since the last answer.
-  // `runtime_stats`: this call's answer (`fresh`), else the last one, for the layers only.
-  std::shared_ptr<const std::map<std::string, v1::ContainerStats>> runtime_stats;
-  bool fresh = false;
+// The runtime's container stats: at once when a container's cgroup does not answer; else only
+// for the writable layers (what only the runtime knows), at most once per du_cache_ttl, as the
+// logs' and volumes' disk usage, unless a container is new since the last answer.
+// Sets s.runtime_stats: this call's answer (s.fresh), else the last one, for the layers only.
+void CRIStatsProvider::FetchContainerStats(bool only_cpu_and_memory, absl::Time now,
+                                           SummaryState& s) {
   const bool layers_due = [&] {
     if (only_cpu_and_memory) return false;
     absl::MutexLock lock(&mu_);
     if (!container_stats_cache_ || now - container_stats_at_ >= options_.du_cache_ttl) return true;
-    for (const auto& [id, figures] : container_cgroups) {
+    for (const auto& [id, figures] : s.container_cgroups) {
       if (!container_stats_cache_->contains(id)) return true;
     }
     return false;
   }();
-  if (containers_need_runtime || layers_due) {
+  if (s.containers_need_runtime || layers_due) {
     if (auto list = options_.runtime->ListContainerStats(nullptr); list.ok()) {
       auto by_id = std::make_shared<std::map<std::string, v1::ContainerStats>>();
-      for (v1::ContainerStats& s : *list) (*by_id)[s.attributes().id()] = std::move(s);
-      runtime_stats = by_id;
-      fresh = true;
+      for (v1::ContainerStats& cs : *list) (*by_id)[cs.attributes().id()] = std::move(cs);
+      s.runtime_stats = by_id;
+      s.fresh = true;
       absl::MutexLock lock(&mu_);
-      container_stats_cache_ = runtime_stats;
+      container_stats_cache_ = s.runtime_stats;
       container_stats_at_ = now;
     } else {
       KLOG_WARNING("Unable to list container stats", "err", list.status());
@@ -455,13 +521,18 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
     // Between runtime calls, the last answer stands in for the writable layers only (never for
     // cpu or memory).
     absl::MutexLock lock(&mu_);
-    runtime_stats = container_stats_cache_;
+    s.runtime_stats = container_stats_cache_;
   }
-  std::map<std::string, v1::PodSandboxStats> sandbox_stats;
-  if (pods_need_runtime && !sandbox_stats_unimplemented_.load() && SandboxStatsDue(now)) {
+}
+
+// The runtime's pod sandbox stats (s.sandbox_stats), asked for only when a pod's cgroup does not
+// answer. A runtime that answers Unimplemented is not asked again; one that fails is asked again
+// after kSandboxStatsRetry.
+void CRIStatsProvider::FetchSandboxStats(absl::Time now, SummaryState& s) {
+  if (s.pods_need_runtime && !sandbox_stats_unimplemented_.load() && SandboxStatsDue(now)) {
     auto list = options_.runtime->ListPodSandboxStats(nullptr);
     if (list.ok()) {
-      for (v1::PodSandboxStats& s : *list) sandbox_stats[s.attributes().id()] = std::move(s);
+      for (v1::PodSandboxStats& ps : *list) s.sandbox_stats[ps.attributes().id()] = std::move(ps);
     } else if (list.status().code() == absl::StatusCode::kUnimplemented) {
       sandbox_stats_unimplemented_.store(true);
       KLOG_V(2, "Runtime does not implement ListPodSandboxStats; pod figures come from cgroups");
@@ -474,211 +545,254 @@ absl::StatusOr<Summary> CRIStatsProvider::GetSummary(bool only_cpu_and_memory) {
       sandbox_stats_retry_at_ = now + kSandboxStatsRetry;
     }
   }
+}
 
-  // The desired pods, by UID, for container images and volumes.
-  std::vector<api::Pod> desired;
-  if (options_.get_pods) desired = options_.get_pods();
-  std::map<std::string, const api::Pod*> desired_by_uid;
-  for (const api::Pod& p : desired) desired_by_uid[p.metadata.uid] = &p;
+// The desired pods, by UID, for container images and volumes (s.desired, s.desired_by_uid).
+void CRIStatsProvider::CollectDesiredPods(SummaryState& s) const {
+  if (options_.get_pods) s.desired = options_.get_pods();
+  for (const api::Pod& p : s.desired) s.desired_by_uid[p.metadata.uid] = &p;
+}
 
-  std::optional<FsStats> image_fs = summary.node.image_fs;
-  std::optional<FsInfo> logs_fs;
-  std::optional<FsInfo> root_fs;
+// The file systems the pods' figures are set against: the image file system (`image_fs`, the
+// node's) for the writable layers, and (unless only_cpu_and_memory) statfs of the pod logs and
+// root directories.
+void CRIStatsProvider::StatPodFilesystems(bool only_cpu_and_memory,
+                                          const std::optional<FsStats>& image_fs,
+                                          SummaryState& s) const {
+  s.image_fs = image_fs;
   if (!only_cpu_and_memory) {
-    if (auto fs = options_.statfs(options_.pod_logs_dir); fs.ok()) logs_fs = *fs;
-    if (auto fs = options_.statfs(options_.root_dir); fs.ok()) root_fs = *fs;
+    if (auto fs = options_.statfs(options_.pod_logs_dir); fs.ok()) s.logs_fs = *fs;
+    if (auto fs = options_.statfs(options_.root_dir); fs.ok()) s.root_fs = *fs;
   }
+}
 
-  std::vector<std::string> seen_keys;
-  for (const auto& [uid, sandbox] : sandbox_by_uid) {
-    PodStats pod;
-    pod.pod_ref = {sandbox->metadata().name(), sandbox->metadata().namespace_(), uid};
-    pod.start_time = FromNanosOr(sandbox->created_at(), absl::InfinitePast());
-    pod.cgroup = pod_cgroups[uid].cgroup;
-    const api::Pod* api_pod = nullptr;
-    if (auto it = desired_by_uid.find(uid); it != desired_by_uid.end()) api_pod = it->second;
-    const v1::PodSandboxStats* sb_stats = nullptr;
-    if (auto it = sandbox_stats.find(sandbox->id()); it != sandbox_stats.end()) {
-      sb_stats = &it->second;
-    }
-    const std::string pod_log_dir = absl::StrCat(options_.pod_logs_dir, "/", pod.pod_ref.namespace_,
-                                                 "_", pod.pod_ref.name, "_", uid);
-
-    uint64_t sum_cpu = 0, sum_ws = 0, sum_usage = 0;
-    bool have_cpu = false, have_mem = false;
-    uint64_t ephemeral_used = 0, ephemeral_inodes = 0;
-    for (const auto& [name, c] : containers_by_sandbox[sandbox->id()]) {
-      ContainerStats cs;
-      cs.name = name;
-      cs.id = c->id();
-      cs.start_time = FromNanosOr(c->created_at(), absl::InfinitePast());
-      cs.image = c->image().image();
-      if (api_pod != nullptr) {
-        for (const api::Container& spec : api_pod->spec.containers) {
-          if (spec.name == name) cs.image = spec.image;
-        }
-        for (const api::Container& spec : api_pod->spec.init_containers) {
-          if (spec.name == name) cs.image = spec.image;
-        }
-      }
-      const CgroupFigures& cf = container_cgroups[c->id()];
-      cs.cgroup = cf.cgroup;
-      const v1::ContainerStats* layer = nullptr;  // the runtime's figures, maybe cached
-      if (runtime_stats) {
-        if (auto it = runtime_stats->find(c->id()); it != runtime_stats->end()) layer = &it->second;
-      }
-      const v1::ContainerStats* st = fresh ? layer : nullptr;  // for cpu and memory
-      if (cf.cpu_nanos) {
-        cs.cpu = CpuFromNanos(*cf.cpu_nanos, cf.read_at);
-      } else if (st != nullptr) {
-        cs.cpu = CpuFromCri(st->cpu(), now);
-      }
-      if (cs.cpu) {
-        UpdateNanoCores("ctr/" + c->id(), *cs.cpu);
-        seen_keys.push_back("ctr/" + c->id());
-        if (cs.cpu->usage_core_nano_seconds) {
-          sum_cpu += *cs.cpu->usage_core_nano_seconds;
-          have_cpu = true;
-        }
-      }
-      if (cf.memory) {
-        cs.memory = MemoryFromReading(*cf.memory, cf.read_at);
-      } else if (st != nullptr) {
-        cs.memory = MemoryFromCri(st->memory(), now);
-      }
-      if (cs.memory && cs.memory->working_set_bytes) {
-        sum_ws += *cs.memory->working_set_bytes;
-        sum_usage += cs.memory->usage_bytes.value_or(*cs.memory->working_set_bytes);
-        have_mem = true;
-      }
-      if (layer != nullptr) {
-        if (!only_cpu_and_memory && layer->has_writable_layer()) {
-          const v1::FilesystemUsage& w = layer->writable_layer();
-          FsStats rootfs;
-          rootfs.time = FromNanosOr(w.timestamp(), now);
-          if (w.has_used_bytes()) rootfs.used_bytes = w.used_bytes().value();
-          if (w.has_inodes_used()) rootfs.inodes_used = w.inodes_used().value();
-          if (image_fs) {
-            rootfs.path = image_fs->path;
-            rootfs.capacity_bytes = image_fs->capacity_bytes;
-            rootfs.available_bytes = image_fs->available_bytes;
-            rootfs.inodes = image_fs->inodes;
-            rootfs.inodes_free = image_fs->inodes_free;
-          }
-          ephemeral_used += rootfs.used_bytes.value_or(0);
-          ephemeral_inodes += rootfs.inodes_used.value_or(0);
-          cs.rootfs = rootfs;
-        }
-      }
-      if (!only_cpu_and_memory) {
-        if (auto du = CachedDu(pod_log_dir + "/" + name, now)) {
-          cs.logs = FsForTree(*du, logs_fs, now);
-          ephemeral_used += du->bytes;
-          ephemeral_inodes += du->inodes;
-        }
-      }
-      pod.containers.push_back(std::move(cs));
-    }
-
-    // Pod cpu and memory: the pod cgroup, else the runtime's pod figures, else the sum.
-    const CgroupFigures& pf = pod_cgroups[uid];
-    if (pf.cpu_nanos) pod.cpu = CpuFromNanos(*pf.cpu_nanos, pf.read_at);
-    if (pf.memory) pod.memory = MemoryFromReading(*pf.memory, pf.read_at);
-    if (sb_stats != nullptr && sb_stats->has_linux()) {
-      if (!pod.cpu) pod.cpu = CpuFromCri(sb_stats->linux().cpu(), now);
-      if (!pod.memory) pod.memory = MemoryFromCri(sb_stats->linux().memory(), now);
-    }
-    if (!pod.cpu && have_cpu) pod.cpu = CpuFromNanos(sum_cpu, now);
-    if (!pod.memory && have_mem) {
-      MemoryStats s;
-      s.time = now;
-      s.working_set_bytes = sum_ws;
-      s.usage_bytes = sum_usage;
-      pod.memory = s;
-    }
-    if (pod.cpu) {
-      UpdateNanoCores("pod/" + sandbox->id(), *pod.cpu);
-      seen_keys.push_back("pod/" + sandbox->id());
-    }
-
-    std::vector<pid_t> pids;
-    if (!pod.cgroup.empty()) pids = host_.CgroupPids(pod.cgroup);
-    // A process in the pod's network namespace, for its interfaces: one of a container's. The
-    // pod cgroup's own first process is the pause process on containerd, but CRI-O runs no
-    // pause process by default (drop_infra_ctr) and keeps its monitors (conmon, host network
-    // namespace) in the pod cgroup.
-    pid_t net_pid = 0;
-    for (const ContainerStats& cs : pod.containers) {
-      if (cs.cgroup.empty()) continue;
-      if (std::vector<pid_t> p = host_.CgroupPids(cs.cgroup); !p.empty()) {
-        net_pid = p.front();
-        break;
-      }
-    }
-    if (net_pid == 0 && !pids.empty()) net_pid = pids.front();
-    if (sb_stats != nullptr && sb_stats->has_linux() && sb_stats->linux().has_process() &&
-        sb_stats->linux().process().has_process_count()) {
-      pod.process_count = sb_stats->linux().process().process_count().value();
-    } else if (!pod.cgroup.empty()) {
-      pod.process_count = pids.size();
-    }
-
-    if (!only_cpu_and_memory) {
-      // The runtime's figures when it has them, without loopback (cAdvisor, upstream's source of
-      // pod network stats, ignores it): CRI-O names `lo` as the default interface, containerd
-      // `eth0`. "eth0" is the default when present, as cAdvisor's.
-      std::vector<InterfaceStats> cri_ifaces;
-      std::string cri_default;
-      absl::Time cri_time = now;
-      if (sb_stats != nullptr && sb_stats->has_linux() && sb_stats->linux().has_network()) {
-        const v1::NetworkUsage& n = sb_stats->linux().network();
-        cri_time = FromNanosOr(n.timestamp(), now);
-        auto add = [&](const v1::NetworkInterfaceUsage& u) {
-          if (u.name().empty() || u.name() == "lo" || !u.has_rx_bytes()) return;
-          for (const InterfaceStats& i : cri_ifaces) {
-            if (i.name == u.name()) return;
-          }
-          cri_ifaces.push_back(InterfaceFromCri(u));
-        };
-        add(n.default_interface());
-        if (!cri_ifaces.empty()) cri_default = cri_ifaces.front().name;
-        for (const auto& i : n.interfaces()) add(i);
-      }
-      if (!cri_ifaces.empty()) {
-        const bool has_eth0 = std::any_of(cri_ifaces.begin(), cri_ifaces.end(),
-                                          [](const InterfaceStats& i) { return i.name == "eth0"; });
-        pod.network =
-            NetworkFromInterfaces(std::move(cri_ifaces), has_eth0 ? "eth0" : cri_default, cri_time);
-      } else if (net_pid != 0 && sandbox->state() == v1::SANDBOX_READY) {
-        pod.network = NetworkFromInterfaces(host_.NetDev(net_pid), "eth0", now);
-      }
-
-      const std::string volumes_dir = absl::StrCat(options_.root_dir, "/pods/", uid, "/volumes");
-      for (const std::string& plugin : ListDir(volumes_dir)) {
-        for (const std::string& name : ListDir(volumes_dir + "/" + plugin)) {
-          const std::string path = volumes_dir + "/" + plugin + "/" + name;
-          auto du = CachedDu(path, now);
-          if (!du) continue;
-          std::optional<FsInfo> fs;
-          if (auto f = options_.statfs(path); f.ok()) fs = *f;
-          pod.volumes.push_back({name, FsForTree(*du, fs, now)});
-          if (EphemeralVolumePlugins().contains(plugin)) {
-            ephemeral_used += du->bytes;
-            ephemeral_inodes += du->inodes;
-          }
-        }
-      }
-      FsStats eph;
-      if (root_fs) eph = FsFromInfo(*root_fs, now);
-      eph.time = now;
-      eph.used_bytes = ephemeral_used;
-      eph.inodes_used = ephemeral_inodes;
-      pod.ephemeral_storage = eph;
-    }
-    summary.pods.push_back(std::move(pod));
+// One pod's stats from the phases' state: its containers, then its cpu and memory, processes
+// and (unless only_cpu_and_memory) network, volumes and ephemeral storage. Appends the cpu sample
+// keys it updates to `seen_keys`.
+PodStats CRIStatsProvider::BuildPodStats(const std::string& uid, const v1::PodSandbox& sandbox,
+                                         const SummaryState& s, bool only_cpu_and_memory,
+                                         absl::Time now, std::vector<std::string>& seen_keys) {
+  PodStats pod;
+  pod.pod_ref = {sandbox.metadata().name(), sandbox.metadata().namespace_(), uid};
+  pod.start_time = FromNanosOr(sandbox.created_at(), absl::InfinitePast());
+  pod.cgroup = s.pod_cgroups.at(uid).cgroup;
+  const api::Pod* api_pod = nullptr;
+  if (auto it = s.desired_by_uid.find(uid); it != s.desired_by_uid.end()) api_pod = it->second;
+  const v1::PodSandboxStats* sb_stats = nullptr;
+  if (auto it = s.sandbox_stats.find(sandbox.id()); it != s.sandbox_stats.end()) {
+    sb_stats = &it->second;
   }
-  PruneSamples(seen_keys);
-  return summary;
+  const std::string pod_log_dir = absl::StrCat(options_.pod_logs_dir, "/", pod.pod_ref.namespace_,
+                                               "_", pod.pod_ref.name, "_", uid);
+
+  PodTotals totals;
+  for (const auto& [name, c] : s.containers_by_sandbox.at(sandbox.id())) {
+    pod.containers.push_back(BuildContainerStats(name, *c, api_pod, pod_log_dir, s,
+                                                 only_cpu_and_memory, now, totals, seen_keys));
+  }
+  FillPodCpuMemory(s.pod_cgroups.at(uid), sb_stats, totals, sandbox.id(), now, pod, seen_keys);
+  const pid_t net_pid = FillPodProcesses(sb_stats, pod);
+  if (!only_cpu_and_memory) {
+    FillPodNetwork(sb_stats, net_pid, sandbox, now, pod);
+    FillPodStorage(uid, s.root_fs, totals, now, pod);
+  }
+  return pod;
+}
+
+// One container's stats: image (the desired pod's spec when known), cpu and memory from its
+// cgroup, else from the runtime's fresh answer; (unless only_cpu_and_memory) its writable layer
+// from the runtime's answer, fresh or cached, and its logs' disk usage under `pod_log_dir`.
+// Adds its figures to `totals` and its cpu sample key to `seen_keys`.
+ContainerStats CRIStatsProvider::BuildContainerStats(
+    const std::string& name, const v1::Container& c, const api::Pod* api_pod,
+    const std::string& pod_log_dir, const SummaryState& s, bool only_cpu_and_memory, absl::Time now,
+    PodTotals& totals, std::vector<std::string>& seen_keys) {
+  ContainerStats cs;
+  cs.name = name;
+  cs.id = c.id();
+  cs.start_time = FromNanosOr(c.created_at(), absl::InfinitePast());
+  cs.image = c.image().image();
+  if (api_pod != nullptr) {
+    for (const api::Container& spec : api_pod->spec.containers) {
+      if (spec.name == name) cs.image = spec.image;
+    }
+    for (const api::Container& spec : api_pod->spec.init_containers) {
+      if (spec.name == name) cs.image = spec.image;
+    }
+  }
+  const CgroupFigures& cf = s.container_cgroups.at(c.id());
+  cs.cgroup = cf.cgroup;
+  const v1::ContainerStats* layer = nullptr;  // the runtime's figures, maybe cached
+  if (s.runtime_stats) {
+    if (auto it = s.runtime_stats->find(c.id()); it != s.runtime_stats->end()) layer = &it->second;
+  }
+  const v1::ContainerStats* st = s.fresh ? layer : nullptr;  // for cpu and memory
+  if (cf.cpu_nanos) {
+    cs.cpu = CpuFromNanos(*cf.cpu_nanos, cf.read_at);
+  } else if (st != nullptr) {
+    cs.cpu = CpuFromCri(st->cpu(), now);
+  }
+  if (cs.cpu) {
+    UpdateNanoCores("ctr/" + c.id(), *cs.cpu);
+    seen_keys.push_back("ctr/" + c.id());
+    if (cs.cpu->usage_core_nano_seconds) {
+      totals.sum_cpu += *cs.cpu->usage_core_nano_seconds;
+      totals.have_cpu = true;
+    }
+  }
+  if (cf.memory) {
+    cs.memory = MemoryFromReading(*cf.memory, cf.read_at);
+  } else if (st != nullptr) {
+    cs.memory = MemoryFromCri(st->memory(), now);
+  }
+  if (cs.memory && cs.memory->working_set_bytes) {
+    totals.sum_ws += *cs.memory->working_set_bytes;
+    totals.sum_usage += cs.memory->usage_bytes.value_or(*cs.memory->working_set_bytes);
+    totals.have_mem = true;
+  }
+  if (layer != nullptr) {
+    if (!only_cpu_and_memory && layer->has_writable_layer()) {
+      const v1::FilesystemUsage& w = layer->writable_layer();
+      FsStats rootfs;
+      rootfs.time = FromNanosOr(w.timestamp(), now);
+      if (w.has_used_bytes()) rootfs.used_bytes = w.used_bytes().value();
+      if (w.has_inodes_used()) rootfs.inodes_used = w.inodes_used().value();
+      if (s.image_fs) {
+        rootfs.path = s.image_fs->path;
+        rootfs.capacity_bytes = s.image_fs->capacity_bytes;
+        rootfs.available_bytes = s.image_fs->available_bytes;
+        rootfs.inodes = s.image_fs->inodes;
+        rootfs.inodes_free = s.image_fs->inodes_free;
+      }
+      totals.ephemeral_used += rootfs.used_bytes.value_or(0);
+      totals.ephemeral_inodes += rootfs.inodes_used.value_or(0);
+      cs.rootfs = rootfs;
+    }
+  }
+  if (!only_cpu_and_memory) {
+    if (auto du = CachedDu(pod_log_dir + "/" + name, now)) {
+      cs.logs = FsForTree(*du, s.logs_fs, now);
+      totals.ephemeral_used += du->bytes;
+      totals.ephemeral_inodes += du->inodes;
+    }
+  }
+  return cs;
+}
+
+// Pod cpu and memory: the pod cgroup, else the runtime's pod figures, else the sum. Appends the
+// pod's cpu sample key to `seen_keys` when it has cpu.
+void CRIStatsProvider::FillPodCpuMemory(const CgroupFigures& pf,
+                                        const v1::PodSandboxStats* sb_stats,
+                                        const PodTotals& totals, const std::string& sandbox_id,
+                                        absl::Time now, PodStats& pod,
+                                        std::vector<std::string>& seen_keys) {
+  if (pf.cpu_nanos) pod.cpu = CpuFromNanos(*pf.cpu_nanos, pf.read_at);
+  if (pf.memory) pod.memory = MemoryFromReading(*pf.memory, pf.read_at);
+  if (sb_stats != nullptr && sb_stats->has_linux()) {
+    if (!pod.cpu) pod.cpu = CpuFromCri(sb_stats->linux().cpu(), now);
+    if (!pod.memory) pod.memory = MemoryFromCri(sb_stats->linux().memory(), now);
+  }
+  if (!pod.cpu && totals.have_cpu) pod.cpu = CpuFromNanos(totals.sum_cpu, now);
+  if (!pod.memory && totals.have_mem) {
+    MemoryStats m;
+    m.time = now;
+    m.working_set_bytes = totals.sum_ws;
+    m.usage_bytes = totals.sum_usage;
+    pod.memory = m;
+  }
+  if (pod.cpu) {
+    UpdateNanoCores("pod/" + sandbox_id, *pod.cpu);
+    seen_keys.push_back("pod/" + sandbox_id);
+  }
+}
+
+// The pod's process count: the runtime's figure, else the number of processes in the pod's
+// cgroup. Returns a process in the pod's network namespace, for its interfaces (0 when none):
+// one of a container's. The pod cgroup's own first process is the pause process on containerd,
+// but CRI-O runs no pause process by default (drop_infra_ctr) and keeps its monitors (conmon,
+// host network namespace) in the pod cgroup; so it is taken only when no container has one.
+pid_t CRIStatsProvider::FillPodProcesses(const v1::PodSandboxStats* sb_stats, PodStats& pod) const {
+  std::vector<pid_t> pids;
+  if (!pod.cgroup.empty()) pids = host_.CgroupPids(pod.cgroup);
+  pid_t net_pid = 0;
+  for (const ContainerStats& cs : pod.containers) {
+    if (cs.cgroup.empty()) continue;
+    if (std::vector<pid_t> p = host_.CgroupPids(cs.cgroup); !p.empty()) {
+      net_pid = p.front();
+      break;
+    }
+  }
+  if (net_pid == 0 && !pids.empty()) net_pid = pids.front();
+  if (sb_stats != nullptr && sb_stats->has_linux() && sb_stats->linux().has_process() &&
+      sb_stats->linux().process().has_process_count()) {
+    pod.process_count = sb_stats->linux().process().process_count().value();
+  } else if (!pod.cgroup.empty()) {
+    pod.process_count = pids.size();
+  }
+  return net_pid;
+}
+
+// The pod's network: the runtime's figures when it has them, without loopback (cAdvisor,
+// upstream's source of pod network stats, ignores it): CRI-O names `lo` as the default
+// interface, containerd `eth0`. "eth0" is the default when present, as cAdvisor's. Else, for a
+// ready sandbox, /proc/<net_pid>/net/dev; else left unset.
+void CRIStatsProvider::FillPodNetwork(const v1::PodSandboxStats* sb_stats, pid_t net_pid,
+                                      const v1::PodSandbox& sandbox, absl::Time now,
+                                      PodStats& pod) const {
+  std::vector<InterfaceStats> cri_ifaces;
+  std::string cri_default;
+  absl::Time cri_time = now;
+  if (sb_stats != nullptr && sb_stats->has_linux() && sb_stats->linux().has_network()) {
+    const v1::NetworkUsage& n = sb_stats->linux().network();
+    cri_time = FromNanosOr(n.timestamp(), now);
+    auto add = [&](const v1::NetworkInterfaceUsage& u) {
+      if (u.name().empty() || u.name() == "lo" || !u.has_rx_bytes()) return;
+      for (const InterfaceStats& i : cri_ifaces) {
+        if (i.name == u.name()) return;
+      }
+      cri_ifaces.push_back(InterfaceFromCri(u));
+    };
+    add(n.default_interface());
+    if (!cri_ifaces.empty()) cri_default = cri_ifaces.front().name;
+    for (const auto& i : n.interfaces()) add(i);
+  }
+  if (!cri_ifaces.empty()) {
+    const bool has_eth0 = std::any_of(cri_ifaces.begin(), cri_ifaces.end(),
+                                      [](const InterfaceStats& i) { return i.name == "eth0"; });
+    pod.network =
+        NetworkFromInterfaces(std::move(cri_ifaces), has_eth0 ? "eth0" : cri_default, cri_time);
+  } else if (net_pid != 0 && sandbox.state() == v1::SANDBOX_READY) {
+    pod.network = NetworkFromInterfaces(host_.NetDev(net_pid), "eth0", now);
+  }
+}
+
+// The pod's volumes (du of <root_dir>/pods/<uid>/volumes/<plugin>/<name>, against statfs of
+// each) and its ephemeral storage on the root file system (`root_fs`): the containers' writable
+// layers and logs (`totals`) plus the volumes of EphemeralVolumePlugins.
+void CRIStatsProvider::FillPodStorage(const std::string& uid, const std::optional<FsInfo>& root_fs,
+                                      const PodTotals& totals, absl::Time now, PodStats& pod) {
+  uint64_t ephemeral_used = totals.ephemeral_used, ephemeral_inodes = totals.ephemeral_inodes;
+  const std::string volumes_dir = absl::StrCat(options_.root_dir, "/pods/", uid, "/volumes");
+  for (const std::string& plugin : ListDir(volumes_dir)) {
+    for (const std::string& name : ListDir(volumes_dir + "/" + plugin)) {
+      const std::string path = volumes_dir + "/" + plugin + "/" + name;
+      auto du = CachedDu(path, now);
+      if (!du) continue;
+      std::optional<FsInfo> fs;
+      if (auto f = options_.statfs(path); f.ok()) fs = *f;
+      pod.volumes.push_back({name, FsForTree(*du, fs, now)});
+      if (EphemeralVolumePlugins().contains(plugin)) {
+        ephemeral_used += du->bytes;
+        ephemeral_inodes += du->inodes;
+      }
+    }
+  }
+  FsStats eph;
+  if (root_fs) eph = FsFromInfo(*root_fs, now);
+  eph.time = now;
+  eph.used_bytes = ephemeral_used;
+  eph.inodes_used = ephemeral_inodes;
+  pod.ephemeral_storage = eph;
 }
 
 absl::StatusOr<CadvisorSnapshot> CRIStatsProvider::GetCadvisorSnapshot() {

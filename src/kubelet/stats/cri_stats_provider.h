@@ -142,6 +142,34 @@ class CRIStatsProvider final : public StatsProvider {
   std::string ContainerCgroup(const std::string& pod_cgroup, const std::string& id) const;
   bool SandboxStatsDue(absl::Time now);
 
+  // GetSummary's phases, in call order, and the state they hand on; the types are defined and
+  // the phases' contracts given in cri_stats_provider.cc.
+  struct CgroupFigures;
+  struct PodTotals;
+  struct SummaryState;
+  void ReadWorkloadCgroups(SummaryState& s);
+  void FetchContainerStats(bool only_cpu_and_memory, absl::Time now, SummaryState& s);
+  void FetchSandboxStats(absl::Time now, SummaryState& s);
+  void CollectDesiredPods(SummaryState& s) const;
+  void StatPodFilesystems(bool only_cpu_and_memory, const std::optional<FsStats>& image_fs,
+                          SummaryState& s) const;
+  PodStats BuildPodStats(const std::string& uid, const runtime::v1::PodSandbox& sandbox,
+                         const SummaryState& s, bool only_cpu_and_memory, absl::Time now,
+                         std::vector<std::string>& seen_keys);
+  ContainerStats BuildContainerStats(const std::string& name, const runtime::v1::Container& c,
+                                     const api::Pod* api_pod, const std::string& pod_log_dir,
+                                     const SummaryState& s, bool only_cpu_and_memory,
+                                     absl::Time now, PodTotals& totals,
+                                     std::vector<std::string>& seen_keys);
+  void FillPodCpuMemory(const CgroupFigures& pf, const runtime::v1::PodSandboxStats* sb_stats,
+                        const PodTotals& totals, const std::string& sandbox_id, absl::Time now,
+                        PodStats& pod, std::vector<std::string>& seen_keys);
+  pid_t FillPodProcesses(const runtime::v1::PodSandboxStats* sb_stats, PodStats& pod) const;
+  void FillPodNetwork(const runtime::v1::PodSandboxStats* sb_stats, pid_t net_pid,
+                      const runtime::v1::PodSandbox& sandbox, absl::Time now, PodStats& pod) const;
+  void FillPodStorage(const std::string& uid, const std::optional<FsInfo>& root_fs,
+                      const PodTotals& totals, absl::Time now, PodStats& pod);
+
   const CRIStatsProviderOptions options_;
   const HostReader host_;
   std::atomic<bool> sandbox_stats_unimplemented_{false};

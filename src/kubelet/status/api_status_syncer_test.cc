@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
+#include "api/testing/pod_builder.h"
 #include "common/clock.h"
 #include "gtest/gtest.h"
 
@@ -89,11 +90,7 @@ class FakeStatusClient final : public PodStatusClient {
 };
 
 api::Pod MakePod(const std::string& name, const std::string& uid) {
-  api::Pod pod;
-  pod.metadata.name = name;
-  pod.metadata.namespace_ = "default";
-  pod.metadata.uid = uid;
-  return pod;
+  return api::testing::PodBuilder(name).Uid(uid);
 }
 
 api::PodStatus Running() {

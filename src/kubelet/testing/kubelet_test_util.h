@@ -3,6 +3,7 @@
 #define KUBELET_KUBELET_TESTING_KUBELET_TEST_UTIL_H_
 
 #include "absl/time/clock.h"
+#include "common/testing/eventually.h"
 #include "cri/proto/api.pb.h"
 
 namespace kubelet::testing {
@@ -19,16 +20,6 @@ inline runtime::v1::StatusResponse RuntimeStatus(bool runtime_ready = true,
   nc->set_status(network_ready);
   if (!network_ready) nc->set_reason("NetworkPluginNotReady");
   return resp;
-}
-
-// Polls `pred` every 10 ms for up to 10 s; whether it became true.
-template <typename Pred>
-bool WaitFor(Pred pred) {
-  for (int i = 0; i < 1000; ++i) {
-    if (pred()) return true;
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  return false;
 }
 
 }  // namespace kubelet::testing

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "api/testing/pod_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kubelet/events/testing/fake_recorder.h"
@@ -81,12 +82,7 @@ class FakeTokenClient final : public TokenClient {
 };
 
 api::Pod MakePod() {
-  api::Pod pod;
-  pod.metadata.name = "web";
-  pod.metadata.namespace_ = "ns1";
-  pod.metadata.uid = "uid-1";
-  pod.spec.service_account_name = "default";
-  return pod;
+  return api::testing::PodBuilder("web").Namespace("ns1").Uid("uid-1").ServiceAccount("default");
 }
 
 api::ConfigMap CM(std::map<std::string, std::string> data,

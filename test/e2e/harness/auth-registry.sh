@@ -17,11 +17,9 @@
 # that was started with its registry (the image is copied from there).
 set -euo pipefail
 
-log() { printf '[auth-registry %s] %s\n' "$(date +%H:%M:%S.%3N)" "$*" >&2; }
-die() {
-  log "ERROR: $*"
-  exit 1
-}
+HARNESS_NAME=auth-registry
+# shellcheck source=SCRIPTDIR/harness-lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/harness-lib.sh"
 
 [[ $# -eq 3 ]] || die "usage: auth-registry.sh up|down DIR ENV_FILE"
 CMD=$1
@@ -58,21 +56,6 @@ free_port() {
     fi
   done
   return 1
-}
-
-# push FILE DIGEST: a blob, monolithic upload.
-push_blob() {
-  local file=$1 digest=$2 location sep
-  location=$(curl -fsS -u "$USER_NAME:$PASSWORD" -X POST -D - -o /dev/null \
-    "http://$REGISTRY/v2/$REPO/blobs/uploads/" | tr -d '\r' |
-    awk 'tolower($1)=="location:"{print $2}')
-  [[ -n "$location" ]] || die "no upload location for $digest"
-  [[ "$location" == http* ]] || location=http://$REGISTRY$location
-  sep='?'
-  [[ "$location" == *\?* ]] && sep='&'
-  curl -fsS -u "$USER_NAME:$PASSWORD" -X PUT -H 'Content-Type: application/octet-stream' \
-    --data-binary @"$file" -o /dev/null "$location${sep}digest=$digest" ||
-    die "upload of blob $digest failed"
 }
 
 up() {
@@ -131,7 +114,7 @@ EOF
   for digest in $(jq -r '.config.digest, .layers[].digest' "$manifest"); do
     curl -fsS -o "$DIR/blobs/${digest#sha256:}" "http://$src/v2/e2e/busybox/blobs/$digest" ||
       die "cannot read blob $digest from $src"
-    push_blob "$DIR/blobs/${digest#sha256:}" "$digest"
+    push_blob "$DIR/blobs/${digest#sha256:}" "$digest" "$REPO" "$USER_NAME:$PASSWORD"
   done
   curl -fsS -u "$USER_NAME:$PASSWORD" -X PUT \
     -H 'Content-Type: application/vnd.oci.image.manifest.v1+json' \

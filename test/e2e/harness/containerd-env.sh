@@ -30,8 +30,8 @@
 # --fresh it rebuilds), `up` on a broken DIR cleans it first; `down` is safe
 # twice, after a half-done `up` and after containerd died.
 #
-# DIR/env keys: KUBELET_E2E_CONTAINERD_SOCK, _CONTAINERD_ENDPOINT (unix://),
-# _CONTAINERD_PID, _CONTAINERD_NAMESPACE, _SNAPSHOTTER, _REGISTRY (127.0.0.1:port,
+# DIR/env keys: KUBELET_E2E_RUNTIME=containerd, _RUNTIME_SOCK, _RUNTIME_ENDPOINT (unix://),
+# _CONTAINERD_SOCK (the same socket, for ctr), _CONTAINERD_PID, _CONTAINERD_NAMESPACE, _SNAPSHOTTER, _REGISTRY (127.0.0.1:port,
 # empty with --no-registry), _REGISTRY_PID, _REGISTRY_IMAGE (<registry>/e2e/busybox:1.36;
 # :latest is pushed too), _CGROUP_ROOT (a --cgroup-root for a kubelet under test,
 # removed by `down`), _CNI_NETWORK, _CNI_BRIDGE, _CNI_SUBNET, _CNI_CONF_DIR,
@@ -39,6 +39,9 @@
 set -euo pipefail
 
 HARNESS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+HARNESS_NAME=containerd-env
+# shellcheck source=SCRIPTDIR/harness-lib.sh
+source "$HARNESS_DIR/harness-lib.sh"
 # shellcheck source=SCRIPTDIR/cri-lib.sh
 source "$HARNESS_DIR/cri-lib.sh"
 
@@ -52,15 +55,12 @@ readonly MARKER=.kubelet-e2e-harness
 # The kubelet talks to containerd's CRI in this namespace.
 readonly CRI_NS=k8s.io
 
-log() { printf '[containerd-env %s] %s\n' "$(date +%H:%M:%S.%3N)" "$*" >&2; }
-die() {
-  log "ERROR: $*"
-  # Let a background containerd start finish recording its PID first, so a
-  # following `down` knows what to stop.
+# die (harness-lib.sh) runs this first: let a background containerd start finish recording its
+# PID, so a following `down` knows what to stop.
+harness_on_die() {
   if [[ -n "${STARTER_PID:-}" && $BASHPID == "$$" ]]; then
     wait "$STARTER_PID" 2>/dev/null || true
   fi
-  exit 1
 }
 
 usage() {
@@ -74,32 +74,9 @@ EOF
 
 # ---------------------------------------------------------------------------
 # Run state: DIR/.state holds KEY=VALUE lines appended as `up` progresses, so
-# that `down` can undo exactly what a (possibly half-finished) `up` did.
+# that `down` can undo exactly what a (possibly half-finished) `up` did
+# (state_set / state_load of harness-lib.sh).
 # ---------------------------------------------------------------------------
-
-state_set() {
-  printf '%s=%s\n' "$1" "$2" >>"$DIR/.state"
-  eval "S_$1=\$2"
-}
-
-# state_load: S_<KEY> variables from DIR/.state (later lines win). Parsed, not
-# sourced, so a corrupt file cannot run commands.
-state_load() {
-  local key value
-  [[ -f "$DIR/.state" ]] || return 0
-  while IFS='=' read -r key value; do
-    [[ "$key" =~ ^[A-Z_][A-Z0-9_]*$ ]] || continue
-    printf -v "S_$key" '%s' "$value"
-  done <"$DIR/.state"
-}
-
-# pid_alive PID NAME: PID runs a program whose command line mentions NAME. Guards
-# against killing an unrelated process that reused a recorded PID.
-pid_alive() {
-  local pid=$1 name=$2
-  [[ -n "$pid" && -r "/proc/$pid/cmdline" ]] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$name"
-}
 
 # stop_pid PID MATCH LABEL: SIGTERM, wait up to 10 s, then SIGKILL. MATCH must
 # appear in the process's command line (see pid_alive).
@@ -251,8 +228,6 @@ pick_snapshotter() {
   state_set SNAPSHOTTER "$SNAPSHOTTER"
   log "snapshotter: $SNAPSHOTTER"
 }
-
-port_is_free() { ! ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
 
 pick_registry_port() {
   local try p
@@ -607,27 +582,10 @@ EOF
   die "docker-registry did not answer on $REGISTRY within 15s"
 }
 
-# push_blob FILE DIGEST [REPO]: monolithic upload (POST opens a session, PUT finishes it) into
-# REPO (default $REGISTRY_REPO).
-push_blob() {
-  local file=$1 digest=$2 repo=${3:-$REGISTRY_REPO} location sep
-  if curl -fsS -o /dev/null -I "http://$REGISTRY/v2/$repo/blobs/$digest" 2>/dev/null; then
-    return 0
-  fi
-  location=$(curl -fsS -X POST -D - -o /dev/null "http://$REGISTRY/v2/$repo/blobs/uploads/" |
-    tr -d '\r' | awk 'tolower($1)=="location:"{print $2}')
-  [[ -n "$location" ]] || die "registry gave no upload location for $digest"
-  [[ "$location" == http* ]] || location=http://$REGISTRY$location
-  sep='?'
-  [[ "$location" == *\?* ]] && sep='&'
-  curl -fsS -X PUT -H 'Content-Type: application/octet-stream' --data-binary @"$file" \
-    -o /dev/null "$location${sep}digest=$digest" || die "upload of blob $digest failed"
-}
-
 push_registry_image() {
   local blobs=$DIR/images/registry-blobs/blobs/sha256 tag
-  push_blob "$blobs/${BUSYBOX_LAYER_DIGEST#sha256:}" "$BUSYBOX_LAYER_DIGEST"
-  push_blob "$blobs/${REG_CONFIG_DIGEST#sha256:}" "$REG_CONFIG_DIGEST"
+  push_blob "$blobs/${BUSYBOX_LAYER_DIGEST#sha256:}" "$BUSYBOX_LAYER_DIGEST" "$REGISTRY_REPO"
+  push_blob "$blobs/${REG_CONFIG_DIGEST#sha256:}" "$REG_CONFIG_DIGEST" "$REGISTRY_REPO"
   # :latest too, so tests can exercise the always-pull default of :latest tags.
   for tag in 1.36 latest; do
     curl -fsS -X PUT -H 'Content-Type: application/vnd.oci.image.manifest.v1+json' \
@@ -661,9 +619,11 @@ verify_registry_pull() {
 write_env_file() {
   local tmp=$DIR/env.tmp
   cat >"$tmp" <<EOF
+KUBELET_E2E_RUNTIME=containerd
 KUBELET_E2E_DIR=$DIR
+KUBELET_E2E_RUNTIME_SOCK=$SOCK
+KUBELET_E2E_RUNTIME_ENDPOINT=unix://$SOCK
 KUBELET_E2E_CONTAINERD_SOCK=$SOCK
-KUBELET_E2E_CONTAINERD_ENDPOINT=unix://$SOCK
 KUBELET_E2E_CONTAINERD_PID=$S_CONTAINERD_PID
 KUBELET_E2E_CONTAINERD_NAMESPACE=$CRI_NS
 KUBELET_E2E_SNAPSHOTTER=$SNAPSHOTTER

@@ -72,11 +72,9 @@ readonly SA_ISSUER=https://kubernetes.default.svc.cluster.local
 readonly PORT_MIN=20000 PORT_SPAN=12700
 readonly K8S_BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 
-log() { printf '[controlplane-env %s] %s\n' "$(date +%H:%M:%S.%3N)" "$*" >&2; }
-die() {
-  log "ERROR: $*"
-  exit 1
-}
+HARNESS_NAME=controlplane-env
+# shellcheck source=SCRIPTDIR/harness-lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/harness-lib.sh"
 
 usage() {
   cat >&2 <<'EOF'
@@ -96,32 +94,10 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # ---------------------------------------------------------------------------
 # Run state: DIR/.state holds KEY=VALUE lines appended as `up` progresses, so that `down`
-# can undo exactly what a (possibly half-finished) `up` started.
+# can undo exactly what a (possibly half-finished) `up` started (state_set / state_load of
+# harness-lib.sh). pid_alive checks a PID against this run's DIR in its command line, so a PID
+# reused by an unrelated process is never signalled (a zombie has an empty cmdline).
 # ---------------------------------------------------------------------------
-
-state_set() {
-  printf '%s=%s\n' "$1" "$2" >>"$DIR/.state"
-  printf -v "S_$1" '%s' "$2"
-}
-
-# state_load: S_<KEY> variables from DIR/.state (later lines win). Parsed, not sourced, so a
-# corrupt file cannot run commands.
-state_load() {
-  local key value
-  [[ -f "$DIR/.state" ]] || return 0
-  while IFS='=' read -r key value; do
-    [[ "$key" =~ ^[A-Z_][A-Z0-9_]*$ ]] || continue
-    printf -v "S_$key" '%s' "$value"
-  done <"$DIR/.state"
-}
-
-# pid_alive PID MATCH: PID runs a program whose command line contains MATCH (this run's DIR),
-# so a PID reused by an unrelated process is never signalled. A zombie has an empty cmdline.
-pid_alive() {
-  local pid=$1 match=$2
-  [[ -n "$pid" && -r "/proc/$pid/cmdline" ]] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$match"
-}
 
 # group_members PGID: live (non-zombie) processes in process group PGID.
 group_members() {
@@ -316,8 +292,6 @@ EOF
 # ---------------------------------------------------------------------------
 # Daemons
 # ---------------------------------------------------------------------------
-
-port_is_free() { ! ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
 
 # free_port VAR: sets VAR to a TCP port nobody listens on, not handed out earlier in this run
 # (not a command substitution: USED_PORTS must survive the call).

@@ -24,9 +24,8 @@
 # /tmp/kubelet-e2e-crio-<id> when DIR is long: conmon's attach sockets live at
 # <instance>/run/<64-hex id>/attach, and a unix socket path must stay below 108 bytes.
 #
-# DIR/env (KEY=VALUE, sourceable): KUBELET_E2E_RUNTIME=crio, KUBELET_E2E_CONTAINERD_SOCK and
-# _CONTAINERD_ENDPOINT (the names the tests read, whatever the runtime; also as
-# _RUNTIME_SOCK / _RUNTIME_ENDPOINT), _CRIO_PID, _CRIO_DIR (the instance), _CRIO_VERSION,
+# DIR/env (KEY=VALUE, sourceable): KUBELET_E2E_RUNTIME=crio, KUBELET_E2E_RUNTIME_SOCK and
+# _RUNTIME_ENDPOINT (the names the tests read, whatever the runtime), _CRIO_PID, _CRIO_DIR (the instance), _CRIO_VERSION,
 # _REGISTRY, _REGISTRY_PID, _REGISTRY_IMAGE, _CNI_NETWORK, _CNI_BRIDGE, _CNI_SUBNET,
 # _BUSYBOX_IMAGE, _PAUSE_IMAGE, _DIR (all KUBELET_E2E_).
 #
@@ -48,12 +47,8 @@ source "$CRIO_HARNESS_DIR/containerd-env.sh"
 readonly CRIO_MARKER=.kubelet-e2e-crio
 readonly CRIO_VERSION_WANT=1.28.11
 
-# containerd-env.sh's log/die name that script; these name this one.
-log() { printf '[crio-env %s] %s\n' "$(date +%H:%M:%S.%3N)" "$*" >&2; }
-die() {
-  log "ERROR: $*"
-  exit 1
-}
+# Log lines (harness-lib.sh, through containerd-env.sh) name this script.
+HARNESS_NAME=crio-env
 
 crio_usage() {
   cat >&2 <<'EOF'
@@ -163,8 +158,6 @@ write_crio_env_file() {
   cat >"$tmp" <<EOF
 KUBELET_E2E_RUNTIME=crio
 KUBELET_E2E_DIR=$DIR
-KUBELET_E2E_CONTAINERD_SOCK=$sock
-KUBELET_E2E_CONTAINERD_ENDPOINT=unix://$sock
 KUBELET_E2E_RUNTIME_SOCK=$sock
 KUBELET_E2E_RUNTIME_ENDPOINT=unix://$sock
 KUBELET_E2E_CRIO_DIR=$INST

@@ -36,7 +36,7 @@ load_env() {
     [[ "$key" =~ ^KUBELET_E2E_[A-Z0-9_]+$ ]] || continue
     printf -v "$key" '%s' "$value"
   done <"$ENV_FILE"
-  for key in KUBELET_E2E_DIR KUBELET_E2E_CONTAINERD_SOCK KUBELET_E2E_CONTAINERD_ENDPOINT \
+  for key in KUBELET_E2E_DIR KUBELET_E2E_RUNTIME_SOCK KUBELET_E2E_RUNTIME_ENDPOINT \
     KUBELET_E2E_CNI_BRIDGE KUBELET_E2E_CNI_SUBNET KUBELET_E2E_BUSYBOX_IMAGE KUBELET_E2E_PAUSE_IMAGE \
     KUBELET_E2E_CONTAINERD_PID KUBELET_E2E_SNAPSHOTTER; do
     [[ -n "${!key:-}" ]] || fail "$ENV_FILE lacks $key"
@@ -85,7 +85,7 @@ EOF
 }
 
 cri_pod() {
-  CRI_SOCK=$KUBELET_E2E_CONTAINERD_SOCK
+  CRI_SOCK=$KUBELET_E2E_RUNTIME_SOCK
   trap cleanup_pod EXIT
   local reply ip state body i subnet=${KUBELET_E2E_CNI_SUBNET%/*}
   reply=$(cri_call RuntimeService Version '') || fail "CRI Version"

@@ -1,6 +1,6 @@
 // Webhook authentication and authorization against a scripted API client: the review bodies,
 // the answers' mapping, caching by TTL, and retries.
-#include "app/webhook_auth.h"
+#include "server/webhook_auth.h"
 
 #include <functional>
 #include <memory>
@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
-namespace kubelet::app {
+namespace kubelet::server {
 namespace {
 
 using json = nlohmann::json;
@@ -164,4 +164,4 @@ TEST(WebhookAuthorizer, SubjectAccessReviewAndTtls) {
 }
 
 }  // namespace
-}  // namespace kubelet::app
+}  // namespace kubelet::server

@@ -1,4 +1,4 @@
-#include "app/webhook_auth.h"
+#include "server/webhook_auth.h"
 
 #include <openssl/evp.h>
 
@@ -13,7 +13,7 @@
 #include "common/openssl.h"
 #include "common/strings.h"
 
-namespace kubelet::app {
+namespace kubelet::server {
 namespace {
 
 std::string Sha256Hex(const std::string& data) {
@@ -162,4 +162,4 @@ absl::StatusOr<server::AuthzDecision> WebhookAuthorizer::Authorize(
   return d;
 }
 
-}  // namespace kubelet::app
+}  // namespace kubelet::server

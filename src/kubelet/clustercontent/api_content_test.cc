@@ -1,7 +1,7 @@
 // The configMap/secret sources of the three change detection strategies on the fake API client:
 // which objects a pod registers, the watch per object and its end, immutable objects, the
 // Cache strategy's TTL and staleness, the Get strategy's GET per call.
-#include "app/cluster_content.h"
+#include "kubelet/clustercontent/api_content.h"
 
 #include <memory>
 #include <string>
@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
-namespace kubelet::app {
+namespace kubelet::clustercontent {
 namespace {
 
 using json = nlohmann::json;
@@ -338,4 +338,4 @@ TEST(SimpleObjectSource, GetsEveryTime) {
 }
 
 }  // namespace
-}  // namespace kubelet::app
+}  // namespace kubelet::clustercontent

@@ -19,8 +19,8 @@
 //
 // Thread-safety: thread-safe; concurrent requests for the same key may each call the API.
 // Ownership: each keeps the shared RestClient; the clock is borrowed.
-#ifndef KUBELET_APP_WEBHOOK_AUTH_H_
-#define KUBELET_APP_WEBHOOK_AUTH_H_
+#ifndef KUBELET_SERVER_WEBHOOK_AUTH_H_
+#define KUBELET_SERVER_WEBHOOK_AUTH_H_
 
 #include <map>
 #include <memory>
@@ -35,7 +35,7 @@
 #include "common/clock.h"
 #include "server/auth.h"
 
-namespace kubelet::app {
+namespace kubelet::server {
 
 struct WebhookRetry {
   int tries = 5;
@@ -87,6 +87,6 @@ class WebhookAuthorizer {
   std::map<std::string, Entry> cache_ ABSL_GUARDED_BY(mu_);  // by the review's spec JSON
 };
 
-}  // namespace kubelet::app
+}  // namespace kubelet::server
 
-#endif  // KUBELET_APP_WEBHOOK_AUTH_H_
+#endif  // KUBELET_SERVER_WEBHOOK_AUTH_H_

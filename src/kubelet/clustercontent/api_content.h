@@ -26,8 +26,8 @@
 //
 // Thread-safety: thread-safe; reflector threads are never stopped with a lock held.
 // Ownership: each keeps the shared RestClient; the clock is borrowed.
-#ifndef KUBELET_APP_CLUSTER_CONTENT_H_
-#define KUBELET_APP_CLUSTER_CONTENT_H_
+#ifndef KUBELET_KUBELET_CLUSTERCONTENT_API_CONTENT_H_
+#define KUBELET_KUBELET_CLUSTERCONTENT_API_CONTENT_H_
 
 #include <atomic>
 #include <functional>
@@ -49,7 +49,7 @@
 #include "common/clock.h"
 #include "kubelet/volume/cluster_content.h"
 
-namespace kubelet::app {
+namespace kubelet::clustercontent {
 
 // An ObjectSource the wiring can stop at shutdown.
 class ClusterObjectSource : public volume::ObjectSource {
@@ -198,6 +198,6 @@ class RestTokenClient final : public volume::TokenClient {
   const std::shared_ptr<apiclient::RestClient> client_;
 };
 
-}  // namespace kubelet::app
+}  // namespace kubelet::clustercontent
 
-#endif  // KUBELET_APP_CLUSTER_CONTENT_H_
+#endif  // KUBELET_KUBELET_CLUSTERCONTENT_API_CONTENT_H_

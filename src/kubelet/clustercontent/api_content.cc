@@ -1,4 +1,4 @@
-#include "app/cluster_content.h"
+#include "kubelet/clustercontent/api_content.h"
 
 #include <charconv>
 #include <utility>
@@ -9,7 +9,7 @@
 #include "api/pod_refs.h"
 #include "common/log.h"
 
-namespace kubelet::app {
+namespace kubelet::clustercontent {
 namespace {
 
 constexpr char kObjectTTLAnnotation[] = "node.alpha.kubernetes.io/ttl";
@@ -417,4 +417,4 @@ absl::StatusOr<api::TokenRequest> RestTokenClient::CreateToken(const std::string
   return api::Decode<api::TokenRequest>(resp->body);
 }
 
-}  // namespace kubelet::app
+}  // namespace kubelet::clustercontent
