@@ -11,10 +11,12 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -340,15 +342,9 @@ std::vector<std::string> UnimplementedFields(const std::vector<std::string>& fil
 
 namespace {
 
-int RunUnguarded(Settings& s) {
-  int signal_fd = BlockShutdownSignals();
-  const config::KubeletConfiguration& cfg = s.config;
-  auto fail = [](const absl::Status& st) {
-    KLOG_ERROR(st, "command failed");
-    return 1;
-  };
+// Start-up phases of RunUnguarded, in upstream's order.
 
-  KLOG_INFO("Kubelet version", "kubeletVersion", VersionString());
+void ReportUnimplemented(const Settings& s) {
   for (const std::string& field : UnimplementedFields(s.file_fields)) {
     KLOG_WARNING("Configuration field is accepted but not implemented yet", "field", field);
   }
@@ -364,88 +360,80 @@ int RunUnguarded(Settings& s) {
     KLOG_WARNING("Configuration flag is accepted but not implemented yet", "flag",
                  "image-credential-provider-config");
   }
+}
 
-  // Lock file.
+// The lock file; the inotify descriptor watching it for contention, or -1.
+absl::StatusOr<int> AcquireLockFile(const Settings& s) {
   if (s.flags.exit_on_lock_contention && s.flags.lock_file_path.empty()) {
-    return fail(
-        absl::InvalidArgumentError("cannot exit on lock file contention: no lock file specified"));
+    return absl::InvalidArgumentError(
+        "cannot exit on lock file contention: no lock file specified");
   }
-  int lock_watch_fd = -1;
-  if (!s.flags.lock_file_path.empty()) {
-    KLOG_INFO("Acquiring file lock", "path", s.flags.lock_file_path);
-    auto lock = AcquireFileLock(s.flags.lock_file_path);
-    if (!lock.ok()) {
-      return fail(absl::UnavailableError(
-          absl::StrCat("unable to acquire file lock on \"", s.flags.lock_file_path,
-                       "\": ", std::string(lock.status().message()))));
-    }
-    if (s.flags.exit_on_lock_contention) {
-      KLOG_INFO("Watching for inotify events", "path", s.flags.lock_file_path);
-      auto watch = WatchForLockContention(s.flags.lock_file_path);
-      if (!watch.ok()) return fail(watch.status());
-      lock_watch_fd = *watch;
-    }
+  if (s.flags.lock_file_path.empty()) return -1;
+  KLOG_INFO("Acquiring file lock", "path", s.flags.lock_file_path);
+  auto lock = AcquireFileLock(s.flags.lock_file_path);
+  if (!lock.ok()) {
+    return absl::UnavailableError(absl::StrCat("unable to acquire file lock on \"",
+                                               s.flags.lock_file_path,
+                                               "\": ", std::string(lock.status().message())));
   }
+  if (!s.flags.exit_on_lock_contention) return -1;
+  KLOG_INFO("Watching for inotify events", "path", s.flags.lock_file_path);
+  return WatchForLockContention(s.flags.lock_file_path);
+}
 
-  // configz.
-  server::Configz configz;
-  if (absl::Status st = configz.Register("kubeletconfig", config::KubeletConfigurationToJson(cfg));
-      !st.ok()) {
-    return fail(st);
-  }
-
-  // Standalone vs API mode: with --kubeconfig, one API client shared by every component that
-  // talks to the API server. Building it never contacts the server (it may not exist yet: a
-  // control plane run as static pods of this very kubelet), so start-up goes on regardless.
+// API-server mode's clients: one shared by every component that talks to the API server, and
+// upstream's separate event client (the same server and credentials, its own rate limit:
+// eventRecordQPS / eventBurst). Building them never contacts the server (it may not exist yet:
+// a control plane run as static pods of this very kubelet). Credentials as upstream's
+// buildKubeletClientConfig: the TLS bootstrap, blocking without rotateCertificates, in the
+// background with it (the certificate manager then lives as long as the process).
+struct ApiClients {
   // Declared first, destroyed last: the clients present its certificate.
-  std::unique_ptr<certificate::CertificateManager> client_cert_manager;
-  std::shared_ptr<apiclient::RestClient> api_client;
-  // Upstream's separate event client: the same server and credentials, its own rate limit
-  // (eventRecordQPS / eventBurst), so events never wait behind the kubelet's other calls.
-  std::shared_ptr<apiclient::RestClient> events_client;
-  auto hostname = GetHostname(s.flags.hostname_override);
-  if (!hostname.ok()) return fail(hostname.status());
-  const std::string node_name = *hostname;
-  KLOG_INFO("Node name", "node", node_name);
-  // Credentials (upstream buildKubeletClientConfig): the TLS bootstrap, blocking without
-  // rotateCertificates, in the background with it; the client certificate manager then lives as
-  // long as the process (the clients hold its source).
-  if (!s.flags.kube_config.empty()) {
-    absl::StatusOr<ClientCredentials> creds = LoadClientCredentials(s, node_name);
-    if (!creds.ok()) return fail(creds.status());
-    std::optional<apiclient::RestConfig> rc = std::move(creds->config);
-    client_cert_manager = std::move(creds->manager);
-    rc->qps = cfg.kube_api_qps;
-    rc->burst = cfg.kube_api_burst;
-    rc->user_agent =
-        absl::StrCat("kubelet/", kKubernetesVersion, " (linux/amd64) kubernetes/", BuildId());
-    // Bodies are JSON; a protobuf contentType (the v1beta1 default) is read as a preference.
-    rc->content_type = "application/json";
-    absl::StatusOr<std::unique_ptr<apiclient::RestClient>> client = apiclient::NewRestClient(*rc);
-    if (!client.ok()) return fail(client.status());
-    api_client = std::move(*client);
-    KLOG_INFO("API server client", "host", rc->host, "qps", rc->qps, "burst", rc->burst);
-    apiclient::RestConfig erc = *rc;
-    erc.qps = cfg.event_record_qps;
-    erc.burst = cfg.event_burst;
-    absl::StatusOr<std::unique_ptr<apiclient::RestClient>> ec = apiclient::NewRestClient(erc);
-    if (!ec.ok()) return fail(ec.status());
-    events_client = std::move(*ec);
-  } else {
+  std::unique_ptr<certificate::CertificateManager> cert_manager;
+  std::shared_ptr<apiclient::RestClient> api;
+  std::shared_ptr<apiclient::RestClient> events;
+};
+
+absl::Status MakeApiClients(const Settings& s, const std::string& node_name, ApiClients* out) {
+  if (s.flags.kube_config.empty()) {
     KLOG_INFO("Standalone mode, no API client");
+    return absl::OkStatus();
   }
+  const config::KubeletConfiguration& cfg = s.config;
+  absl::StatusOr<ClientCredentials> creds = LoadClientCredentials(s, node_name);
+  if (!creds.ok()) return creds.status();
+  std::optional<apiclient::RestConfig> rc = std::move(creds->config);
+  out->cert_manager = std::move(creds->manager);
+  rc->qps = cfg.kube_api_qps;
+  rc->burst = cfg.kube_api_burst;
+  rc->user_agent =
+      absl::StrCat("kubelet/", kKubernetesVersion, " (linux/amd64) kubernetes/", BuildId());
+  // Bodies are JSON; a protobuf contentType (the v1beta1 default) is read as a preference.
+  rc->content_type = "application/json";
+  absl::StatusOr<std::unique_ptr<apiclient::RestClient>> client = apiclient::NewRestClient(*rc);
+  if (!client.ok()) return client.status();
+  out->api = std::move(*client);
+  KLOG_INFO("API server client", "host", rc->host, "qps", rc->qps, "burst", rc->burst);
+  apiclient::RestConfig erc = *rc;
+  erc.qps = cfg.event_record_qps;
+  erc.burst = cfg.event_burst;
+  absl::StatusOr<std::unique_ptr<apiclient::RestClient>> ec = apiclient::NewRestClient(erc);
+  if (!ec.ok()) return ec.status();
+  out->events = std::move(*ec);
+  return absl::OkStatus();
+}
 
-  if (::geteuid() != 0) {
-    KLOG_ERROR(absl::PermissionDeniedError(absl::StrCat(
-                   "kubelet needs to run as uid `0`. It is being run as ", ::geteuid())),
-               "kubelet running with insufficient permissions");
-  }
+// The CRI runtime and image services (retried until runtimeRequestTimeout), wrapped so that
+// every call is counted in kubelet_runtime_operations_*.
+struct CriServices {
+  // Declared first, destroyed last: the instrumented services wrap them.
+  std::unique_ptr<cri::RuntimeService> remote_runtime;
+  std::unique_ptr<cri::ImageManagerService> remote_images;
+  std::unique_ptr<cri::RuntimeService> runtime;
+  std::unique_ptr<cri::ImageManagerService> images;
+};
 
-  if (absl::Status st = ApplyOOMScoreAdj(cfg.oom_score_adj); !st.ok()) {
-    KLOG_INFO("Failed to ApplyOOMScoreAdj", "err", st);
-  }
-
-  // CRI runtime.
+absl::StatusOr<CriServices> ConnectCri(const config::KubeletConfiguration& cfg) {
   const std::string runtime_endpoint = cfg.container_runtime_endpoint;
   const std::string image_endpoint =
       cfg.image_service_endpoint.empty() ? runtime_endpoint : cfg.image_service_endpoint;
@@ -453,34 +441,30 @@ int RunUnguarded(Settings& s) {
   auto runtime = ConnectWithRetry<cri::RuntimeService>(
       "runtime", runtime_endpoint, cfg.runtime_request_timeout,
       [&] { return cri::NewRemoteRuntimeService(runtime_endpoint, cfg.runtime_request_timeout); });
-  if (!runtime.ok()) return fail(runtime.status());
+  if (!runtime.ok()) return runtime.status();
   auto images = ConnectWithRetry<cri::ImageManagerService>(
       "image", image_endpoint, cfg.runtime_request_timeout,
       [&] { return cri::NewRemoteImageService(image_endpoint, cfg.runtime_request_timeout); });
-  if (!images.ok()) return fail(images.status());
-  // Every CRI call below is counted in kubelet_runtime_operations_*.
-  std::unique_ptr<cri::RuntimeService> instrumented_runtime =
-      kuberuntime::NewInstrumentedRuntimeService(**runtime);
-  std::unique_ptr<cri::ImageManagerService> instrumented_images =
-      kuberuntime::NewInstrumentedImageService(**images);
-  auto version = instrumented_runtime->Version("v1");
+  if (!images.ok()) return images.status();
+  CriServices out;
+  out.remote_runtime = *std::move(runtime);
+  out.remote_images = *std::move(images);
+  out.runtime = kuberuntime::NewInstrumentedRuntimeService(*out.remote_runtime);
+  out.images = kuberuntime::NewInstrumentedImageService(*out.remote_images);
+  auto version = out.runtime->Version("v1");
   if (version.ok()) {
     KLOG_INFO("Container runtime initialized", "containerRuntime", version->runtime_name(),
               "version", version->runtime_version(), "apiVersion", version->runtime_api_version());
   }
+  return out;
+}
 
-  // RunKubelet.
-  if (absl::Status st = SetMaxOpenFiles(cfg.max_open_files); !st.ok()) {
-    KLOG_WARNING("Failed to set the open files limit", "err", st);
-  }
-  const std::string node_ip = DetectNodeIP(s.flags.node_ip, node_name);
-  KLOG_INFO("Node IP", "nodeIP", node_ip);
-  RealClock clock;
-  // makeEventRecorder: events go to the log (--v=3), and to the API server in API-server mode.
-  EventRecording recording = MakeEventRecorder(events_client, node_name, clock);
-  std::unique_ptr<events::EventRecorder>& recorder = recording.recorder;
+// The runtime manager's options from the settings (its hooks are set by the wiring).
+kuberuntime::Options RuntimeOptions(const Settings& s, const std::string& node_name,
+                                    const std::string& node_ip, events::EventRecorder* recorder) {
+  const config::KubeletConfiguration& cfg = s.config;
   kuberuntime::Options ro;
-  ro.recorder = recorder.get();
+  ro.recorder = recorder;
   ro.root_dir = s.flags.root_directory;
   ro.node_name = node_name;
   if (!node_ip.empty()) ro.node_ips.push_back(node_ip);
@@ -496,9 +480,18 @@ int RunUnguarded(Settings& s) {
   ro.registry_pull_qps = cfg.registry_pull_qps;
   ro.registry_burst = cfg.registry_burst;
   ro.pod_host_ips = s.gates.Enabled("PodHostIPs");
+  return ro;
+}
+
+// The Kubelet's options from the settings (its hooks are set by the wiring). A bad
+// allowedUnsafeSysctls entry is an error.
+absl::StatusOr<KubeletOptions> MakeKubeletOptions(const Settings& s, const std::string& node_name,
+                                                  const std::string& node_ip,
+                                                  events::EventRecorder* recorder) {
+  const config::KubeletConfiguration& cfg = s.config;
   KubeletOptions ko;
   ko.node_name = node_name;
-  ko.recorder = recorder.get();
+  ko.recorder = recorder;
   ko.host_ip = node_ip;
   ko.root_dir = s.flags.root_directory;
   ko.static_pod_path = cfg.static_pod_path;
@@ -518,29 +511,122 @@ int RunUnguarded(Settings& s) {
   AddReserved(cfg.system_reserved, &reserved_cpu, &reserved_mem);
   AddReserved(cfg.kube_reserved, &reserved_cpu, &reserved_mem);
   ko.allocatable = MachineAllocatable(cfg.max_pods, reserved_cpu, reserved_mem);
-  {
-    // Safe sysctls can always be used; allowedUnsafeSysctls adds to them.
-    struct utsname uts {};
-    (void)uname(&uts);
-    absl::StatusOr<SysctlAllowlist> sysctls =
-        SysctlAllowlist::Create(uts.release, cfg.allowed_unsafe_sysctls);
-    if (!sysctls.ok()) return fail(sysctls.status());
-    ko.sysctls = *std::move(sysctls);
+  // Safe sysctls can always be used; allowedUnsafeSysctls adds to them.
+  struct utsname uts {};
+  (void)uname(&uts);
+  absl::StatusOr<SysctlAllowlist> sysctls =
+      SysctlAllowlist::Create(uts.release, cfg.allowed_unsafe_sysctls);
+  if (!sysctls.ok()) return sysctls.status();
+  ko.sysctls = *std::move(sysctls);
+  return ko;
+}
+
+// The healthz server, or null when it is off or cannot start (logged). Beyond upstream's ping: a
+// stalled sync loop or PLEG (no relist for 3 min) fails healthz, so a supervisor probing this
+// port restarts a wedged kubelet.
+std::unique_ptr<server::HttpServer> StartHealthz(const config::KubeletConfiguration& cfg,
+                                                 Kubelet& kubelet) {
+  if (cfg.healthz_port <= 0) return nullptr;
+  auto healthz = std::make_unique<server::HttpServer>(server::HttpServerOptions{
+      .name = "healthz", .address = cfg.healthz_bind_address, .port = cfg.healthz_port});
+  server::InstallHealthz(*healthz, {{"syncloop", [&kubelet] { return kubelet.SyncLoopHealthy(); }},
+                                    {"pleg", [&kubelet] { return kubelet.PLEGHealthy(); }}});
+  if (absl::Status st = healthz->Start(); !st.ok()) {
+    KLOG_ERROR(st, "Failed to start healthz server");
+    return nullptr;
   }
+  KLOG_INFO("Started healthz server", "address",
+            absl::StrCat(cfg.healthz_bind_address, ":", cfg.healthz_port));
+  return healthz;
+}
+
+// Blocks until SIGTERM/SIGINT (on `signal_fd`) or an inotify event on the lock file.
+void WaitForShutdown(int signal_fd, int lock_watch_fd, const std::string& lock_file) {
+  for (;;) {
+    struct pollfd fds[2] = {{signal_fd, POLLIN, 0}, {lock_watch_fd, POLLIN, 0}};
+    int n = ::poll(fds, lock_watch_fd >= 0 ? 2 : 1, -1);
+    if (n < 0 && errno == EINTR) continue;
+    if (fds[0].revents & POLLIN) {
+      struct signalfd_siginfo si;
+      ssize_t r = ::read(signal_fd, &si, sizeof(si));
+      (void)r;
+      KLOG_INFO("Received signal, shutting down", "signal",
+                strsignal(static_cast<int>(si.ssi_signo)));
+      return;
+    }
+    if (lock_watch_fd >= 0 && (fds[1].revents & POLLIN)) {
+      KLOG_INFO("inotify event on the lock file, exiting", "path", lock_file);
+      return;
+    }
+  }
+}
+
+int RunUnguarded(Settings& s) {
+  int signal_fd = BlockShutdownSignals();
+  const config::KubeletConfiguration& cfg = s.config;
+  auto fail = [](const absl::Status& st) {
+    KLOG_ERROR(st, "command failed");
+    return 1;
+  };
+
+  KLOG_INFO("Kubelet version", "kubeletVersion", VersionString());
+  ReportUnimplemented(s);
+  absl::StatusOr<int> lock_watch_fd = AcquireLockFile(s);
+  if (!lock_watch_fd.ok()) return fail(lock_watch_fd.status());
+
+  server::Configz configz;
+  if (absl::Status st = configz.Register("kubeletconfig", config::KubeletConfigurationToJson(cfg));
+      !st.ok()) {
+    return fail(st);
+  }
+
+  auto hostname = GetHostname(s.flags.hostname_override);
+  if (!hostname.ok()) return fail(hostname.status());
+  const std::string node_name = *hostname;
+  KLOG_INFO("Node name", "node", node_name);
+  ApiClients clients;
+  if (absl::Status st = MakeApiClients(s, node_name, &clients); !st.ok()) return fail(st);
+
+  if (::geteuid() != 0) {
+    KLOG_ERROR(absl::PermissionDeniedError(absl::StrCat(
+                   "kubelet needs to run as uid `0`. It is being run as ", ::geteuid())),
+               "kubelet running with insufficient permissions");
+  }
+  if (absl::Status st = ApplyOOMScoreAdj(cfg.oom_score_adj); !st.ok()) {
+    KLOG_INFO("Failed to ApplyOOMScoreAdj", "err", st);
+  }
+  absl::StatusOr<CriServices> cri = ConnectCri(cfg);
+  if (!cri.ok()) return fail(cri.status());
+
+  // RunKubelet.
+  if (absl::Status st = SetMaxOpenFiles(cfg.max_open_files); !st.ok()) {
+    KLOG_WARNING("Failed to set the open files limit", "err", st);
+  }
+  const std::string node_ip = DetectNodeIP(s.flags.node_ip, node_name);
+  KLOG_INFO("Node IP", "nodeIP", node_ip);
+  RealClock clock;
+  // makeEventRecorder: events go to the log (--v=3), and to the API server in API-server mode.
+  EventRecording recording = MakeEventRecorder(clients.events, node_name, clock);
+  events::EventRecorder* recorder = recording.recorder.get();
+  kuberuntime::Options ro = RuntimeOptions(s, node_name, node_ip, recorder);
+  absl::StatusOr<KubeletOptions> kubelet_options =
+      MakeKubeletOptions(s, node_name, node_ip, recorder);
+  if (!kubelet_options.ok()) return fail(kubelet_options.status());
+  KubeletOptions& ko = *kubelet_options;
 
   metrics::Init(node_name, VersionString(), BuildId());
   WiringContext wiring;
   wiring.settings = &s;
   wiring.node_name = node_name;
   wiring.node_ip = node_ip;
-  wiring.runtime = instrumented_runtime.get();
-  wiring.images = instrumented_images.get();
+  wiring.runtime = cri->runtime.get();
+  wiring.images = cri->images.get();
   wiring.clock = &clock;
   wiring.configz = &configz;
-  wiring.recorder = recorder.get();
+  wiring.recorder = recorder;
   wiring.runtime_options = &ro;
   wiring.kubelet_options = &ko;
-  wiring.api_client = api_client;
+  wiring.api_client = clients.api;
   // Whatever happens below, subsystems stop in reverse order of their start.
   struct ShutdownGuard {
     WiringContext& ctx;
@@ -555,11 +641,11 @@ int RunUnguarded(Settings& s) {
   // The runtime manager asks the Kubelet (built next, around the manager) which pods are gone.
   LatePodStateProvider pod_state;
   auto manager = std::make_unique<kuberuntime::KubeGenericRuntimeManager>(
-      *instrumented_runtime, *instrumented_images, clock, ro, &pod_state);
+      *cri->runtime, *cri->images, clock, ro, &pod_state);
   wiring.runtime_manager = manager.get();
   if (absl::Status st = WireAll(WiringStage::kBeforeKubelet, wiring); !st.ok()) return fail(st);
 
-  Kubelet kubelet(ko, *instrumented_runtime, *manager, clock);
+  Kubelet kubelet(ko, *cri->runtime, *manager, clock);
   pod_state.Set(&kubelet);
   // BirthCry.
   recorder->Record(events::NodeRef(node_name), events::kNormal, events::kStartingKubelet,
@@ -574,49 +660,13 @@ int RunUnguarded(Settings& s) {
     kubelet.Stop();
     return fail(st);
   }
-
-  // healthz.
-  std::unique_ptr<server::HttpServer> healthz;
-  if (cfg.healthz_port > 0) {
-    healthz = std::make_unique<server::HttpServer>(server::HttpServerOptions{
-        .name = "healthz", .address = cfg.healthz_bind_address, .port = cfg.healthz_port});
-    // Beyond upstream's ping: a stalled sync loop or PLEG (no relist for 3 min) fails healthz,
-    // so a supervisor probing this port restarts a wedged kubelet.
-    server::InstallHealthz(*healthz,
-                           {{"syncloop", [&kubelet] { return kubelet.SyncLoopHealthy(); }},
-                            {"pleg", [&kubelet] { return kubelet.PLEGHealthy(); }}});
-    if (absl::Status st = healthz->Start(); !st.ok()) {
-      KLOG_ERROR(st, "Failed to start healthz server");
-      healthz.reset();
-    } else {
-      KLOG_INFO("Started healthz server", "address",
-                absl::StrCat(cfg.healthz_bind_address, ":", cfg.healthz_port));
-    }
-  }
-
+  std::unique_ptr<server::HttpServer> healthz = StartHealthz(cfg, kubelet);
   // Tell systemd we are up (a no-op without NOTIFY_SOCKET).
   if (int rc = sd_notify(0, "READY=1"); rc < 0) {
     KLOG_WARNING("Failed to notify systemd", "err", absl::UnavailableError(std::strerror(-rc)));
   }
 
-  // Wait for a shutdown signal or lock contention.
-  for (;;) {
-    struct pollfd fds[2] = {{signal_fd, POLLIN, 0}, {lock_watch_fd, POLLIN, 0}};
-    int n = ::poll(fds, lock_watch_fd >= 0 ? 2 : 1, -1);
-    if (n < 0 && errno == EINTR) continue;
-    if (fds[0].revents & POLLIN) {
-      struct signalfd_siginfo si;
-      ssize_t r = ::read(signal_fd, &si, sizeof(si));
-      (void)r;
-      KLOG_INFO("Received signal, shutting down", "signal",
-                strsignal(static_cast<int>(si.ssi_signo)));
-      break;
-    }
-    if (lock_watch_fd >= 0 && (fds[1].revents & POLLIN)) {
-      KLOG_INFO("inotify event on the lock file, exiting", "path", s.flags.lock_file_path);
-      break;
-    }
-  }
+  WaitForShutdown(signal_fd, *lock_watch_fd, s.flags.lock_file_path);
   if (healthz) healthz->Stop();
   wiring.late_kubelet->store(nullptr);
   wiring.Shutdown();
