@@ -17,6 +17,7 @@
 #include "kubelet/mirror_client.h"
 #include "kubelet/pod_manager.h"
 #include "kubelet/podsource/api_source.h"
+#include "kubelet/status/testing/fake_pod_status_client.h"
 #include "kubelet/testing/kubelet_test_util.h"
 
 namespace kubelet {
@@ -118,7 +119,8 @@ TEST(PodManagerMirror, MirrorPodsAreKeptApartAndTranslated) {
 // The Kubelet against a fake API server.
 
 // Pods by "<ns>/<name>"; creates and deletes are logged and delivered back to the "api" source.
-class FakeApi final : public MirrorClient, public status::PodStatusClient {
+// The status client's view of the API (status()) holds the same pods.
+class FakeApi final : public MirrorClient {
  public:
   absl::Status CreateMirrorPod(const api::Pod& mirror) override {
     {
@@ -129,6 +131,7 @@ class FakeApi final : public MirrorClient, public status::PodStatusClient {
       api::Pod stored = mirror;
       stored.metadata.uid = absl::StrCat("mirror-", ++next_uid_);
       pods_[key] = stored;
+      status_.Put(stored.metadata.name, stored.metadata.uid, stored.metadata.namespace_);
     }
     Deliver();
     return absl::OkStatus();
@@ -142,35 +145,17 @@ class FakeApi final : public MirrorClient, public status::PodStatusClient {
       if (it == pods_.end()) return absl::NotFoundError("not found");
       if (!uid.empty() && it->second.metadata.uid != uid) return absl::AbortedError("conflict");
       pods_.erase(it);
+      status_.Erase(name, ns);
     }
     Deliver();
     return absl::OkStatus();
   }
-  absl::StatusOr<nlohmann::json> GetPod(const std::string& ns, const std::string& name) override {
-    absl::MutexLock lock(&mu_);
-    auto it = pods_.find(ns + "/" + name);
-    if (it == pods_.end()) return absl::NotFoundError("not found");
-    return nlohmann::json{{"metadata", {{"name", name}, {"uid", it->second.metadata.uid}}},
-                          {"status", nlohmann::json::object()}};
-  }
-  absl::Status PatchPodStatus(const std::string&, const std::string& name,
-                              const std::string& patch) override {
-    absl::MutexLock lock(&mu_);
-    patches_.push_back({name, nlohmann::json::parse(patch)});
-    return absl::OkStatus();
-  }
-  absl::Status DeletePod(const std::string&, const std::string& name,
-                         const std::string& uid) override {
-    absl::MutexLock lock(&mu_);
-    deletes_.push_back("status-syncer " + name + " " + uid);
-    return absl::OkStatus();
-  }
-
   // As an admin would: put an object (its uid given), delete one at once, or mark it deleting.
   void Put(const api::Pod& pod) {
     {
       absl::MutexLock lock(&mu_);
       pods_[pod.metadata.namespace_ + "/" + pod.metadata.name] = pod;
+      status_.Put(pod.metadata.name, pod.metadata.uid, pod.metadata.namespace_);
     }
     Deliver();
   }
@@ -178,6 +163,7 @@ class FakeApi final : public MirrorClient, public status::PodStatusClient {
     {
       absl::MutexLock lock(&mu_);
       pods_.erase("default/" + name);
+      status_.Erase(name);
     }
     Deliver();
   }
@@ -216,14 +202,21 @@ class FakeApi final : public MirrorClient, public status::PodStatusClient {
     absl::MutexLock lock(&mu_);
     return creates_;
   }
+  // The mirror pods deleted ("<name> <uid>"), then the status client's DELETEs
+  // ("status-syncer <name> <uid>").
   std::vector<std::string> deletes() {
-    absl::MutexLock lock(&mu_);
-    return deletes_;
+    std::vector<std::string> out;
+    {
+      absl::MutexLock lock(&mu_);
+      out = deletes_;
+    }
+    for (const std::string& call : status_.calls()) {
+      if (call.rfind("DELETE ", 0) == 0) out.push_back("status-syncer " + call.substr(7));
+    }
+    return out;
   }
-  std::vector<std::pair<std::string, nlohmann::json>> patches() {
-    absl::MutexLock lock(&mu_);
-    return patches_;
-  }
+  std::vector<std::pair<std::string, nlohmann::json>> patches() { return status_.patches(); }
+  status::testing::FakePodStatusClient& status() { return status_; }
 
  private:
   absl::Mutex mu_;
@@ -232,7 +225,7 @@ class FakeApi final : public MirrorClient, public status::PodStatusClient {
   int next_uid_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<api::Pod> creates_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> deletes_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::pair<std::string, nlohmann::json>> patches_ ABSL_GUARDED_BY(mu_);
+  status::testing::FakePodStatusClient status_;
 };
 
 class MirrorPodsTest : public ::testing::Test {
@@ -261,7 +254,7 @@ class MirrorPodsTest : public ::testing::Test {
            api_.SetConfig(&c);
            return absl::OkStatus();
          }});
-    o.status_client = &api_;
+    o.status_client = &api_.status();
     if (with_mirror_client) {
       o.mirror_client = &api_;
       o.node_uid = [this]() -> std::optional<std::string> {

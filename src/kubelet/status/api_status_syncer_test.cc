@@ -9,85 +9,12 @@
 #include "api/testing/pod_builder.h"
 #include "common/clock.h"
 #include "gtest/gtest.h"
+#include "kubelet/status/testing/fake_pod_status_client.h"
 
 namespace kubelet::status {
 namespace {
 
-// An in-memory API: one pod per "<ns>/<name>", a call log, and queued answers per call.
-class FakeStatusClient final : public PodStatusClient {
- public:
-  absl::StatusOr<nlohmann::json> GetPod(const std::string& ns, const std::string& name) override {
-    absl::MutexLock lock(&mu_);
-    calls_.push_back("GET " + name);
-    if (auto e = TakeError("GET"); !e.ok()) return e;
-    auto it = pods_.find(ns + "/" + name);
-    if (it == pods_.end()) return absl::NotFoundError("pods \"" + name + "\" not found");
-    return it->second;
-  }
-  absl::Status PatchPodStatus(const std::string& ns, const std::string& name,
-                              const std::string& patch) override {
-    absl::MutexLock lock(&mu_);
-    calls_.push_back("PATCH " + name);
-    patches_.push_back(nlohmann::json::parse(patch));
-    if (auto e = TakeError("PATCH"); !e.ok()) return e;
-    auto it = pods_.find(ns + "/" + name);
-    if (it == pods_.end()) return absl::NotFoundError("not found");
-    // A rough merge: enough for the next diff to see what was sent.
-    for (auto& [k, v] : patches_.back()["status"].items()) {
-      if (k.rfind("$", 0) == 0) continue;
-      if (k == "conditions") {
-        it->second["status"]["conditions"] = v;
-      } else if (v.is_null()) {
-        it->second["status"].erase(k);
-      } else {
-        it->second["status"][k] = v;
-      }
-    }
-    return absl::OkStatus();
-  }
-  absl::Status DeletePod(const std::string& ns, const std::string& name,
-                         const std::string& uid) override {
-    absl::MutexLock lock(&mu_);
-    calls_.push_back("DELETE " + name + " " + uid);
-    if (auto e = TakeError("DELETE"); !e.ok()) return e;
-    pods_.erase(ns + "/" + name);
-    return absl::OkStatus();
-  }
-
-  void Put(const std::string& name, const std::string& uid) {
-    absl::MutexLock lock(&mu_);
-    pods_["default/" + name] = {
-        {"metadata", {{"name", name}, {"namespace", "default"}, {"uid", uid}}},
-        {"status", {{"phase", "Pending"}}}};
-  }
-  void Fail(const std::string& method, absl::Status error) {
-    absl::MutexLock lock(&mu_);
-    errors_[method].push_back(std::move(error));
-  }
-  std::vector<std::string> TakeCalls() {
-    absl::MutexLock lock(&mu_);
-    return std::exchange(calls_, {});
-  }
-  std::vector<nlohmann::json> patches() {
-    absl::MutexLock lock(&mu_);
-    return patches_;
-  }
-
- private:
-  absl::Status TakeError(const std::string& method) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    auto& q = errors_[method];
-    if (q.empty()) return absl::OkStatus();
-    absl::Status e = q.front();
-    q.pop_front();
-    return e;
-  }
-
-  absl::Mutex mu_;
-  std::map<std::string, nlohmann::json> pods_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, std::deque<absl::Status>> errors_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
-  std::vector<nlohmann::json> patches_ ABSL_GUARDED_BY(mu_);
-};
+using testing::FakePodStatusClient;
 
 api::Pod MakePod(const std::string& name, const std::string& uid) {
   return api::testing::PodBuilder(name).Uid(uid);
@@ -142,7 +69,7 @@ class ApiStatusSyncerTest : public ::testing::Test {
   }
 
   FakeClock clock_;
-  FakeStatusClient client_;
+  FakePodStatusClient client_;
   StatusManager statuses_;
   absl::Mutex mu_;
   std::vector<api::Pod> pods_ ABSL_GUARDED_BY(mu_);
@@ -162,8 +89,8 @@ TEST_F(ApiStatusSyncerTest, StaticPodStatusGoesToItsMirrorPod) {
   SetStaticPods({{MakePod("s", "static-uid"), "mirror-1"}});
   syncer_->SyncBatch();
   EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET s", "PATCH s"}));
-  EXPECT_EQ(client_.patches().back()["metadata"]["uid"], "mirror-1");
-  EXPECT_EQ(client_.patches().back()["status"]["phase"], "Running");
+  EXPECT_EQ(client_.patches().back().second["metadata"]["uid"], "mirror-1");
+  EXPECT_EQ(client_.patches().back().second["status"]["phase"], "Running");
   syncer_->SyncBatch();
   EXPECT_TRUE(client_.TakeCalls().empty());
 
@@ -172,7 +99,7 @@ TEST_F(ApiStatusSyncerTest, StaticPodStatusGoesToItsMirrorPod) {
   SetStaticPods({{MakePod("s", "static-uid"), "mirror-2"}});
   syncer_->SyncBatch();
   EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET s", "PATCH s"}));
-  EXPECT_EQ(client_.patches().back()["metadata"]["uid"], "mirror-2");
+  EXPECT_EQ(client_.patches().back().second["metadata"]["uid"], "mirror-2");
 }
 
 TEST_F(ApiStatusSyncerTest, StaleMirrorUidIsSkippedAndMirrorPodsAreNeverDeleted) {
@@ -201,7 +128,7 @@ TEST_F(ApiStatusSyncerTest, PatchCarriesUidOrderAndStatusAsPodsShowsIt) {
   syncer_->SyncBatch();
   EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET a", "PATCH a"}));
   ASSERT_EQ(client_.patches().size(), 1u);
-  nlohmann::json p = client_.patches()[0];
+  nlohmann::json p = client_.patches()[0].second;
   EXPECT_EQ(p["metadata"]["uid"], "uid-a");
   EXPECT_EQ(p["status"]["$setElementOrder/conditions"],
             nlohmann::json::parse(R"([{"type":"Ready"},{"type":"PodScheduled"}])"));
@@ -232,7 +159,7 @@ TEST_F(ApiStatusSyncerTest, OnlyWhenTheVersionChanged) {
   statuses_.SetPodStatus("uid-a", st);
   syncer_->SyncBatch();
   EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET a", "PATCH a"}));
-  nlohmann::json p = client_.patches().back();
+  nlohmann::json p = client_.patches().back().second;
   EXPECT_FALSE(p["status"].contains("phase"));
   ASSERT_EQ(p["status"]["conditions"].size(), 1u);
   EXPECT_EQ(p["status"]["conditions"][0]["type"], "Ready");
@@ -318,7 +245,7 @@ TEST_F(ApiStatusSyncerTest, FinalDeleteOnceTerminatedWithUidPrecondition) {
   SetTerminated(true);
   syncer_->SyncBatch();
   EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET a", "PATCH a", "DELETE a uid-a"}));
-  EXPECT_EQ(client_.patches().back()["status"]["phase"], "Succeeded");
+  EXPECT_EQ(client_.patches().back().second["status"]["phase"], "Succeeded");
   // Done: no more calls for it.
   syncer_->SyncBatch();
   EXPECT_TRUE(client_.TakeCalls().empty());
