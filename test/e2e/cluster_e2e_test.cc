@@ -16,7 +16,6 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/e2e/api_mode_fixture.h"
-#include "test/e2e/http_client.h"
 
 namespace kubelet::e2e {
 namespace {
@@ -162,8 +161,8 @@ TEST_F(ClusterTest, ApiServerOutageOfSixtySeconds) {
   while (absl::Now() - stopped < absl::Seconds(60)) {
     absl::SleepFor(absl::Seconds(5));
     ASSERT_TRUE(KubeletAlive()) << kubelet_->Log();
-    HttpAnswer healthz = KubeletEndpoint::Http(healthz_port_).Get("/healthz");
-    EXPECT_EQ(healthz.body, "ok") << healthz.code;
+    HttpResult healthz = HttpGet(healthz_port_, "/healthz");
+    EXPECT_EQ(healthz.body, "ok") << healthz.status;
   }
   EXPECT_EQ(RunningIds(steady), before);
   EXPECT_TRUE(RunningIds(finisher).empty());  // it finished meanwhile

@@ -39,7 +39,7 @@ HttpAnswer HttpRequest(const std::string& url, const HttpOptions& o) {
 }
 
 std::string KubeletEndpoint::Url(const std::string& path) const {
-  return absl::StrCat(scheme_, "://127.0.0.1:", port_, path);
+  return absl::StrCat("https://127.0.0.1:", port_, path);
 }
 
 HttpAnswer KubeletEndpoint::Get(const std::string& path, const HttpOptions& options) const {

@@ -32,12 +32,11 @@ struct HttpOptions {
 
 HttpAnswer HttpRequest(const std::string& url, const HttpOptions& options = {});
 
-// A kubelet endpoint on 127.0.0.1:<port>: Https for the secure port, Http for the read-only
-// and healthz ports.
+// The kubelet's secure port on 127.0.0.1:<port>. (The plain-HTTP read-only and healthz ports
+// are read with HttpGet of kubelet_process.h.)
 class KubeletEndpoint {
  public:
-  static KubeletEndpoint Https(int port) { return KubeletEndpoint("https", port); }
-  static KubeletEndpoint Http(int port) { return KubeletEndpoint("http", port); }
+  static KubeletEndpoint Https(int port) { return KubeletEndpoint(port); }
 
   HttpAnswer Get(const std::string& path, const HttpOptions& options = {}) const;
   // The body parsed as JSON; null unless the answer is 200 with a JSON body.
@@ -45,8 +44,7 @@ class KubeletEndpoint {
   std::string Url(const std::string& path) const;
 
  private:
-  KubeletEndpoint(std::string scheme, int port) : scheme_(std::move(scheme)), port_(port) {}
-  std::string scheme_;
+  explicit KubeletEndpoint(int port) : port_(port) {}
   int port_;
 };
 

@@ -32,7 +32,6 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test/e2e/api_mode_fixture.h"
-#include "test/e2e/http_client.h"
 
 namespace kubelet::e2e {
 namespace {
@@ -209,9 +208,8 @@ TEST_F(ResilienceTest, HungRuntimeMakesPlegUnhealthyUntilItAnswers) {
       GetPod(pod)["status"]["containerStatuses"][0].value("containerID", "");
 
   auto healthz = [&] {
-    HttpAnswer a = KubeletEndpoint::Http(healthz_port_)
-                       .Get("/healthz", HttpOptions{.timeout = absl::Seconds(10)});
-    return absl::StrCat(a.body, "\n", a.code);
+    HttpResult h = HttpGet(healthz_port_, "/healthz");
+    return absl::StrCat(h.body, "\n", h.status);
   };
   ASSERT_TRUE(absl::EndsWith(healthz(), "\n200"));
 
@@ -289,8 +287,7 @@ TEST_F(ResilienceTest, FullDiskUnderTheRootDir) {
   EXPECT_TRUE(absl::StrContains(st.value("message", ""), "DiskPressure")) << st.dump();
   // The kubelet runs on and serves; its checkpoint is still a whole document.
   EXPECT_FALSE(kubelet_->Wait(absl::Milliseconds(1)).has_value()) << kubelet_->Log();
-  HttpAnswer healthz = KubeletEndpoint::Http(healthz_port_).Get("/healthz");
-  EXPECT_EQ(healthz.body, "ok");
+  EXPECT_EQ(HttpGet(healthz_port_, "/healthz").body, "ok");
   {
     std::ifstream in(checkpoint);
     std::stringstream text;
