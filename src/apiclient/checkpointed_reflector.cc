@@ -84,6 +84,12 @@ void CheckpointedReflector::Put(const nlohmann::json& object) {
   items_[key] = item.dump();
 }
 
+void CheckpointedReflector::Record(const nlohmann::json& object) {
+  absl::MutexLock lock(&mu_);
+  Put(object);
+  Write();
+}
+
 void CheckpointedReflector::Write() {
   std::string text = absl::StrCat(R"({"apiVersion":"v1","kind":)",
                                   nlohmann::json(checkpoint_.list_kind).dump(), R"(,"items":[)");
@@ -117,21 +123,13 @@ void CheckpointedReflector::Recorder::Replace(std::vector<nlohmann::json> object
 
 void CheckpointedReflector::Recorder::Add(const nlohmann::json& object) {
   absl::MutexLock deliver(&owner_.deliver_mu_);
-  {
-    absl::MutexLock lock(&owner_.mu_);
-    owner_.Put(object);
-    owner_.Write();
-  }
+  owner_.Record(object);
   owner_.handler_.Add(object);
 }
 
 void CheckpointedReflector::Recorder::Update(const nlohmann::json& object) {
   absl::MutexLock deliver(&owner_.deliver_mu_);
-  {
-    absl::MutexLock lock(&owner_.mu_);
-    owner_.Put(object);
-    owner_.Write();
-  }
+  owner_.Record(object);
   owner_.handler_.Update(object);
 }
 

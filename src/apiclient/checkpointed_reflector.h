@@ -71,6 +71,8 @@ class CheckpointedReflector {
   };
 
   void Put(const nlohmann::json& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Put and Write under the lock (an added or updated object).
+  void Record(const nlohmann::json& object) ABSL_LOCKS_EXCLUDED(mu_);
   void Write() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Restore();
 
