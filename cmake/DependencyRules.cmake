@@ -13,7 +13,15 @@
 #
 # Violations are reported together, each naming the file, the header and the two libraries.
 
-set(_KUBELET_OWN_TOPS api apiclient app common config cri kubelet metrics server)
+# Our include roots: the folders of src/ ("api/...", "kubelet/...").
+file(GLOB _kubelet_src_entries LIST_DIRECTORIES true RELATIVE ${CMAKE_SOURCE_DIR}/src
+     ${CMAKE_SOURCE_DIR}/src/*)
+set(_KUBELET_OWN_TOPS "")
+foreach(_entry IN LISTS _kubelet_src_entries)
+  if(IS_DIRECTORY ${CMAKE_SOURCE_DIR}/src/${_entry})
+    list(APPEND _KUBELET_OWN_TOPS ${_entry})
+  endif()
+endforeach()
 
 function(_kubelet_all_targets dir out)
   get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
