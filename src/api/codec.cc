@@ -11,6 +11,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "api/go_json.h"
+#include "common/duration.h"
 #include "common/strings.h"
 
 namespace kubelet::api {
@@ -204,6 +205,8 @@ Json EncodeLeaf(const MicroTime& t) { return t.set ? Json(t.RFC3339Micro()) : Js
 
 Json EncodeLeaf(const Quantity& q) { return Json(q.String()); }
 
+Json EncodeLeaf(const absl::Duration& d) { return Json(FormatGoDuration(d)); }
+
 Json EncodeLeaf(const IntOrString& v) {
   return v.is_string() ? Json(v.str_val) : Json(static_cast<int64_t>(v.int_val));
 }
@@ -245,6 +248,15 @@ absl::Status DecodeLeaf(const J& j, const Path& p, Quantity* out) {
   absl::StatusOr<Quantity> q = Quantity::Parse(text);
   if (!q.ok()) return FieldError(p, q.status().message());
   *out = *q;
+  return absl::OkStatus();
+}
+
+template <typename J>
+absl::Status DecodeLeaf(const J& j, const Path& p, absl::Duration* out) {
+  if (!j.is_string()) return TypeError(p, "duration string", j);
+  absl::StatusOr<absl::Duration> d = ParseGoDuration(j.template get_ref<const std::string&>());
+  if (!d.ok()) return FieldError(p, d.status().message());
+  *out = *d;
   return absl::OkStatus();
 }
 
@@ -301,6 +313,10 @@ void AppendLeaf(std::string* out, const MicroTime& t) { AppendJson(out, EncodeLe
 
 void AppendLeaf(std::string* out, const Quantity& q) { AppendGoString(out, q.String()); }
 
+void AppendLeaf(std::string* out, const absl::Duration& d) {
+  AppendGoString(out, FormatGoDuration(d));
+}
+
 void AppendLeaf(std::string* out, const IntOrString& v) {
   if (v.is_string()) {
     AppendGoString(out, v.str_val);
@@ -355,7 +371,8 @@ void AppendUnknownMembers(std::string* out, const RawJson& unknown,
   template absl::Status DecodeLeaf(const J&, const Path&, Time*);                                 \
   template absl::Status DecodeLeaf(const J&, const Path&, MicroTime*);                            \
   template absl::Status DecodeLeaf(const J&, const Path&, Quantity*);                             \
-  template absl::Status DecodeLeaf(const J&, const Path&, IntOrString*);
+  template absl::Status DecodeLeaf(const J&, const Path&, IntOrString*);                          \
+  template absl::Status DecodeLeaf(const J&, const Path&, absl::Duration*);
 KUBELET_CODEC_INSTANTIATE(Json)
 KUBELET_CODEC_INSTANTIATE(UnorderedJson)
 #undef KUBELET_CODEC_INSTANTIATE

@@ -12,8 +12,12 @@
 //
 // (the specialization lives in namespace kubelet::api::codec, next to the type's definition or
 // in a *_codec.h / *_fields.h header). Member types may be: std::string, bool, integers, double,
-// Quantity, IntOrString, Time, MicroTime, RawJson, Json, any described struct, std::optional and
-// Box / std::vector / std::map<std::string, _> of those. Besides Field, a table may hold:
+// Quantity, IntOrString, Time, MicroTime, absl::Duration (metav1.Duration), RawJson, Json, any
+// described struct, std::optional and Box / std::vector / std::map<std::string, _> of those.
+// A specialization may also name the Go type, `static constexpr std::string_view kGoName`, and a
+// Field its Go type as a fourth argument ("v1.TaintEffect"): decoders that print Go's own error
+// messages (the KubeletConfiguration loader) read them; this codec does not. Besides Field, a table
+// may hold:
 //   * Inline(&S::common): the members of a described struct written into this object, as Go
 //     writes an embedded struct (EphemeralContainer embeds EphemeralContainerCommon);
 //   * Entry("nfs", &S::other_sources, opts): the entry of a std::map<std::string, V> member whose
@@ -30,7 +34,8 @@
 //     kEmptyAsNull where the output must be byte-identical to Go's (a pod hash, /pods);
 //   * a kFallback entry (a deprecated alias, e.g. PodSpec's serviceAccount) writes its member a
 //     second time under its own name;
-//   * Time is RFC 3339 in seconds, MicroTime has six fraction digits, Quantity is its canonical
+//   * Time is RFC 3339 in seconds, MicroTime has six fraction digits, a Duration is Go's
+//     Duration.String() ("1m30s"), Quantity is its canonical
 //     string, IntOrString an integer or a string, kBase64 strings ([]byte) are standard base64;
 //   * text is compact, with Go's escaping: < > & U+2028 U+2029 as \u003c..., invalid UTF-8 as
 //     \ufffd; floats as strconv.FormatFloat(f, 'f' or 'e', -1, 64);
@@ -75,6 +80,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "api/box.h"
 #include "api/meta.h"
 #include "api/quantity.h"
@@ -103,18 +109,22 @@ inline constexpr uint32_t kEmptyAsNull = 1u << 2;  // an empty vector/map is Go'
 inline constexpr uint32_t kObject = 1u << 3;       // RawJson standing for a Go struct
 inline constexpr uint32_t kSortKeys = 1u << 4;     // RawJson kept with sorted object members
 inline constexpr uint32_t kFallback = 1u << 5;     // deprecated alias of a member named before
+inline constexpr uint32_t kGoPointer = 1u << 6;    // a Go *T held as a plain value: for Go's null
+                                                   // rules (null resets it), not used here
 
-// One table entry: the JSON name, the member, the options.
+// One table entry: the JSON name, the member, the options, and optionally the Go type's name.
 template <typename T, typename M>
 struct FieldSpec {
   std::string_view name;
   M T::*member;
   uint32_t opts;
+  std::string_view go_type;  // empty: derived from M where a decoder needs it
 };
 
 template <typename T, typename M>
-constexpr FieldSpec<T, M> Field(std::string_view name, M T::*member, uint32_t opts = 0) {
-  return FieldSpec<T, M>{name, member, opts};
+constexpr FieldSpec<T, M> Field(std::string_view name, M T::*member, uint32_t opts = 0,
+                                std::string_view go_type = {}) {
+  return FieldSpec<T, M>{name, member, opts, go_type};
 }
 
 // A described struct member whose members are written into the enclosing object (Go embedding).
@@ -189,6 +199,7 @@ Json EncodeLeaf(const MicroTime& t);
 Json EncodeLeaf(const Quantity& q);
 Json EncodeLeaf(const IntOrString& v);
 Json EncodeLeaf(const RawJson& r);
+Json EncodeLeaf(const absl::Duration& d);
 template <typename J>
 absl::Status DecodeLeaf(const J& j, const Path& p, Time* out);
 template <typename J>
@@ -197,6 +208,8 @@ template <typename J>
 absl::Status DecodeLeaf(const J& j, const Path& p, Quantity* out);
 template <typename J>
 absl::Status DecodeLeaf(const J& j, const Path& p, IntOrString* out);
+template <typename J>
+absl::Status DecodeLeaf(const J& j, const Path& p, absl::Duration* out);
 // Appends the members of `unknown` (JSON object text) not named in `known` to the object `out`;
 // text that does not parse as an object is dropped.
 void AppendUnknown(const RawJson& unknown, const std::vector<std::string_view>& known, Json* out);
@@ -516,6 +529,7 @@ void AppendLeaf(std::string* out, const MicroTime& t);
 void AppendLeaf(std::string* out, const Quantity& q);
 void AppendLeaf(std::string* out, const IntOrString& v);
 void AppendLeaf(std::string* out, const RawJson& r);
+void AppendLeaf(std::string* out, const absl::Duration& d);
 void AppendString(std::string* out, const std::string& s, uint32_t opts);
 void AppendInt(std::string* out, int64_t i);
 void AppendUint(std::string* out, uint64_t u);

@@ -449,4 +449,30 @@ TEST(MetaCodecTest, WatchEvents) {
 }
 
 }  // namespace
+struct WithDuration {
+  absl::Duration period;
+  std::optional<absl::Duration> timeout;
+};
+
+template <>
+struct codec::Fields<WithDuration> {
+  using S = WithDuration;
+  static constexpr auto kList =
+      std::tuple(Field("period", &S::period), Field("timeout", &S::timeout, codec::kOmitEmpty));
+};
+
+TEST(CodecTest, DurationsAreGoDurationStrings) {
+  WithDuration d{absl::Seconds(90), absl::Milliseconds(300)};
+  EXPECT_EQ(Encode(d), R"({"period":"1m30s","timeout":"300ms"})");
+  EXPECT_EQ(Encode(WithDuration{}), R"({"period":"0s"})");
+  auto back = Decode<WithDuration>(R"({"period":"1h2m","timeout":"5s"})");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->period, absl::Minutes(62));
+  EXPECT_EQ(back->timeout, absl::Seconds(5));
+  EXPECT_THAT(std::string(Decode<WithDuration>(R"({"period":5})").status().message()),
+              testing::HasSubstr("period"));
+  EXPECT_THAT(std::string(Decode<WithDuration>(R"({"period":"5x"})").status().message()),
+              testing::HasSubstr("unknown unit"));
+}
+
 }  // namespace kubelet::api

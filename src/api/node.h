@@ -148,9 +148,11 @@ namespace kubelet::api::codec {
 template <>
 struct Fields<Taint> {
   using S = Taint;
+  static constexpr std::string_view kGoName = "Taint";
   static constexpr auto kList =
       std::tuple(Field("key", &S::key), Field("value", &S::value, kOmitEmpty),
-                 Field("effect", &S::effect), Field("timeAdded", &S::time_added, kOmitEmpty));
+                 Field("effect", &S::effect, 0, "v1.TaintEffect"),
+                 Field("timeAdded", &S::time_added, kOmitEmpty | kGoPointer, "v1.Time"));
 };
 
 template <>

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/guarded.h"
 #include "common/log.h"
+#include "common/object_key.h"
 #include "common/strings.h"
 
 namespace kubelet::apiclient {
@@ -304,15 +305,7 @@ std::string MetadataString(const nlohmann::json& object, const char* key) {
   return StringMember(*md, key);
 }
 
-std::string Store::KeyOf(const nlohmann::json& object) {
-  if (!object.is_object()) return "";
-  auto md = object.find("metadata");
-  if (md == object.end() || !md->is_object()) return "";
-  std::string name = StringMember(*md, "name");
-  if (name.empty()) return "";
-  std::string ns = StringMember(*md, "namespace");
-  return ns.empty() ? name : absl::StrCat(AV(ns), "/", AV(name));
-}
+std::string Store::KeyOf(const nlohmann::json& object) { return ObjectKey(object); }
 
 std::optional<nlohmann::json> Store::Get(const std::string& key) const {
   absl::MutexLock lock(&mu_);

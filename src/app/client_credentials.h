@@ -17,6 +17,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "apiclient/kubeconfig.h"
@@ -29,6 +30,9 @@ struct ClientCredentials {
   apiclient::RestConfig config;  // from --kubeconfig; with the manager's source when rotating
   std::unique_ptr<certificate::CertificateManager> manager;  // null unless rotating
 };
+
+// What LoadClientCredentials reads from the configuration.
+inline constexpr std::string_view kClientCredentialsConfigFields[] = {"rotateCertificates"};
 
 // Needs --kubeconfig. Errors are start-up failures with upstream's wording.
 absl::StatusOr<ClientCredentials> LoadClientCredentials(const Settings& s,

@@ -10,6 +10,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -35,6 +36,12 @@ enum class ParseResult {
   kRun,   // configuration complete: go on to Run
   kExit,  // --help or --version was served: exit 0
 };
+
+// What ParseCommandLine reads from the configuration: featureGates, logging (format, verbosity)
+// and kubeletCgroups / kubeReservedCgroup for upstream's notice.
+inline constexpr std::string_view kCommandLineConfigFields[] = {
+    "featureGates",      "logging",        "logging.format",
+    "logging.verbosity", "kubeletCgroups", "kubeReservedCgroup"};
 
 // Parses `args` (argv without the program name) into `settings`. --help and --version print to
 // `out`. On error returns a status whose message is what the kubelet prints after "Error: ".

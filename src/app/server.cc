@@ -18,14 +18,16 @@
 #include <fstream>
 #include <optional>
 #include <set>
+#include <span>
 #include <sstream>
+#include <string_view>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "api/quantity.h"
 #include "apiclient/kubeconfig.h"
 #include "apiclient/rest_client.h"
 #include "app/client_credentials.h"
+#include "app/serving_certificate.h"
 #include "app/version.h"
 #include "app/wiring.h"
 #include "common/clock.h"
@@ -35,118 +37,30 @@
 #include "config/kubelet_configuration.h"
 #include "cri/remote/remote_runtime.h"
 #include "kubelet/certificate/bootstrap.h"
+#include "kubelet/clustercontent/api_content.h"
+#include "kubelet/cm/container_manager.h"
+#include "kubelet/eviction/eviction.h"
+#include "kubelet/images/image_gc_manager.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/kuberuntime/instrumented_services.h"
 #include "kubelet/kuberuntime/kuberuntime_manager.h"
+#include "kubelet/kuberuntime/options.h"
+#include "kubelet/logs/container_log_manager_impl.h"
+#include "kubelet/nodestatus/node_status.h"
+#include "kubelet/stats/cri_stats_provider.h"
 #include "metrics/metrics.h"
 #include "server/configz.h"
 #include "server/healthz.h"
 #include "server/http_server.h"
+#include "server/kubelet_server.h"
 #include "systemd/sd-daemon.h"
 
 namespace kubelet::app {
 namespace {
 
-// Configuration fields this kubelet acts on. Everything else that a config file sets is parsed
-// and validated, then reported once at start-up as not implemented yet.
-const std::set<std::string>& ImplementedFields() {
-  static const std::set<std::string>* fields = new std::set<std::string>{
-      "apiVersion",
-      "kind",
-      // Runtime and images.
-      "containerRuntimeEndpoint",
-      "imageServiceEndpoint",
-      "runtimeRequestTimeout",
-      "serializeImagePulls",
-      "maxParallelImagePulls",
-      "registryPullQPS",
-      "registryBurst",
-      "imageMinimumGCAge",
-      "imageGCHighThresholdPercent",
-      "imageGCLowThresholdPercent",
-      // Pod sources and loops.
-      "staticPodPath",
-      "staticPodURL",
-      "staticPodURLHeader",
-      "syncFrequency",
-      "fileCheckFrequency",
-      "httpCheckFrequency",
-      "maxPods",
-      // Pods.
-      "clusterDomain",
-      "clusterDNS",
-      "resolvConf",
-      "seccompDefault",
-      "allowedUnsafeSysctls",
-      "cpuCFSQuota",
-      "cpuCFSQuotaPeriod",
-      "podPidsLimit",
-      "containerLogMaxSize",
-      "containerLogMaxFiles",
-      "volumeStatsAggPeriod",
-      // Container manager.
-      "cgroupsPerQOS",
-      "cgroupDriver",
-      "cgroupRoot",
-      "kubeletCgroups",
-      "systemCgroups",
-      "kubeReserved",
-      "systemReserved",
-      "reservedSystemCPUs",
-      "enforceNodeAllocatable",
-      "systemReservedCgroup",
-      "kubeReservedCgroup",
-      "failSwapOn",
-      // Serving.
-      "enableServer",
-      "enableDebuggingHandlers",
-      "address",
-      "port",
-      "readOnlyPort",
-      "tlsCertFile",
-      "tlsPrivateKeyFile",
-      "tlsCipherSuites",
-      "tlsMinVersion",
-      "authentication",
-      "authorization",
-      "healthzPort",
-      "healthzBindAddress",
-      // Process.
-      "oomScoreAdj",
-      "maxOpenFiles",
-      // API-server mode: the client, the Node and its Lease.
-      "kubeAPIQPS",
-      "kubeAPIBurst",
-      "eventRecordQPS",
-      "eventBurst",
-      "contentType",
-      "registerNode",
-      "registerWithTaints",
-      "providerID",
-      "enableControllerAttachDetach",
-      "nodeStatusUpdateFrequency",
-      "nodeStatusReportFrequency",
-      "nodeLeaseDurationSeconds",
-      "nodeStatusMaxImages",
-      "configMapAndSecretChangeDetectionStrategy",
-      "streamingConnectionIdleTimeout",
-      "rotateCertificates",
-      "serverTLSBootstrap",
-      // Eviction manager.
-      "evictionHard",
-      "evictionSoft",
-      "evictionSoftGracePeriod",
-      "evictionMinimumReclaim",
-      "evictionPressureTransitionPeriod",
-      "evictionMaxPodGracePeriod",
-      "kernelMemcgNotification",
-      "featureGates",
-      "logging",
-      "logging.format",
-      "logging.verbosity",
-  };
-  return *fields;
-}
+// The process settings RunUnguarded applies: oomScoreAdj (ApplyOOMScoreAdj) and maxOpenFiles
+// (SetMaxOpenFiles).
+constexpr std::string_view kProcessConfigFields[] = {"oomScoreAdj", "maxOpenFiles"};
 
 // Sets our own oom_score_adj. Without CAP_SYS_RESOURCE a negative value is refused (EACCES);
 // upstream logs that and carries on.
@@ -292,22 +206,6 @@ class LatePodStateProvider final : public container::PodStateProvider {
   std::atomic<const container::PodStateProvider*> target_{nullptr};
 };
 
-// Sum of a reservation map's cpu (millicores) and memory (bytes); unparsable values were
-// rejected by validation, so they count as zero here.
-void AddReserved(const std::map<std::string, std::string>& reserved, int64_t* milli_cpu,
-                 int64_t* memory) {
-  auto cpu = reserved.find("cpu");
-  if (cpu != reserved.end()) {
-    auto q = api::Quantity::Parse(cpu->second);
-    if (q.ok()) *milli_cpu += q->MilliValue();
-  }
-  auto mem = reserved.find("memory");
-  if (mem != reserved.end()) {
-    auto q = api::Quantity::Parse(mem->second);
-    if (q.ok()) *memory += q->Value();
-  }
-}
-
 }  // namespace
 
 absl::StatusOr<std::string> GetHostname(const std::string& hostname_override) {
@@ -323,21 +221,6 @@ absl::StatusOr<std::string> GetHostname(const std::string& hostname_override) {
   absl::AsciiStrToLower(&name);
   if (name.empty()) return absl::InvalidArgumentError("empty hostname is invalid");
   return name;
-}
-
-std::vector<std::string> UnimplementedFields(const std::vector<std::string>& file_fields) {
-  std::vector<std::string> out;
-  for (const std::string& f : file_fields) {
-    if (ImplementedFields().count(f)) continue;
-    // A nested field counts as implemented when its parent object is.
-    size_t dot = f.find('.');
-    if (dot != std::string::npos && ImplementedFields().count(f.substr(0, dot)) &&
-        f.substr(0, dot) != "logging") {
-      continue;
-    }
-    out.push_back(f);
-  }
-  return out;
 }
 
 namespace {
@@ -394,6 +277,11 @@ struct ApiClients {
   std::shared_ptr<apiclient::RestClient> events;
 };
 
+// What MakeApiClients reads: the clients' rate limits. contentType is accepted and read as a
+// preference only: bodies are always JSON.
+constexpr std::string_view kApiClientConfigFields[] = {
+    "kubeAPIQPS", "kubeAPIBurst", "eventRecordQPS", "eventBurst", "contentType"};
+
 absl::Status MakeApiClients(const Settings& s, const std::string& node_name, ApiClients* out) {
   if (s.flags.kube_config.empty()) {
     KLOG_INFO("Standalone mode, no API client");
@@ -433,6 +321,10 @@ struct CriServices {
   std::unique_ptr<cri::ImageManagerService> images;
 };
 
+// What ConnectCri reads.
+constexpr std::string_view kCriConfigFields[] = {"containerRuntimeEndpoint", "imageServiceEndpoint",
+                                                 "runtimeRequestTimeout"};
+
 absl::StatusOr<CriServices> ConnectCri(const config::KubeletConfiguration& cfg) {
   const std::string runtime_endpoint = cfg.container_runtime_endpoint;
   const std::string image_endpoint =
@@ -462,23 +354,13 @@ absl::StatusOr<CriServices> ConnectCri(const config::KubeletConfiguration& cfg) 
 // The runtime manager's options from the settings (its hooks are set by the wiring).
 kuberuntime::Options RuntimeOptions(const Settings& s, const std::string& node_name,
                                     const std::string& node_ip, events::EventRecorder* recorder) {
-  const config::KubeletConfiguration& cfg = s.config;
-  kuberuntime::Options ro;
+  kuberuntime::Options ro = kuberuntime::RuntimeOptionsFromConfig(s.config, s.gates);
   ro.recorder = recorder;
   ro.root_dir = s.flags.root_directory;
   ro.node_name = node_name;
   if (!node_ip.empty()) ro.node_ips.push_back(node_ip);
-  ro.cluster_dns = cfg.cluster_dns;
-  ro.cluster_domain = cfg.cluster_domain;
-  ro.resolv_conf = cfg.resolv_conf;
-  ro.cpu_cfs_quota = cfg.cpu_cfs_quota;
-  if (s.gates.Enabled("CustomCPUCFSQuotaPeriod"))
-    ro.cpu_cfs_quota_period = cfg.cpu_cfs_quota_period;
-  ro.seccomp_default = cfg.seccomp_default || s.flags.seccomp_default;
-  ro.serialize_image_pulls = cfg.serialize_image_pulls;
-  ro.max_parallel_image_pulls = cfg.max_parallel_image_pulls;
-  ro.registry_pull_qps = cfg.registry_pull_qps;
-  ro.registry_burst = cfg.registry_burst;
+  // The deprecated --seccomp-default flag turns seccompDefault on too.
+  if (s.flags.seccomp_default) ro.seccomp_default = true;
   ro.pod_host_ips = s.gates.Enabled("PodHostIPs");
   return ro;
 }
@@ -488,18 +370,15 @@ kuberuntime::Options RuntimeOptions(const Settings& s, const std::string& node_n
 absl::StatusOr<KubeletOptions> MakeKubeletOptions(const Settings& s, const std::string& node_name,
                                                   const std::string& node_ip,
                                                   events::EventRecorder* recorder) {
-  const config::KubeletConfiguration& cfg = s.config;
-  KubeletOptions ko;
+  struct utsname uts {};
+  (void)uname(&uts);
+  absl::StatusOr<KubeletOptions> options = KubeletOptionsFromConfig(s.config, uts.release);
+  if (!options.ok()) return options.status();
+  KubeletOptions& ko = *options;
   ko.node_name = node_name;
   ko.recorder = recorder;
   ko.host_ip = node_ip;
   ko.root_dir = s.flags.root_directory;
-  ko.static_pod_path = cfg.static_pod_path;
-  ko.file_check_frequency = cfg.file_check_frequency;
-  ko.static_pod_url = cfg.static_pod_url;
-  ko.static_pod_url_header = cfg.static_pod_url_header;
-  ko.http_check_frequency = cfg.http_check_frequency;
-  ko.sync_frequency = cfg.sync_frequency;
   ko.pod_disruption_conditions = s.gates.Enabled("PodDisruptionConditions");
   ko.pod_ready_to_start_containers_condition =
       s.gates.Enabled("PodReadyToStartContainersCondition");
@@ -507,19 +386,11 @@ absl::StatusOr<KubeletOptions> MakeKubeletOptions(const Settings& s, const std::
   ko.gc_policy.max_per_pod_container = s.flags.max_per_pod_container_count;
   ko.gc_policy.max_containers = s.flags.max_container_count;
   ko.gc_policy.min_age = s.flags.minimum_gc_age;
-  int64_t reserved_cpu = 0, reserved_mem = 0;
-  AddReserved(cfg.system_reserved, &reserved_cpu, &reserved_mem);
-  AddReserved(cfg.kube_reserved, &reserved_cpu, &reserved_mem);
-  ko.allocatable = MachineAllocatable(cfg.max_pods, reserved_cpu, reserved_mem);
-  // Safe sysctls can always be used; allowedUnsafeSysctls adds to them.
-  struct utsname uts {};
-  (void)uname(&uts);
-  absl::StatusOr<SysctlAllowlist> sysctls =
-      SysctlAllowlist::Create(uts.release, cfg.allowed_unsafe_sysctls);
-  if (!sysctls.ok()) return sysctls.status();
-  ko.sysctls = *std::move(sysctls);
-  return ko;
+  return options;
 }
+
+// What StartHealthz reads.
+constexpr std::string_view kHealthzConfigFields[] = {"healthzPort", "healthzBindAddress"};
 
 // The healthz server, or null when it is off or cannot start (logged). Beyond upstream's ping: a
 // stalled sync loop or PLEG (no relist for 3 min) fails healthz, so a supervisor probing this
@@ -675,7 +546,57 @@ int RunUnguarded(Settings& s) {
   return 0;
 }
 
+// What each function from the configuration reads: the components' (next to their options) and
+// the app's own. Their union is what this kubelet acts on.
+constexpr std::span<const std::string_view> kConfigFieldLists[] = {
+    kuberuntime::kRuntimeConfigFields,
+    kKubeletConfigFields,
+    cm::kNodeConfigFields,
+    cm::kReservationConfigFields,
+    clustercontent::kObjectSourceConfigFields,
+    logs::kContainerLogManagerConfigFields,
+    images::kImageGCConfigFields,
+    stats::kCRIStatsProviderConfigFields,
+    eviction::kManagerConfigFields,
+    server::kKubeletServerConfigFields,
+    nodestatus::kNodeStatusConfigFields,
+    kHttpServerWiringConfigFields,
+    kCommandLineConfigFields,
+    kClientCredentialsConfigFields,
+    kServingCertificateConfigFields,
+    kApiClientConfigFields,
+    kCriConfigFields,
+    kProcessConfigFields,
+    kHealthzConfigFields,
+};
+
 }  // namespace
+
+const std::set<std::string>& ImplementedFields() {
+  static const std::set<std::string>* fields = [] {
+    auto* out = new std::set<std::string>{"apiVersion", "kind"};
+    for (std::span<const std::string_view> list : kConfigFieldLists) {
+      out->insert(list.begin(), list.end());
+    }
+    return out;
+  }();
+  return *fields;
+}
+
+std::vector<std::string> UnimplementedFields(const std::vector<std::string>& file_fields) {
+  std::vector<std::string> out;
+  for (const std::string& f : file_fields) {
+    if (ImplementedFields().count(f)) continue;
+    // A nested field counts as implemented when its parent object is.
+    size_t dot = f.find('.');
+    if (dot != std::string::npos && ImplementedFields().count(f.substr(0, dot)) &&
+        f.substr(0, dot) != "logging") {
+      continue;
+    }
+    out.push_back(f);
+  }
+  return out;
+}
 
 int Run(Settings& s) {
   // The main thread's boundary: an exception that gets this far ends the kubelet with an error

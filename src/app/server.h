@@ -7,7 +7,9 @@
 #ifndef KUBELET_APP_SERVER_H_
 #define KUBELET_APP_SERVER_H_
 
+#include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "app/options.h"
@@ -21,7 +23,12 @@ int Run(Settings& settings);
 // upstream nodeutil.GetHostname: the override (trimmed, lower-cased) or the OS host name.
 absl::StatusOr<std::string> GetHostname(const std::string& hostname_override);
 
-// The fields of the configuration file this kubelet parses but does not act on yet.
+// The configuration fields this kubelet acts on: "apiVersion", "kind" and the union of what the
+// functions from the configuration read (the components' k*ConfigFields, the app's own lists).
+const std::set<std::string>& ImplementedFields();
+
+// The fields of the configuration file this kubelet parses but does not act on yet: those not in
+// ImplementedFields, nor below an object there (except "logging", whose members count alone).
 std::vector<std::string> UnimplementedFields(const std::vector<std::string>& file_fields);
 
 }  // namespace kubelet::app

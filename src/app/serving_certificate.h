@@ -16,12 +16,17 @@
 
 #include <functional>
 #include <optional>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "app/wiring.h"
 #include "server/http_server.h"
 
 namespace kubelet::app {
+
+// What UsesServingCertificateManager and StartServingCertificate read from the configuration.
+inline constexpr std::string_view kServingCertificateConfigFields[] = {
+    "serverTLSBootstrap", "tlsCertFile", "tlsPrivateKeyFile"};
 
 // Whether this configuration asks for a serving certificate from the cluster and can get one.
 bool UsesServingCertificateManager(const WiringContext& ctx);

@@ -64,7 +64,7 @@ absl::Status WireClusterContent(WiringStage stage, WiringContext& ctx) {
     };
     absl::StatusOr<std::shared_ptr<clustercontent::ClusterObjectSource>> made =
         clustercontent::MakeObjectSource(
-            ctx.settings->config.config_map_and_secret_change_detection_strategy, ctx.api_client,
+            clustercontent::ObjectSourceStrategyFromConfig(ctx.settings->config), ctx.api_client,
             *ctx.clock, std::move(oo));
     if (!made.ok()) return made.status();
     objects = *std::move(made);

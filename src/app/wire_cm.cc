@@ -4,13 +4,11 @@
 // cgroup parent, the machine's memory and the allocatable resources, gives admission its
 // allocatable, and registers the manager as a pod lifecycle participant.
 #include <memory>
-#include <set>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "app/wiring.h"
 #include "common/log.h"
-#include "config/cpuset.h"
 #include "kubelet/cm/cgroup_fs.h"
 #include "kubelet/cm/cgroup_manager.h"
 #include "kubelet/cm/container_manager.h"
@@ -35,65 +33,24 @@ absl::Status CheckFailSwapOn() {
 absl::StatusOr<std::shared_ptr<cm::ContainerManager>> Build(const Settings& s,
                                                             events::EventRecorder* recorder,
                                                             const std::string& node_name) {
-  const config::KubeletConfiguration& cfg = s.config;
   auto machine = cm::ReadMachineInfo();
   if (!machine.ok()) return machine.status();
   KLOG_V(2, "Machine info", "cores", machine->num_cores, "memoryCapacity",
          machine->memory_capacity_bytes, "machineID", machine->machine_id, "bootID",
          machine->boot_id, "kernelVersion", machine->kernel_version, "osImage", machine->os_image);
 
-  if (cfg.fail_swap_on) {
+  cm::NodeConfig nc = cm::NodeConfigFromConfig(s.config, s.gates);
+  if (nc.fail_swap_on) {
     if (absl::Status st = CheckFailSwapOn(); !st.ok()) return st;
   }
-
-  cm::NodeConfig nc;
+  cm::LogCgroupRootDefault(s.config);
   nc.recorder = recorder;
   nc.node_name = node_name;
-  nc.cgroup_driver = cfg.cgroup_driver.empty() ? cm::kCgroupDriverCgroupfs : cfg.cgroup_driver;
-  nc.cgroups_per_qos = cfg.cgroups_per_qos;
-  nc.cgroup_root = cfg.cgroup_root;
-  if (nc.cgroups_per_qos && nc.cgroup_root.empty()) {
-    KLOG_INFO("--cgroups-per-qos enabled, but --cgroup-root was not specified.  defaulting to /");
-    nc.cgroup_root = "/";
-  }
-  nc.kubelet_cgroups = cfg.kubelet_cgroups;
-  nc.system_cgroups = cfg.system_cgroups;
   nc.runtime_cgroups = s.flags.runtime_cgroups;
-  nc.enforce_node_allocatable = std::set<std::string>(cfg.enforce_node_allocatable.begin(),
-                                                      cfg.enforce_node_allocatable.end());
-  nc.system_reserved_cgroup = cfg.system_reserved_cgroup;
-  nc.kube_reserved_cgroup = cfg.kube_reserved_cgroup;
-  nc.cpu_cfs_quota = cfg.cpu_cfs_quota;
-  if (s.gates.Enabled("CustomCPUCFSQuotaPeriod") &&
-      cfg.cpu_cfs_quota_period > absl::ZeroDuration()) {
-    nc.cpu_cfs_quota_period_us = absl::ToInt64Microseconds(cfg.cpu_cfs_quota_period);
-  }
-  nc.pod_pids_limit = cfg.pod_pids_limit;
-
-  // reservedSystemCPUs must name CPUs of this machine; it replaces the CPU reservation.
-  std::map<std::string, std::string> kube_reserved = cfg.kube_reserved;
-  std::map<std::string, std::string> system_reserved = cfg.system_reserved;
-  auto reserved_cpus = config::GetReservedCPUs(
-      cfg.reserved_system_cpus,
-      config::CPUSet(std::set<int>(machine->online_cpus.begin(), machine->online_cpus.end())));
-  if (!reserved_cpus.ok()) return reserved_cpus.status();
-  if (reserved_cpus->Size() > 0) {
-    KLOG_INFO(
-        "Option --reserved-cpus is specified, it will overwrite the cpu setting in KubeReserved "
-        "and SystemReserved",
-        "reservedCPUs", reserved_cpus->String());
-    cm::OverrideReservedCPUs(reserved_cpus->Size(), &kube_reserved, &system_reserved);
-  }
-  auto kube = cm::ParseReservation(kube_reserved);
-  if (!kube.ok()) return kube.status();
-  auto system = cm::ParseReservation(system_reserved);
-  if (!system.ok()) return system.status();
-  nc.kube_reserved = *kube;
-  nc.system_reserved = *system;
-  if (!s.flags.experimental_node_allocatable_ignore_eviction_threshold) {
-    auto hard = cm::ParseEvictionThresholds(cfg.eviction_hard);
-    if (!hard.ok()) return hard.status();
-    nc.hard_eviction_thresholds = *hard;
+  if (absl::Status st = cm::SetReservationsFromConfig(
+          s.config, *machine, s.flags.experimental_node_allocatable_ignore_eviction_threshold, &nc);
+      !st.ok()) {
+    return st;
   }
 
   // ephemeral-storage capacity: the filesystem of the root dir (or of / before it exists).
@@ -101,7 +58,7 @@ absl::StatusOr<std::shared_ptr<cm::ContainerManager>> Build(const Settings& s,
   auto fs_info = cm::GetFsInfo(s.flags.root_directory);
   if (!fs_info.ok()) fs_info = cm::GetFsInfo("/");
   if (fs_info.ok()) storage = static_cast<int64_t>(fs_info->capacity_bytes);
-  api::ResourceList capacity = cm::MachineCapacity(*machine, cfg.max_pods, storage);
+  api::ResourceList capacity = cm::MachineCapacity(*machine, nc.max_pods, storage);
 
   auto layout = cm::DetectCgroupLayout();
   if (!layout.ok()) return layout.status();

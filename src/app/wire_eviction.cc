@@ -5,9 +5,9 @@
 // (dead containers, unused images), then its monitoring thread. Its pressure conditions reach
 // the Node through WireNodeStatus.
 #include <memory>
-#include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "app/wiring.h"
@@ -20,28 +20,21 @@
 
 namespace kubelet::app {
 absl::Status WireEviction(WiringStage stage, WiringContext& ctx) {
-  const config::KubeletConfiguration& cfg = ctx.settings->config;
   switch (stage) {
     case WiringStage::kBeforeRuntimeManager:
       return absl::OkStatus();
     case WiringStage::kBeforeKubelet: {
-      absl::StatusOr<std::vector<eviction::Threshold>> thresholds =
-          eviction::ParseThresholds(cfg.eviction_hard, cfg.eviction_soft,
-                                    cfg.eviction_soft_grace_period, cfg.eviction_minimum_reclaim,
-                                    std::set<std::string>(cfg.enforce_node_allocatable.begin(),
-                                                          cfg.enforce_node_allocatable.end()));
-      if (!thresholds.ok()) {
+      absl::StatusOr<eviction::ManagerOptions> options =
+          eviction::ManagerOptionsFromConfig(ctx.settings->config);
+      if (!options.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "failed to run Kubelet: invalid eviction thresholds: ", thresholds.status().message()));
+            "failed to run Kubelet: invalid eviction thresholds: ", options.status().message()));
       }
       // The stats provider and the image GC manager exist from kAfterKubeletStart on, before
       // the manager's thread starts; app::Run keeps `components` until after the shutdown
       // actions have stopped that thread.
       const Components* comps = &ctx.components;
-      eviction::ManagerOptions o;
-      o.thresholds = *std::move(thresholds);
-      o.pressure_transition_period = cfg.eviction_pressure_transition_period;
-      o.max_pod_grace_period_seconds = cfg.eviction_max_pod_grace_period;
+      eviction::ManagerOptions o = *std::move(options);
       o.summary = [comps]() -> absl::StatusOr<stats::Summary> {
         auto provider = std::dynamic_pointer_cast<stats::CRIStatsProvider>(comps->stats_provider);
         if (!provider) return absl::UnavailableError("stats provider not ready");
@@ -75,7 +68,7 @@ absl::Status WireEviction(WiringStage stage, WiringContext& ctx) {
         KLOG_INFO("Eviction manager: unused images deleted", "bytesFreed", freed);
         if (!st.ok()) KLOG_V(2, "Eviction manager: some images were not deleted", "err", st);
       };
-      o.kernel_memcg_notification = cfg.kernel_memcg_notification;
+      // kernelMemcgNotification: where the memory hierarchy is mounted on this host.
       if (o.kernel_memcg_notification) {
         if (absl::StatusOr<cm::CgroupLayout> layout = cm::DetectCgroupLayout(); layout.ok()) {
           auto memory = layout->controllers.find("memory");
@@ -83,7 +76,6 @@ absl::Status WireEviction(WiringStage stage, WiringContext& ctx) {
                                  : memory != layout->controllers.end() ? memory->second
                                                                        : "";
         }
-        o.pods_cgroup = PodsCgroupPath(cfg);
       }
       auto manager = std::make_shared<eviction::Manager>(std::move(o), *ctx.clock);
       ctx.components.eviction_manager = manager;

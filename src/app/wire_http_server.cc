@@ -38,15 +38,14 @@ server::HttpServerOptions BaseOptions(std::string name, std::string address, int
 }
 
 // Checks the parts of the configuration that need an API server, before anything binds.
-absl::Status CheckStandaloneAuth(const Settings& s) {
-  const auto& cfg = s.config;
+absl::Status CheckStandaloneAuth(const Settings& s, const server::KubeletServerOptions& so) {
   if (!s.flags.kube_config.empty()) return absl::OkStatus();
-  if (cfg.authentication.webhook.enabled) {
+  if (so.webhook_authentication) {
     return absl::FailedPreconditionError(
         "no client provided, cannot use webhook authentication (authentication.webhook.enabled "
         "needs --kubeconfig; set it to false to run standalone)");
   }
-  if (cfg.authorization.mode == "Webhook") {
+  if (so.authorization_mode == "Webhook") {
     return absl::FailedPreconditionError(
         "no client provided, cannot use webhook authorization (authorization.mode Webhook needs "
         "--kubeconfig; use AlwaysAllow to run standalone)");
@@ -59,7 +58,7 @@ absl::Status CheckStandaloneAuth(const Settings& s) {
 absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx) {
   if (stage != WiringStage::kAfterKubeletStart) return absl::OkStatus();
   const Settings& s = *ctx.settings;
-  const auto& cfg = s.config;
+  const server::KubeletServerOptions so = server::KubeletServerOptionsFromConfig(s.config);
   // The Kubelet answers the API (as upstream's); it outlives the servers, stopped first at
   // shutdown, so the handlers share it without owning it.
   server::Configz* configz = ctx.configz;
@@ -67,15 +66,15 @@ absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx) {
                            [configz] { return configz != nullptr ? configz->Render() : "{}"; });
   std::shared_ptr<server::HostInterface> host(std::shared_ptr<void>(), ctx.kubelet);
 
-  if (cfg.enable_server) {
-    if (absl::Status st = CheckStandaloneAuth(s); !st.ok()) return st;
-    if (cfg.authorization.mode != "AlwaysAllow" && cfg.authorization.mode != "Webhook") {
+  if (s.config.enable_server) {
+    if (absl::Status st = CheckStandaloneAuth(s, so); !st.ok()) return st;
+    if (so.authorization_mode != "AlwaysAllow" && so.authorization_mode != "Webhook") {
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown authorization mode ", cfg.authorization.mode));
+          absl::StrCat("unknown authorization mode ", so.authorization_mode));
     }
-    absl::StatusOr<int> min_version = server::TlsVersionFromName(cfg.tls_min_version);
+    absl::StatusOr<int> min_version = server::TlsVersionFromName(so.tls_min_version);
     if (!min_version.ok()) return min_version.status();
-    absl::StatusOr<std::string> ciphers = server::CipherSuitesToOpenSsl(cfg.tls_cipher_suites);
+    absl::StatusOr<std::string> ciphers = server::CipherSuitesToOpenSsl(so.tls_cipher_suites);
     if (!ciphers.ok()) return ciphers.status();
     // serverTLSBootstrap: the certificate comes from the cluster and is chosen per handshake;
     // otherwise tlsCertFile / tlsPrivateKeyFile, or the self-signed pair in the cert dir.
@@ -93,76 +92,71 @@ absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx) {
       self.alternate_ips.push_back("127.0.0.1");
       self.alternate_dns.push_back("localhost");
       absl::StatusOr<server::ServingCertificate> ensured = server::EnsureServingCertificate(
-          cfg.tls_cert_file, cfg.tls_private_key_file, s.flags.cert_directory, self);
+          so.tls_cert_file, so.tls_private_key_file, s.flags.cert_directory, self);
       if (!ensured.ok()) return ensured.status();
       cert = *std::move(ensured);
     }
 
-    server::AuthOptions auth{.anonymous = cfg.authentication.anonymous.enabled,
-                             .x509 = !cfg.authentication.x509.client_ca_file.empty(),
-                             .token_authenticator = nullptr,
-                             .authorizer = nullptr,  // AlwaysAllow
-                             .node_name = ctx.node_name};
+    server::AuthOptions auth = so.auth;  // anonymous, x509; AlwaysAllow
+    auth.node_name = ctx.node_name;
     // Webhook authentication / authorization ask the API server (TokenReview /
     // SubjectAccessReview, with the kubelet's own credentials); CheckStandaloneAuth refused
     // them without a client.
-    if (ctx.api_client != nullptr && cfg.authentication.webhook.enabled) {
-      auto tokens = std::make_shared<server::WebhookTokenAuthenticator>(
-          ctx.api_client, *ctx.clock, cfg.authentication.webhook.cache_ttl);
+    if (ctx.api_client != nullptr && so.webhook_authentication) {
+      auto tokens = std::make_shared<server::WebhookTokenAuthenticator>(ctx.api_client, *ctx.clock,
+                                                                        so.webhook_cache_ttl);
       auth.token_authenticator = [tokens](const std::string& token) {
         return tokens->Authenticate(token);
       };
     }
-    if (ctx.api_client != nullptr && cfg.authorization.mode == "Webhook") {
+    if (ctx.api_client != nullptr && so.authorization_mode == "Webhook") {
       auto authorizer = std::make_shared<server::WebhookAuthorizer>(
-          ctx.api_client, *ctx.clock, cfg.authorization.webhook.cache_authorized_ttl,
-          cfg.authorization.webhook.cache_unauthorized_ttl);
+          ctx.api_client, *ctx.clock, so.webhook_cache_authorized_ttl,
+          so.webhook_cache_unauthorized_ttl);
       auth.authorizer = [authorizer](const server::UserInfo& user,
                                      const server::RequestAttributes& attrs) {
         return authorizer->Authorize(user, attrs);
       };
     }
-    server::HttpServerOptions o = BaseOptions("kubelet", cfg.address, cfg.port);
+    server::HttpServerOptions o = BaseOptions("kubelet", so.address, so.port);
     // streamingConnectionIdleTimeout bounds exec / attach / port-forward tunnels.
-    if (cfg.streaming_connection_idle_timeout > absl::ZeroDuration()) {
-      o.tunnel_idle_timeout = cfg.streaming_connection_idle_timeout;
-    }
+    o.tunnel_idle_timeout = so.tunnel_idle_timeout;
     // The webhooks block on the API server: the filter runs off the I/O thread then.
     if (auth.token_authenticator || auth.authorizer) o.filter_threads = 4;
     o.tls = server::TlsServerOptions{.cert_file = cert.cert_file,
                                      .key_file = cert.key_file,
                                      .certificate = std::move(dynamic_cert),
-                                     .client_ca_file = cfg.authentication.x509.client_ca_file,
+                                     .client_ca_file = so.client_ca_file,
                                      .min_version = *min_version,
                                      .cipher_list = *ciphers};
     auto srv = std::make_shared<server::HttpServer>(std::move(o));
     srv->SetFilter(server::MakeAuthFilter(std::move(auth)));
     server::InstallDefaultHandlers(*srv, host);
-    if (cfg.enable_debugging_handlers) {
+    if (so.enable_debugging_handlers) {
       server::InstallDebuggingHandlers(*srv, host);
     } else {
       server::InstallDebuggingDisabledHandlers(*srv);
     }
-    KLOG_INFO("Starting to listen", "address", cfg.address, "port", cfg.port);
+    KLOG_INFO("Starting to listen", "address", so.address, "port", so.port);
     if (absl::Status st = srv->Start(); !st.ok()) {
-      return absl::Status(st.code(), absl::StrCat("failed to listen and serve on ", cfg.address,
-                                                  ":", cfg.port, ": ", st.message()));
+      return absl::Status(st.code(), absl::StrCat("failed to listen and serve on ", so.address, ":",
+                                                  so.port, ": ", st.message()));
     }
     ctx.components.keep_alive.push_back(srv);
     ctx.AtShutdown([srv] { srv->Stop(); });
   }
 
-  if (cfg.read_only_port > 0) {
+  if (so.read_only_port > 0) {
     auto ro = std::make_shared<server::HttpServer>(
-        BaseOptions("kubelet-read-only", cfg.address, cfg.read_only_port));
+        BaseOptions("kubelet-read-only", so.address, so.read_only_port));
     server::InstallDefaultHandlers(*ro, host);
     // As upstream's read-only server (built without a configuration): the debugging paths
     // answer 405 there, whatever enableDebuggingHandlers says.
     server::InstallDebuggingDisabledHandlers(*ro);
-    KLOG_INFO("Starting to listen read-only", "address", cfg.address, "port", cfg.read_only_port);
+    KLOG_INFO("Starting to listen read-only", "address", so.address, "port", so.read_only_port);
     if (absl::Status st = ro->Start(); !st.ok()) {
-      return absl::Status(st.code(), absl::StrCat("failed to listen and serve on ", cfg.address,
-                                                  ":", cfg.read_only_port, ": ", st.message()));
+      return absl::Status(st.code(), absl::StrCat("failed to listen and serve on ", so.address, ":",
+                                                  so.read_only_port, ": ", st.message()));
     }
     ctx.components.keep_alive.push_back(ro);
     ctx.AtShutdown([ro] { ro->Stop(); });

@@ -10,14 +10,10 @@ namespace kubelet::app {
 
 absl::Status WireImages(WiringStage stage, WiringContext& ctx) {
   if (stage != WiringStage::kAfterKubeletStart) return absl::OkStatus();
-  const config::KubeletConfiguration& cfg = ctx.settings->config;
-  images::ImageGCOptions o;
+  images::ImageGCOptions o = images::ImageGCOptionsFromConfig(ctx.settings->config);
   o.runtime = ctx.runtime;
   o.images = ctx.images;
   o.clock = ctx.clock;
-  o.policy.high_threshold_percent = cfg.image_gc_high_threshold_percent;
-  o.policy.low_threshold_percent = cfg.image_gc_low_threshold_percent;
-  o.policy.min_age = cfg.image_minimum_gc_age;
   o.sandbox_image = ctx.settings->flags.pod_sandbox_image;
   absl::StatusOr<std::unique_ptr<images::ImageGCManager>> m =
       images::ImageGCManager::Create(std::move(o));

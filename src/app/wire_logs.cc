@@ -1,7 +1,9 @@
 // Container logs: the log reader the HTTP API serves /containerLogs from, and log rotation
 // (upstream kubelet.go: NewContainerLogManager from containerLogMaxSize/containerLogMaxFiles,
 // started with the kubelet's modules).
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -17,10 +19,10 @@ absl::Status WireLogs(WiringStage stage, WiringContext& ctx) {
   if (ctx.runtime == nullptr || ctx.clock == nullptr || ctx.settings == nullptr) {
     return absl::FailedPreconditionError("container log manager: runtime, clock and config needed");
   }
-  const config::KubeletConfiguration& cfg = ctx.settings->config;
-  logs::ContainerLogManagerOptions options;
-  options.max_size = cfg.container_log_max_size;
-  options.max_files = cfg.container_log_max_files;
+  logs::ContainerLogManagerOptions options =
+      logs::ContainerLogManagerOptionsFromConfig(ctx.settings->config);
+  const std::string max_size = options.max_size;  // for the log line once started
+  const int32_t max_files = options.max_files;
   // v1.28 has no containerLogMonitorInterval: upstream rotates every 10s (the default here).
   if (ctx.runtime_options != nullptr) options.pod_logs_root = ctx.runtime_options->pod_logs_dir;
   auto manager = logs::NewContainerLogManager(*ctx.runtime, *ctx.clock, std::move(options));
@@ -33,8 +35,8 @@ absl::Status WireLogs(WiringStage stage, WiringContext& ctx) {
   ctx.components.log_manager = log_manager;
   log_manager->Start();
   ctx.AtShutdown([log_manager] { log_manager->Stop(); });
-  KLOG_V(2, "Started container log manager", "containerLogMaxSize", cfg.container_log_max_size,
-         "containerLogMaxFiles", cfg.container_log_max_files);
+  KLOG_V(2, "Started container log manager", "containerLogMaxSize", max_size,
+         "containerLogMaxFiles", max_files);
   return absl::OkStatus();
 }
 

@@ -48,36 +48,15 @@ std::string Architecture() {
 
 // The node options every stage shares (labels, taints, registration settings, frequencies).
 nodestatus::NodeStatusOptions BaseOptions(const WiringContext& ctx) {
-  const config::KubeletConfiguration& cfg = ctx.settings->config;
   const config::KubeletFlags& flags = ctx.settings->flags;
-
-  nodestatus::NodeStatusOptions o;
+  nodestatus::NodeStatusOptions o = nodestatus::NodeStatusOptionsFromConfig(ctx.settings->config);
   o.node_name = ctx.node_name;
   o.hostname = ctx.node_name;
   o.node_ip = ctx.node_ip;
-  o.kubelet_port = cfg.port;
   o.node_labels = flags.node_labels;
-  for (const config::Taint& t : cfg.register_with_taints) {
-    api::Taint taint{.key = t.key, .value = t.value, .effect = t.effect};
-    if (t.time_added) taint.time_added = api::Time::FromUnix(absl::ToUnixSeconds(*t.time_added));
-    o.register_with_taints.push_back(std::move(taint));
-  }
-  o.register_node = cfg.register_node;
   o.register_schedulable = flags.register_schedulable;
-  o.provider_id = cfg.provider_id;
-  o.enable_controller_attach_detach = cfg.enable_controller_attach_detach;
   o.kubelet_version = VersionString();
   o.architecture = Architecture();
-  if (cfg.node_status_update_frequency > absl::ZeroDuration()) {
-    o.update_frequency = cfg.node_status_update_frequency;
-  }
-  if (cfg.node_status_report_frequency > absl::ZeroDuration()) {
-    o.report_frequency = cfg.node_status_report_frequency;
-  }
-  if (cfg.node_lease_duration_seconds > 0) {
-    o.lease_duration_seconds = cfg.node_lease_duration_seconds;
-  }
-  o.max_images = cfg.node_status_max_images;
   return o;
 }
 

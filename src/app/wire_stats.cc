@@ -11,16 +11,9 @@
 
 namespace kubelet::app {
 
-std::string PodsCgroupPath(const config::KubeletConfiguration& cfg) {
-  std::string root = cfg.cgroup_root.empty() || cfg.cgroup_root == "/" ? "" : cfg.cgroup_root;
-  if (!cfg.cgroups_per_qos) return root;
-  return root + (cfg.cgroup_driver == "systemd" ? "/kubepods.slice" : "/kubepods");
-}
-
 absl::Status WireStats(WiringStage stage, WiringContext& ctx) {
   if (stage != WiringStage::kAfterKubeletStart) return absl::OkStatus();
-  const config::KubeletConfiguration& cfg = ctx.settings->config;
-  stats::CRIStatsProviderOptions o;
+  stats::CRIStatsProviderOptions o = stats::CRIStatsProviderOptionsFromConfig(ctx.settings->config);
   o.runtime = ctx.runtime;
   o.images = ctx.images;
   o.clock = ctx.clock;
@@ -35,14 +28,7 @@ absl::Status WireStats(WiringStage stage, WiringContext& ctx) {
                  .boot_id = m.boot_id,
                  .system_uuid = m.system_uuid};
   }
-  o.kubelet_cgroup = cfg.kubelet_cgroups;
-  o.system_cgroup = cfg.system_cgroups;
   o.runtime_cgroup = ctx.settings->flags.runtime_cgroups;
-  if (cfg.volume_stats_agg_period > absl::ZeroDuration()) {
-    o.du_cache_ttl = cfg.volume_stats_agg_period;
-  }
-  o.systemd_cgroup_names = cfg.cgroup_driver == "systemd";
-  o.pods_cgroup = PodsCgroupPath(cfg);
   // The collectors live in the process-wide metrics table for good; once the kubelet shuts
   // down (the HTTP server has stopped before: it is wired last) the pod list reads as empty.
   auto alive = std::make_shared<std::atomic<bool>>(true);

@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -136,12 +137,11 @@ absl::Status WireProber(WiringStage stage, WiringContext& ctx);
 absl::Status WireLogs(WiringStage stage, WiringContext& ctx);
 absl::Status WireImages(WiringStage stage, WiringContext& ctx);
 absl::Status WireStats(WiringStage stage, WiringContext& ctx);
-// The pods' cgroup (the "pods" system container, the allocatable cgroup) as the container
-// manager lays it out: "/kubepods" or "/kubepods.slice" below cgroupRoot, or cgroupRoot itself
-// without cgroupsPerQOS.
-std::string PodsCgroupPath(const config::KubeletConfiguration& cfg);
 absl::Status WireEviction(WiringStage stage, WiringContext& ctx);
+// The secure port when enableServer (its settings: server::KubeletServerOptionsFromConfig), the
+// read-only port when readOnlyPort is set.
 absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx);
+inline constexpr std::string_view kHttpServerWiringConfigFields[] = {"enableServer"};
 // API-server mode only: Node registration, node status and the node Lease.
 absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx);
 absl::Status WireApiPods(WiringStage stage, WiringContext& ctx);

@@ -48,13 +48,6 @@ class RealTimer final : public Timer {
 
 }  // namespace
 
-void Clock::SleepFor(absl::Duration d) const {
-  absl::Mutex mu;
-  absl::MutexLock lock(&mu);
-  const bool never = false;
-  AwaitWithTimeout(mu, absl::Condition(&never), d);
-}
-
 bool RealClock::AwaitWithDeadline(absl::Mutex& mu, const absl::Condition& cond,
                                   absl::Time deadline) const {
   return mu.AwaitWithDeadline(cond, deadline);

@@ -6,7 +6,6 @@
 // - AwaitWithDeadline(mu, cond, deadline): as absl::Mutex::AwaitWithDeadline, with `deadline` on
 //   this clock; `cond` is re-evaluated whenever `mu` is released, as absl does.
 // - WaitForNotification(n, deadline): as absl::Notification::WaitForNotificationWithDeadline.
-// - SleepFor(d): blocks for `d` of this clock's time.
 // - NewTimer(): a one-shot timer with a file descriptor for poll() loops: it polls readable from
 //   the moment the clock reaches the armed deadline until Clear().
 //
@@ -56,7 +55,6 @@ class Clock {
   bool WaitForNotificationWithTimeout(const absl::Notification& n, absl::Duration d) const {
     return WaitForNotification(n, Now() + d);
   }
-  void SleepFor(absl::Duration d) const;
 };
 
 // Wall-clock time; timers are timerfds on CLOCK_REALTIME (absl::Time is wall time).

@@ -81,7 +81,7 @@ TEST(FakeClockTest, AwaitEndsByTheFakeDeadlineOrTheCondition) {
   waiter2.join();
 }
 
-TEST(FakeClockTest, NotificationWaitAndSleepFollowTheFakeTime) {
+TEST(FakeClockTest, NotificationWaitFollowsTheFakeTime) {
   FakeClock clock;
   absl::Notification n;
   std::atomic<int> result{-1};
@@ -92,17 +92,6 @@ TEST(FakeClockTest, NotificationWaitAndSleepFollowTheFakeTime) {
   ASSERT_TRUE(Eventually([&] { return result.load() != -1; }));
   EXPECT_EQ(result.load(), 0);
   waiter.join();
-
-  std::atomic<bool> slept{false};
-  std::thread sleeper([&] {
-    clock.SleepFor(absl::Hours(2));
-    slept = true;
-  });
-  ASSERT_TRUE(Eventually([&] { return clock.Waiters() == 1; }));
-  EXPECT_FALSE(slept.load());
-  clock.Advance(absl::Hours(2));
-  ASSERT_TRUE(Eventually([&] { return slept.load(); }));
-  sleeper.join();
 }
 
 TEST(RealClockTest, TimerAndWaitsUseTheWallClock) {

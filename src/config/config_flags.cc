@@ -17,6 +17,7 @@
 #include "common/duration.h"
 #include "common/strings.h"
 #include "config/feature_gates.h"
+#include "config/kubelet_configuration_fields.h"
 #include "config/validation.h"
 
 namespace kubelet::config {
@@ -122,6 +123,7 @@ Flag IPFlag(std::string_view name, std::string* target, std::string_view usage) 
   f.type_name = "ip";
   f.usage = std::string(usage);
   f.default_value = *target;
+  f.target = target;
   f.set = [target](std::string_view v, bool) {
     if (v.empty()) return absl::OkStatus();
     if (!IsIPSloppy(v)) {
@@ -141,6 +143,7 @@ Flag LangleMapFlag(std::string_view name, std::map<std::string, std::string>* ta
   f.type_name = "mapStringString";
   f.usage = std::string(usage);
   f.default_value = JoinMap(*target, "<");
+  f.target = target;
   f.set = [target](std::string_view v, bool first) {
     if (first) target->clear();
     for (absl::string_view item : absl::StrSplit(AV(v), ',')) {
@@ -165,6 +168,7 @@ Flag NoSplitMapFlag(std::string_view name, std::map<std::string, std::string>* t
   f.type_name = "mapStringString";
   f.usage = std::string(usage);
   f.default_value = JoinMap(*target, "=");
+  f.target = target;
   f.set = [target](std::string_view v, bool first) {
     if (first) target->clear();
     std::vector<absl::string_view> kv = absl::StrSplit(AV(v), absl::MaxSplits('=', 1));
@@ -189,6 +193,7 @@ Flag ColonMultimapFlag(std::string_view name,
     for (const std::string& v : vs) pairs.push_back(absl::StrCat(k, ":", v));
   }
   f.default_value = absl::StrJoin(pairs, ",");
+  f.target = target;
   f.set = [target](std::string_view v, bool first) {
     if (first) target->clear();
     for (absl::string_view item : absl::StrSplit(AV(v), ',')) {
@@ -216,6 +221,7 @@ Flag FeatureGatesFlag(std::map<std::string, bool>* target) {
   std::vector<std::string> pairs;
   for (const auto& [k, v] : *target) pairs.push_back(absl::StrCat(k, "=", v ? "true" : "false"));
   f.default_value = absl::StrJoin(pairs, ",");
+  f.target = target;
   f.set = [target](std::string_view v, bool) {
     std::map<std::string, bool> parsed;
     for (absl::string_view item : absl::StrSplit(AV(v), ',')) {
@@ -246,6 +252,7 @@ Flag VerbosityFlag(uint32_t* target) {
   f.type_name = "Level";
   f.usage = "number for the log level verbosity";
   f.default_value = absl::StrCat(*target);
+  f.target = target;
   f.set = [target](std::string_view v, bool) {
     uint64_t n = 0;
     if (absl::Status st = ParseGoUint(v, 32, &n); !st.ok()) return st;
@@ -263,6 +270,7 @@ Flag VModuleFlag(std::vector<VModuleItem>* target) {
   f.usage =
       "comma-separated list of pattern=N settings for file-filtered logging (only works for text "
       "log format)";
+  f.target = target;
   f.set = [target](std::string_view v, bool) {
     for (absl::string_view pat : absl::StrSplit(AV(v), ',')) {
       if (pat.empty()) continue;
@@ -290,6 +298,7 @@ Flag QuantityFlag(std::string_view name, api::Quantity* target, std::string_view
   f.type_name = "quantity";
   f.usage = std::string(usage);
   f.default_value = target->String();
+  f.target = target;
   f.set = [target](std::string_view v, bool) -> absl::Status {
     absl::StatusOr<api::Quantity> q = api::Quantity::Parse(v);
     if (!q.ok()) return q.status();
@@ -307,6 +316,7 @@ Flag ReservedMemoryFlag(std::vector<MemoryReservation>* target) {
       "Memory reserved per NUMA node, e.g. '--reserved-memory 0:memory=1Gi,hugepages-1M=2Gi "
       "--reserved-memory 1:memory=2Gi'. Per memory type, the sum over NUMA nodes should equal "
       "kube-reserved + system-reserved + the hard eviction threshold.";
+  f.target = target;
   f.set = [target](std::string_view v, bool first) -> absl::Status {
     if (v.empty()) return absl::OkStatus();
     absl::StatusOr<std::vector<MemoryReservation>> parsed = ParseReservedMemory(v);
@@ -328,6 +338,7 @@ Flag TaintsFlag(std::vector<Taint>* target) {
   std::vector<std::string> taints;
   for (const Taint& t : *target) taints.push_back(absl::StrCat(t.key, "=", t.value, ":", t.effect));
   f.default_value = absl::StrJoin(taints, ",");
+  f.target = target;
   f.set = [target](std::string_view v, bool) -> absl::Status {
     if (v.empty()) {
       target->clear();
@@ -384,118 +395,20 @@ absl::StatusOr<Taint> ParseTaint(std::string_view st) {
 }
 
 // --------------------------------------------------------------------------------------------
-// Flag -> JSON path table.
+// Flag -> JSON path: the path of the field each flag writes, found by its target's address.
 
 const std::map<std::string, std::string, std::less<>>& FlagFields() {
-  static const auto* m = new std::map<std::string, std::string, std::less<>>{
-      {"enable-server", "enableServer"},
-      {"fail-swap-on", "failSwapOn"},
-      {"pod-manifest-path", "staticPodPath"},
-      {"sync-frequency", "syncFrequency"},
-      {"file-check-frequency", "fileCheckFrequency"},
-      {"http-check-frequency", "httpCheckFrequency"},
-      {"manifest-url", "staticPodURL"},
-      {"manifest-url-header", "staticPodURLHeader"},
-      {"address", "address"},
-      {"port", "port"},
-      {"read-only-port", "readOnlyPort"},
-      {"container-runtime-endpoint", "containerRuntimeEndpoint"},
-      {"image-service-endpoint", "imageServiceEndpoint"},
-      {"anonymous-auth", "authentication.anonymous.enabled"},
-      {"authentication-token-webhook", "authentication.webhook.enabled"},
-      {"authentication-token-webhook-cache-ttl", "authentication.webhook.cacheTTL"},
-      {"client-ca-file", "authentication.x509.clientCAFile"},
-      {"authorization-mode", "authorization.mode"},
-      {"authorization-webhook-cache-authorized-ttl", "authorization.webhook.cacheAuthorizedTTL"},
-      {"authorization-webhook-cache-unauthorized-ttl",
-       "authorization.webhook.cacheUnauthorizedTTL"},
-      {"tls-cert-file", "tlsCertFile"},
-      {"tls-private-key-file", "tlsPrivateKeyFile"},
-      {"rotate-server-certificates", "serverTLSBootstrap"},
-      {"tls-cipher-suites", "tlsCipherSuites"},
-      {"tls-min-version", "tlsMinVersion"},
-      {"rotate-certificates", "rotateCertificates"},
-      {"registry-qps", "registryPullQPS"},
-      {"registry-burst", "registryBurst"},
-      {"event-qps", "eventRecordQPS"},
-      {"event-burst", "eventBurst"},
-      {"enable-debugging-handlers", "enableDebuggingHandlers"},
-      {"contention-profiling", "enableContentionProfiling"},
-      {"healthz-port", "healthzPort"},
-      {"healthz-bind-address", "healthzBindAddress"},
-      {"oom-score-adj", "oomScoreAdj"},
-      {"cluster-domain", "clusterDomain"},
-      {"volume-plugin-dir", "volumePluginDir"},
-      {"cluster-dns", "clusterDNS"},
-      {"streaming-connection-idle-timeout", "streamingConnectionIdleTimeout"},
-      {"node-status-update-frequency", "nodeStatusUpdateFrequency"},
-      {"minimum-image-ttl-duration", "imageMinimumGCAge"},
-      {"image-gc-high-threshold", "imageGCHighThresholdPercent"},
-      {"image-gc-low-threshold", "imageGCLowThresholdPercent"},
-      {"volume-stats-agg-period", "volumeStatsAggPeriod"},
-      {"feature-gates", "featureGates"},
-      {"kubelet-cgroups", "kubeletCgroups"},
-      {"system-cgroups", "systemCgroups"},
-      {"provider-id", "providerID"},
-      {"cgroups-per-qos", "cgroupsPerQOS"},
-      {"cgroup-driver", "cgroupDriver"},
-      {"cgroup-root", "cgroupRoot"},
-      {"cpu-manager-policy", "cpuManagerPolicy"},
-      {"cpu-manager-policy-options", "cpuManagerPolicyOptions"},
-      {"cpu-manager-reconcile-period", "cpuManagerReconcilePeriod"},
-      {"qos-reserved", "qosReserved"},
-      {"topology-manager-policy", "topologyManagerPolicy"},
-      {"runtime-request-timeout", "runtimeRequestTimeout"},
-      {"hairpin-mode", "hairpinMode"},
-      {"max-pods", "maxPods"},
-      {"pod-cidr", "podCIDR"},
-      {"pod-max-pids", "podPidsLimit"},
-      {"resolv-conf", "resolvConf"},
-      {"runonce", "runOnce"},
-      {"cpu-cfs-quota", "cpuCFSQuota"},
-      {"cpu-cfs-quota-period", "cpuCFSQuotaPeriod"},
-      {"enable-controller-attach-detach", "enableControllerAttachDetach"},
-      {"make-iptables-util-chains", "makeIPTablesUtilChains"},
-      {"iptables-masquerade-bit", "iptablesMasqueradeBit"},
-      {"iptables-drop-bit", "iptablesDropBit"},
-      {"container-log-max-size", "containerLogMaxSize"},
-      {"container-log-max-files", "containerLogMaxFiles"},
-      {"allowed-unsafe-sysctls", "allowedUnsafeSysctls"},
-      {"node-status-max-images", "nodeStatusMaxImages"},
-      {"kernel-memcg-notification", "kernelMemcgNotification"},
-      {"local-storage-capacity-isolation", "localStorageCapacityIsolation"},
-      {"max-open-files", "maxOpenFiles"},
-      {"kube-api-content-type", "contentType"},
-      {"kube-api-qps", "kubeAPIQPS"},
-      {"kube-api-burst", "kubeAPIBurst"},
-      {"serialize-image-pulls", "serializeImagePulls"},
-      {"eviction-hard", "evictionHard"},
-      {"eviction-soft", "evictionSoft"},
-      {"eviction-soft-grace-period", "evictionSoftGracePeriod"},
-      {"eviction-pressure-transition-period", "evictionPressureTransitionPeriod"},
-      {"eviction-max-pod-grace-period", "evictionMaxPodGracePeriod"},
-      {"eviction-minimum-reclaim", "evictionMinimumReclaim"},
-      {"pods-per-core", "podsPerCore"},
-      {"protect-kernel-defaults", "protectKernelDefaults"},
-      {"reserved-cpus", "reservedSystemCPUs"},
-      {"topology-manager-scope", "topologyManagerScope"},
-      {"topology-manager-policy-options", "topologyManagerPolicyOptions"},
-      {"system-reserved", "systemReserved"},
-      {"kube-reserved", "kubeReserved"},
-      {"enforce-node-allocatable", "enforceNodeAllocatable"},
-      {"system-reserved-cgroup", "systemReservedCgroup"},
-      {"kube-reserved-cgroup", "kubeReservedCgroup"},
-      {"logging-format", "logging.format"},
-      {"log-flush-frequency", "logging.flushFrequency"},
-      {"v", "logging.verbosity"},
-      {"vmodule", "logging.vmodule"},
-      {"log-json-split-stream", "logging.options.json.splitStream"},
-      {"log-json-info-buffer-size", "logging.options.json.infoBufferSize"},
-      {"memory-manager-policy", "memoryManagerPolicy"},
-      {"reserved-memory", "reservedMemory"},
-      {"register-node", "registerNode"},
-      {"register-with-taints", "registerWithTaints"},
-  };
+  static const auto* m = [] {
+    auto* out = new std::map<std::string, std::string, std::less<>>;
+    KubeletConfiguration c;
+    FlagSet fs("kubelet");
+    AddKubeletConfigFlags(fs, &c);
+    for (const Flag* f : fs.Flags()) {
+      std::string path = ConfigFieldPathAt(c, f->target);
+      if (!path.empty()) out->emplace(f->name, std::move(path));
+    }
+    return out;
+  }();
   return *m;
 }
 
@@ -817,7 +730,7 @@ void AddKubeletConfigFlags(FlagSet& fs, KubeletConfiguration* c) {
   // Logging (logsapi.AddFlags).
   add(fs.String("logging-format", &c->logging.format,
                 "Log format: \"json\" (gated by LoggingBetaOptions) or \"text\"."));
-  add(fs.Duration("log-flush-frequency", &c->logging.flush_frequency,
+  add(fs.Duration("log-flush-frequency", &c->logging.flush_frequency.duration,
                   "Maximum time between log flushes."));
   custom(VerbosityFlag(&c->logging.verbosity));
   custom(VModuleFlag(&c->logging.vmodule));

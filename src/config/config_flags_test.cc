@@ -5,6 +5,7 @@
 
 #include "config/flagset.h"
 #include "config/kubelet_configuration.h"
+#include "config/kubelet_configuration_fields.h"
 #include "config/kubelet_flags.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -309,6 +310,28 @@ TEST(ConfigFieldForFlagTest, Maps) {
   EXPECT_EQ(ConfigFieldForFlag("v"), "logging.verbosity");
   EXPECT_EQ(ConfigFieldForFlag("reserved_cpus"), "reservedSystemCPUs");
   EXPECT_EQ(ConfigFieldForFlag("root-dir"), "");
+  // A struct and its first member share an address: the innermost field is named.
+  EXPECT_EQ(ConfigFieldForFlag("client-ca-file"), "authentication.x509.clientCAFile");
+  EXPECT_EQ(ConfigFieldForFlag("log-flush-frequency"), "logging.flushFrequency");
+  EXPECT_EQ(ConfigFieldForFlag("log-json-info-buffer-size"), "logging.options.json.infoBufferSize");
+  EXPECT_EQ(ConfigFieldForFlag("enable-server"), "enableServer");
+}
+
+// The field a flag stands for is found from the member it writes, so every configuration flag
+// has one without a hand-kept table.
+TEST(ConfigFieldForFlagTest, EveryConfigurationFlagHasItsField) {
+  KubeletConfiguration c;
+  FlagSet fs("kubelet");
+  AddKubeletConfigFlags(fs, &c);
+  size_t n = 0;
+  for (const Flag* f : fs.Flags()) {
+    EXPECT_NE(ConfigFieldForFlag(f->name), "") << f->name;
+    ++n;
+  }
+  EXPECT_EQ(n, 106u);
+  EXPECT_EQ(ConfigFieldPathAt(c, &c.authentication.webhook.cache_ttl),
+            "authentication.webhook.cacheTTL");
+  EXPECT_EQ(ConfigFieldPathAt(c, &n), "");
 }
 
 }  // namespace

@@ -76,6 +76,7 @@ Flag& FlagSet::String(std::string_view name, std::string* target, std::string_vi
   f.type_name = "string";
   f.usage = usage;
   f.default_value = *target;
+  f.target = target;
   f.set = [target](std::string_view v, bool) {
     *target = std::string(v);
     return absl::OkStatus();
@@ -90,6 +91,7 @@ Flag& FlagSet::Bool(std::string_view name, bool* target, std::string_view usage)
   f.is_bool = true;
   f.usage = usage;
   f.default_value = *target ? "true" : "";
+  f.target = target;
   f.set = [target](std::string_view v, bool) { return ParseGoBool(v, target); };
   return Add(std::move(f));
 }
@@ -100,6 +102,7 @@ Flag& FlagSet::Int32(std::string_view name, int32_t* target, std::string_view us
   f.type_name = "int32";
   f.usage = usage;
   f.default_value = *target != 0 ? absl::StrCat(*target) : "";
+  f.target = target;
   f.set = [target](std::string_view v, bool) { return ParseInt(v, target); };
   return Add(std::move(f));
 }
@@ -110,6 +113,7 @@ Flag& FlagSet::Int64(std::string_view name, int64_t* target, std::string_view us
   f.type_name = "int";
   f.usage = usage;
   f.default_value = *target != 0 ? absl::StrCat(*target) : "";
+  f.target = target;
   f.set = [target](std::string_view v, bool) { return ParseInt(v, target); };
   return Add(std::move(f));
 }
@@ -120,6 +124,7 @@ Flag& FlagSet::Double(std::string_view name, double* target, std::string_view us
   f.type_name = "float";
   f.usage = usage;
   f.default_value = *target != 0 ? absl::StrCat(*target) : "";
+  f.target = target;
   f.set = [target](std::string_view v, bool) {
     if (!absl::SimpleAtod(AV(v), target)) {
       return absl::InvalidArgumentError(
@@ -136,6 +141,7 @@ Flag& FlagSet::Duration(std::string_view name, absl::Duration* target, std::stri
   f.type_name = "duration";
   f.usage = usage;
   f.default_value = FormatGoDuration(*target);
+  f.target = target;
   f.set = [target](std::string_view v, bool) -> absl::Status {
     auto d = ParseGoDuration(v);
     if (!d.ok()) return d.status();
@@ -152,6 +158,7 @@ Flag& FlagSet::StringSlice(std::string_view name, std::vector<std::string>* targ
   f.type_name = "strings";
   f.usage = usage;
   if (!target->empty()) f.default_value = absl::StrCat("[", absl::StrJoin(*target, ","), "]");
+  f.target = target;
   f.set = [target](std::string_view v, bool first) {
     if (first) target->clear();
     if (v.empty()) return absl::OkStatus();
@@ -170,6 +177,7 @@ Flag& FlagSet::StringMap(std::string_view name, std::map<std::string, std::strin
   f.type_name = "mapStringString";
   f.usage = usage;
   f.default_value = FormatMap(*target);
+  f.target = target;
   f.set = [target](std::string_view v, bool first) -> absl::Status {
     if (first) target->clear();
     for (absl::string_view part : absl::StrSplit(AV(v), ',', absl::SkipWhitespace())) {
@@ -192,6 +200,7 @@ Flag& FlagSet::BoolMap(std::string_view name, std::map<std::string, bool>* targe
   f.name = name;
   f.type_name = "mapStringBool";
   f.usage = usage;
+  f.target = target;
   f.set = [target](std::string_view v, bool first) -> absl::Status {
     if (first) target->clear();
     for (absl::string_view part : absl::StrSplit(AV(v), ',', absl::SkipWhitespace())) {
@@ -314,6 +323,13 @@ absl::Status FlagSet::Apply() {
 const Flag* FlagSet::Lookup(std::string_view name) const {
   auto it = by_name_.find(Normalize(name));
   return it == by_name_.end() ? nullptr : it->second;
+}
+
+std::vector<const Flag*> FlagSet::Flags() const {
+  std::vector<const Flag*> out;
+  out.reserve(flags_.size());
+  for (const auto& f : flags_) out.push_back(f.get());
+  return out;
 }
 
 bool FlagSet::Changed(std::string_view name) const {

@@ -43,7 +43,8 @@ struct Flag {
   bool hidden = false;        // not listed in --help
   bool is_bool = false;       // may appear without a value
   FlagSetter set;
-  bool changed = false;  // appeared on the command line
+  const void* target = nullptr;  // what `set` writes (the configuration field a flag stands for)
+  bool changed = false;          // appeared on the command line
 };
 
 class FlagSet {
@@ -76,6 +77,8 @@ class FlagSet {
   absl::Status Apply();
 
   const Flag* Lookup(std::string_view name) const;
+  // Every registered flag, in registration order.
+  std::vector<const Flag*> Flags() const;
   bool Changed(std::string_view name) const;
   // Names of the flags given on the command line, in first-use order.
   std::vector<std::string> ChangedFlags() const;

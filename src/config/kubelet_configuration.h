@@ -6,7 +6,10 @@
 //    configuration (upstream's internal type): Go pointer fields (*bool, *int32, ...) are plain
 //    values, resolved by defaulting; only fields that stay nil-able upstream after defaulting are
 //    std::optional (maxParallelImagePulls, tracing and its members, a taint's timeAdded).
-//    Durations are absl::Duration, quantities are api::Quantity.
+//    Durations are absl::Duration, quantities are api::Quantity, a taint is api::Taint.
+//  * The wire shape is one set of field tables (kubelet_configuration_fields.h) on the API
+//    codec (api/codec.h), read by the encoder below and by the decoder, which applies Go's
+//    encoding/json rules and messages on top of them.
 //  * Decoding follows upstream's loader (configfiles + codec + server.go loadConfigFile):
 //      - JSON when the first non-space byte is '{', YAML otherwise, with Go's YAML->JSON rules
 //        (yes/no/on/off are bools, `5` is a number and `"5"` a string, a number for a string
@@ -47,6 +50,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "api/node.h"
 #include "api/quantity.h"
 
 namespace kubelet::config {
@@ -108,14 +112,8 @@ struct ShutdownGracePeriodByPodPriority {
   bool operator==(const ShutdownGracePeriodByPodPriority&) const = default;
 };
 
-// core/v1 Taint (registerWithTaints).
-struct Taint {
-  std::string key;
-  std::string value;
-  std::string effect;                    // NoSchedule | PreferNoSchedule | NoExecute
-  std::optional<absl::Time> time_added;  // timeAdded (RFC3339, second precision on output)
-  bool operator==(const Taint&) const = default;
-};
+// core/v1 Taint (registerWithTaints): the API type itself.
+using Taint = api::Taint;
 
 // component-base logs/api/v1.
 struct VModuleItem {
@@ -131,18 +129,27 @@ struct LoggingOutputRoutingOptions {
   bool operator==(const LoggingOutputRoutingOptions&) const = default;
 };
 
+// TextOptions and JSONOptions: two Go types of the same shape (their names appear in errors).
+struct LoggingTextOptions : LoggingOutputRoutingOptions {};
+struct LoggingJsonOptions : LoggingOutputRoutingOptions {};
+
 struct LoggingFormatOptions {
-  LoggingOutputRoutingOptions text;
-  LoggingOutputRoutingOptions json;
+  LoggingTextOptions text;
+  LoggingJsonOptions json;
   bool operator==(const LoggingFormatOptions&) const = default;
 };
 
+// flushFrequency's TimeOrMetaDuration: a string ("5s") or an int (nanoseconds) in the file, and
+// written back the same way. Defaulting sets it to string form.
+struct TimeOrMetaDuration {
+  absl::Duration duration;
+  bool as_string = false;
+  bool operator==(const TimeOrMetaDuration&) const = default;
+};
+
 struct LoggingConfiguration {
-  std::string format;              // default "text"
-  absl::Duration flush_frequency;  // default 5s
-  // flushFrequency is a TimeOrMetaDuration: a string ("5s") or an int (nanoseconds) in the
-  // file, and it is written back the same way. Defaulting sets it to string form.
-  bool flush_frequency_as_string = false;
+  std::string format;                  // default "text"
+  TimeOrMetaDuration flush_frequency;  // default 5s
   uint32_t verbosity = 0;
   std::vector<VModuleItem> vmodule;
   LoggingFormatOptions options;

@@ -13,10 +13,12 @@
 #include <exception>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -25,21 +27,21 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "api/go_json.h"
 #include "api/quantity.h"
+#include "api/yaml.h"
 #include "common/duration.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "config/kubelet_configuration.h"
-#include "config/kubelet_configuration_schema.h"
+#include "config/kubelet_configuration_fields.h"
 #include "nlohmann/json.hpp"
-#include "yaml-cpp/yaml.h"
 
 namespace kubelet::config {
 namespace {
 
-using schema::Field;
-using schema::Kind;
-using schema::StructDesc;
+using api::codec::Fields;
+using api::codec::kGoPointer;
 
 // ---------------------------------------------------------------------------------------------
 // A JSON value as Go's decoder sees it (after YAML->JSON for YAML input). Object members keep
@@ -81,59 +83,6 @@ const char* KindWord(const Value& v) {
   return "value";
 }
 
-// Go strconv.Quote-like quoting for messages (printable ASCII kept, the rest escaped).
-std::string GoQuote(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          static const char kHex[] = "0123456789abcdef";
-          out += "\\x";
-          out += kHex[c >> 4];
-          out += kHex[c & 15];
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
-
-void AppendJsonString(std::string* out, std::string_view s) {
-  *out += '"';
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      *out += '\\';
-      *out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      static const char kHex[] = "0123456789abcdef";
-      *out += "\\u00";
-      *out += kHex[c >> 4];
-      *out += kHex[c & 15];
-    } else {
-      *out += static_cast<char>(c);
-    }
-  }
-  *out += '"';
-}
-
 // Compact JSON text of a value: the bytes a Go UnmarshalJSON method would receive.
 void AppendRaw(std::string* out, const Value& v) {
   switch (v.type) {
@@ -147,7 +96,7 @@ void AppendRaw(std::string* out, const Value& v) {
       *out += v.text;
       break;
     case Value::Type::kString:
-      AppendJsonString(out, v.text);
+      api::AppendGoString(out, v.text);
       break;
     case Value::Type::kArray:
       *out += '[';
@@ -161,7 +110,7 @@ void AppendRaw(std::string* out, const Value& v) {
       *out += '{';
       for (size_t i = 0; i < v.members.size(); ++i) {
         if (i) *out += ',';
-        AppendJsonString(out, v.members[i].first);
+        api::AppendGoString(out, v.members[i].first);
         *out += ':';
         AppendRaw(out, v.members[i].second);
       }
@@ -177,72 +126,7 @@ std::string Raw(const Value& v) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Go number formatting and parsing.
-
-// encoding/json's float64 encoding (shortest round-trip, 'e' outside [1e-6, 1e21)).
-std::string GoJsonFloat(double f) {
-  char buf[64];
-  double abs = std::fabs(f);
-  bool exp = abs != 0 && (abs < 1e-6 || abs >= 1e21);
-  auto res = std::to_chars(buf, buf + sizeof(buf), f,
-                           exp ? std::chars_format::scientific : std::chars_format::fixed);
-  std::string s(buf, res.ptr);
-  if (exp) {
-    // Go cleans up e-09 to e-9.
-    size_t n = s.size();
-    if (n >= 4 && s[n - 4] == 'e' && s[n - 3] == '-' && s[n - 2] == '0') {
-      s.erase(n - 2, 1);
-    }
-  }
-  return s;
-}
-
-// strconv.ParseInt(s, 0, 64) / ParseUint(s, 0, 64): optional sign (ParseInt only), base prefix
-// 0x/0o/0b or a leading 0 for octal.
-bool ParseGoIntBase0(std::string_view s, bool allow_sign, int64_t* i64, uint64_t* u64,
-                     bool* negative) {
-  *negative = false;
-  if (s.empty()) return false;
-  if (s[0] == '+' || s[0] == '-') {
-    if (!allow_sign) return false;
-    *negative = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  int base = 10;
-  if (s.size() >= 2 && s[0] == '0') {
-    char p = static_cast<char>(s[1] | 0x20);
-    if (p == 'x') {
-      base = 16;
-      s.remove_prefix(2);
-    } else if (p == 'o') {
-      base = 8;
-      s.remove_prefix(2);
-    } else if (p == 'b') {
-      base = 2;
-      s.remove_prefix(2);
-    } else {
-      base = 8;
-      s.remove_prefix(1);
-    }
-  }
-  if (s.empty()) return false;
-  uint64_t v = 0;
-  auto res = std::from_chars(s.data(), s.data() + s.size(), v, base);
-  if (res.ec != std::errc() || res.ptr != s.data() + s.size()) return false;
-  *u64 = v;
-  if (allow_sign) {
-    if (*negative) {
-      if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) + 1) return false;
-      *i64 = v == static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) + 1
-                 ? std::numeric_limits<int64_t>::min()
-                 : -static_cast<int64_t>(v);
-    } else {
-      if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return false;
-      *i64 = static_cast<int64_t>(v);
-    }
-  }
-  return true;
-}
+// Go number parsing.
 
 // strconv.ParseInt(text, 10, 64) as encoding/json applies it to a number literal.
 bool ParseDecimalInt(const std::string& text, int64_t* out) {
@@ -359,218 +243,8 @@ class JsonBuilder : public nlohmann::json_sax<nlohmann::json> {
 };
 
 // ---------------------------------------------------------------------------------------------
-// YAML input (yaml-cpp), converted as sigs.k8s.io/yaml.YAMLToJSON does with yaml.v2 scalar
-// resolution; duplicate keys are reported as YAMLToJSONStrict would.
-
-bool IsOneOf(std::string_view s, std::initializer_list<std::string_view> set) {
-  for (std::string_view x : set) {
-    if (s == x) return true;
-  }
-  return false;
-}
-
-struct YamlContext {
-  std::vector<std::string> duplicate_errors;  // "line N: key \"k\" already set in map"
-  std::string fatal;                          // conversion error
-};
-
-// yaml.v2's yamlStyleFloat: ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$
-bool IsYamlStyleFloat(std::string_view s) {
-  size_t i = 0;
-  auto digits = [&s, &i]() {
-    size_t start = i;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
-    return i - start;
-  };
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    if (digits() == 0) return false;
-  } else {
-    if (digits() == 0) return false;
-    if (i < s.size() && s[i] == '.') {
-      ++i;
-      digits();
-    }
-  }
-  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-    ++i;
-    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-    if (digits() == 0) return false;
-  }
-  return i == s.size();
-}
-
-// Resolves a plain (untagged, unquoted) scalar like yaml.v2's resolve().
-Value ResolvePlainScalar(const std::string& s, YamlContext* ctx) {
-  Value v;
-  if (IsOneOf(s, {"", "~", "null", "Null", "NULL"})) return v;
-  if (IsOneOf(s, {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"})) {
-    v.type = Value::Type::kBool;
-    v.b = true;
-    return v;
-  }
-  if (IsOneOf(s, {"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"})) {
-    v.type = Value::Type::kBool;
-    v.b = false;
-    return v;
-  }
-  if (IsOneOf(s, {".nan", ".NaN", ".NAN"})) {
-    ctx->fatal = "json: unsupported value: NaN";
-    return v;
-  }
-  if (IsOneOf(s, {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"})) {
-    ctx->fatal = "json: unsupported value: +Inf";
-    return v;
-  }
-  if (IsOneOf(s, {"-.inf", "-.Inf", "-.INF"})) {
-    ctx->fatal = "json: unsupported value: -Inf";
-    return v;
-  }
-  char c = s[0];
-  if (c == '+' || c == '-' || c == '.' || (c >= '0' && c <= '9')) {
-    std::string plain;
-    for (char ch : s) {
-      if (ch != '_') plain += ch;
-    }
-    int64_t i64 = 0;
-    uint64_t u64 = 0;
-    bool neg = false;
-    if (ParseGoIntBase0(plain, true, &i64, &u64, &neg)) {
-      v.type = Value::Type::kNumber;
-      v.text = std::to_string(i64);
-      return v;
-    }
-    if (ParseGoIntBase0(plain, false, &i64, &u64, &neg)) {
-      v.type = Value::Type::kNumber;
-      v.text = std::to_string(u64);
-      return v;
-    }
-    if (IsYamlStyleFloat(plain)) {
-      double d = std::strtod(plain.c_str(), nullptr);
-      if (std::isinf(d)) {
-        ctx->fatal = d > 0 ? "json: unsupported value: +Inf" : "json: unsupported value: -Inf";
-        return v;
-      }
-      v.type = Value::Type::kNumber;
-      v.text = GoJsonFloat(d);
-      return v;
-    }
-  }
-  v.type = Value::Type::kString;
-  v.text = s;
-  return v;
-}
-
-Value ScalarValue(const YAML::Node& node, YamlContext* ctx) {
-  const std::string& tag = node.Tag();
-  if (tag == "!" || tag == "tag:yaml.org,2002:str" || tag == "!!str") {
-    Value v;
-    v.type = Value::Type::kString;
-    v.text = node.Scalar();
-    return v;
-  }
-  return ResolvePlainScalar(node.Scalar(), ctx);
-}
-
-// JSON key for a YAML mapping key (sigs.k8s.io/yaml stringifies non-string keys).
-std::string KeyString(const YAML::Node& key, YamlContext* ctx) {
-  if (key.IsNull()) return "null";
-  if (!key.IsScalar()) {
-    ctx->fatal = "unsupported map key";
-    return "";
-  }
-  Value v = ScalarValue(key, ctx);
-  switch (v.type) {
-    case Value::Type::kNull:
-      return "null";
-    case Value::Type::kBool:
-      return v.b ? "true" : "false";
-    case Value::Type::kNumber:
-    case Value::Type::kString:
-      return v.text;
-    default:
-      return key.Scalar();
-  }
-}
-
-Value FromYaml(const YAML::Node& node, YamlContext* ctx, int depth) {
-  Value v;
-  if (!ctx->fatal.empty()) return v;
-  if (depth > 1000) {  // also stops self-referencing aliases
-    ctx->fatal = "exceeded max depth";
-    return v;
-  }
-  switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-      return v;
-    case YAML::NodeType::Scalar:
-      return ScalarValue(node, ctx);
-    case YAML::NodeType::Sequence:
-      v.type = Value::Type::kArray;
-      for (const auto& item : node) {
-        v.items.push_back(FromYaml(item, ctx, depth + 1));
-        if (!ctx->fatal.empty()) return v;
-      }
-      return v;
-    case YAML::NodeType::Map: {
-      v.type = Value::Type::kObject;
-      std::set<std::string> merged;  // keys that came from a merge key, not reported twice
-      auto set = [&v](std::string key, Value item) -> bool {
-        for (auto& m : v.members) {
-          if (m.first == key) {
-            m.second = std::move(item);
-            return true;
-          }
-        }
-        v.members.emplace_back(std::move(key), std::move(item));
-        return false;
-      };
-      for (const auto& kv : node) {
-        if (kv.first.IsScalar() && kv.first.Tag() == "?" && kv.first.Scalar() == "<<") {
-          // yaml.v2 merge key: a map, or a list of maps merged last-to-first.
-          Value src = FromYaml(kv.second, ctx, depth + 1);
-          if (!ctx->fatal.empty()) return v;
-          std::vector<const Value*> maps;
-          bool valid = src.type == Value::Type::kObject || src.type == Value::Type::kArray;
-          if (src.type == Value::Type::kObject) maps.push_back(&src);
-          for (auto it = src.items.rbegin(); it != src.items.rend(); ++it) {
-            valid = valid && it->type == Value::Type::kObject;
-            maps.push_back(&*it);
-          }
-          if (!valid) {
-            ctx->fatal = absl::StrCat("yaml: line ", kv.first.Mark().line + 1,
-                                      ": map merge requires map or sequence of maps as the value");
-            return v;
-          }
-          for (const Value* m : maps) {
-            for (const auto& [k, item] : m->members) {
-              set(k, item);
-              merged.insert(k);
-            }
-          }
-          continue;
-        }
-        std::string key = KeyString(kv.first, ctx);
-        if (!ctx->fatal.empty()) return v;
-        Value item = FromYaml(kv.second, ctx, depth + 1);
-        if (!ctx->fatal.empty()) return v;
-        if (set(key, std::move(item)) && merged.count(key) == 0) {
-          ctx->duplicate_errors.push_back(absl::StrCat("line ", kv.first.Mark().line + 1, ": key ",
-                                                       GoQuote(key), " already set in map"));
-        }
-        merged.erase(key);
-      }
-      return v;
-    }
-  }
-  return v;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Struct decoding over the schema, with Go encoding/json semantics: type errors are remembered
-// (the first one is reported) and decoding goes on; errors from UnmarshalJSON methods
+// Struct decoding over the field tables, with Go encoding/json semantics: type errors are
+// remembered (the first one is reported) and decoding goes on; errors from UnmarshalJSON methods
 // (durations, quantities, times) stop it. Unknown and duplicate fields are strict errors.
 
 struct DecodeState {
@@ -622,14 +296,44 @@ std::string Join(const std::string& parent, std::string_view name) {
 struct Loc {
   std::string path;
   std::string fpath;
-  const char* struct_name;
+  std::string_view struct_name;
   bool record;
 };
 
-void DecodeStruct(const Value& obj, const StructDesc& desc, void* target, const Loc& loc, bool top,
-                  DecodeState* st);
+// Go's name of a member type where the table does not give one.
+template <typename M>
+constexpr std::string_view GoTypeName() {
+  if constexpr (std::is_same_v<M, bool>) {
+    return "bool";
+  } else if constexpr (std::is_same_v<M, double>) {
+    return "float64";
+  } else if constexpr (std::is_integral_v<M>) {
+    return api::codec::IntName<M>();
+  } else if constexpr (std::is_same_v<M, std::string>) {
+    return "string";
+  } else if constexpr (std::is_same_v<M, std::vector<std::string>>) {
+    return "[]string";
+  } else if constexpr (std::is_same_v<M, std::map<std::string, std::string>>) {
+    return "map[string]string";
+  } else if constexpr (std::is_same_v<M, std::map<std::string, bool>>) {
+    return "map[string]bool";
+  } else if constexpr (std::is_same_v<M, std::map<std::string, std::vector<std::string>>>) {
+    return "map[string][]string";
+  } else if constexpr (api::codec::IsOptional<M>::value) {
+    return GoTypeName<typename M::value_type>();
+  } else {
+    return "";  // named in the table
+  }
+}
 
-bool DecodeInt(const Value& v, const Loc& loc, const char* go_type, int64_t min, int64_t max,
+// What a table entry tells the decoder about its member.
+struct GoField {
+  uint32_t opts;
+  std::string_view go_type;
+  bool pointer() const { return (opts & kGoPointer) != 0; }
+};
+
+bool DecodeInt(const Value& v, const Loc& loc, std::string_view go_type, int64_t min, int64_t max,
                int64_t* out, DecodeState* st) {
   if (v.type != Value::Type::kNumber) {
     st->Save(TypeError(KindWord(v), loc.struct_name, loc.fpath, go_type));
@@ -644,7 +348,7 @@ bool DecodeInt(const Value& v, const Loc& loc, const char* go_type, int64_t min,
   return true;
 }
 
-bool DecodeString(const Value& v, const Loc& loc, const char* go_type, std::string* out,
+bool DecodeString(const Value& v, const Loc& loc, std::string_view go_type, std::string* out,
                   DecodeState* st) {
   if (v.type == Value::Type::kNull) return true;  // no-op, as Go
   if (v.type != Value::Type::kString) {
@@ -655,7 +359,7 @@ bool DecodeString(const Value& v, const Loc& loc, const char* go_type, std::stri
   return true;
 }
 
-void DecodeStringList(const Value& v, const Loc& loc, const char* go_type,
+void DecodeStringList(const Value& v, const Loc& loc, std::string_view go_type,
                       std::vector<std::string>* out, DecodeState* st) {
   if (v.type != Value::Type::kArray) {
     st->Save(TypeError(KindWord(v), loc.struct_name, loc.fpath, go_type));
@@ -678,348 +382,288 @@ absl::StatusOr<api::Quantity> ParseQuantityValue(const Value& v) {
 }
 
 // metav1.Time: RFC3339 (time.Parse also takes fractional seconds).
-absl::StatusOr<absl::Time> ParseRFC3339(const std::string& s) {
+absl::StatusOr<api::Time> ParseRFC3339(const std::string& s) {
   absl::Time t;
   std::string err;
-  if (absl::ParseTime("%Y-%m-%dT%H:%M:%E*S%Ez", s, &t, &err)) return t;
-  return absl::InvalidArgumentError(absl::StrCat("parsing time ", GoQuote(s),
+  if (absl::ParseTime("%Y-%m-%dT%H:%M:%E*S%Ez", s, &t, &err)) {
+    const int64_t secs = absl::ToUnixSeconds(t);
+    return api::Time::FromUnix(
+        secs, static_cast<int32_t>(absl::ToInt64Nanoseconds(t - absl::FromUnixSeconds(secs))));
+  }
+  return absl::InvalidArgumentError(absl::StrCat("parsing time ", api::GoQuote(s),
                                                  " as \"2006-01-02T15:04:05Z07:00\": cannot parse ",
-                                                 GoQuote(s), " as \"2006\""));
+                                                 api::GoQuote(s), " as \"2006\""));
 }
 
-void DecodeField(const Field& f, const Value& v, void* m, const Loc& loc, DecodeState* st) {
-  if (v.type == Value::Type::kNull) {
-    switch (f.kind) {
-      case Kind::kDuration:
-        if (f.go_pointer) {
-          *static_cast<absl::Duration*>(m) = absl::ZeroDuration();
-          if (loc.record) st->MarkUnset(loc.fpath);
-        } else {
-          // metav1.Duration.UnmarshalJSON("null") parses "".
-          st->Abort(FieldError(loc.path, "time: invalid duration \"\""));
-        }
-        return;
-      case Kind::kFlushFrequency:
-        static_cast<LoggingConfiguration*>(m)->flush_frequency_as_string = false;
-        return;
-      case Kind::kQuantity:
-        *static_cast<api::Quantity*>(m) = api::Quantity();
-        return;
-      case Kind::kTime:
-        static_cast<std::optional<absl::Time>*>(m)->reset();
-        return;
-      case Kind::kOptInt32:
-        static_cast<std::optional<int32_t>*>(m)->reset();
-        if (loc.record) st->MarkUnset(loc.fpath);
-        return;
-      case Kind::kOptString:
-        static_cast<std::optional<std::string>*>(m)->reset();
-        if (loc.record) st->MarkUnset(loc.fpath);
-        return;
-      case Kind::kOptStruct:
-        f.opt->reset(m);
-        if (loc.record) st->MarkUnset(loc.fpath);
-        return;
-      case Kind::kStruct:
-        return;
-      case Kind::kStringList:
-        static_cast<std::vector<std::string>*>(m)->clear();
-        if (loc.record) st->MarkUnset(loc.fpath);
-        return;
-      case Kind::kStringMap:
-        static_cast<std::map<std::string, std::string>*>(m)->clear();
-        if (loc.record) st->MarkUnset(loc.fpath);
-        return;
-      case Kind::kBoolMap:
-        static_cast<std::map<std::string, bool>*>(m)->clear();
-        if (loc.record) st->MarkUnset(loc.fpath);
-        return;
-      case Kind::kStringListMap:
-        static_cast<std::map<std::string, std::vector<std::string>>*>(m)->clear();
-        if (loc.record) st->MarkUnset(loc.fpath);
-        return;
-      case Kind::kQuantityMap:
-        static_cast<std::map<std::string, api::Quantity>*>(m)->clear();
-        if (loc.record) st->MarkUnset(loc.fpath);
-        return;
-      case Kind::kStructList:
-        f.list->clear(m);
-        if (loc.record) st->MarkUnset(loc.fpath);
-        return;
-      default:
-        // Scalars: a Go pointer becomes nil (defaulting decides), a value is left alone.
-        if (f.go_pointer) {
-          switch (f.kind) {
-            case Kind::kBool:
-              *static_cast<bool*>(m) = false;
-              break;
-            case Kind::kInt32:
-              *static_cast<int32_t*>(m) = 0;
-              break;
-            case Kind::kInt64:
-              *static_cast<int64_t*>(m) = 0;
-              break;
-            case Kind::kDouble:
-              *static_cast<double*>(m) = 0;
-              break;
-            case Kind::kString:
-              static_cast<std::string*>(m)->clear();
-              break;
-            default:
-              break;
-          }
-          if (loc.record) st->MarkUnset(loc.fpath);
-        }
-        return;
+// Go sets a JSON null: a pointer (or slice, map) becomes nil, so defaulting decides again; a
+// plain value is left alone; metav1.Duration's UnmarshalJSON is called with "null".
+template <typename M>
+void DecodeNull(const GoField& f, M* m, const Loc& loc, DecodeState* st) {
+  auto unset = [&] {
+    if (loc.record) st->MarkUnset(loc.fpath);
+  };
+  if constexpr (std::is_same_v<M, absl::Duration>) {
+    if (f.pointer()) {
+      *m = absl::ZeroDuration();
+      unset();
+    } else {
+      st->Abort(FieldError(loc.path, "time: invalid duration \"\""));
+    }
+  } else if constexpr (std::is_same_v<M, TimeOrMetaDuration>) {
+    m->as_string = false;
+  } else if constexpr (std::is_same_v<M, api::Quantity>) {
+    *m = api::Quantity();
+  } else if constexpr (api::codec::IsOptional<M>::value || api::codec::IsVector<M>::value ||
+                       api::codec::IsStringMap<M>::value) {
+    *m = M{};
+    unset();
+  } else if constexpr (api::codec::Described<M>) {
+    // A struct value: nothing to do.
+  } else {
+    if (f.pointer()) {
+      *m = M{};
+      unset();
     }
   }
+}
 
-  bool ok = true;
-  switch (f.kind) {
-    case Kind::kBool:
-      if (v.type == Value::Type::kBool) {
-        *static_cast<bool*>(m) = v.b;
-      } else {
-        st->Save(TypeError(KindWord(v), loc.struct_name, loc.fpath, f.go_type));
-        ok = false;
-      }
-      break;
-    case Kind::kInt32: {
-      int64_t n = 0;
-      ok = DecodeInt(v, loc, f.go_type, std::numeric_limits<int32_t>::min(),
-                     std::numeric_limits<int32_t>::max(), &n, st);
-      if (ok) *static_cast<int32_t*>(m) = static_cast<int32_t>(n);
-      break;
+template <typename T>
+void DecodeStruct(const Value& obj, T* target, const Loc& loc, bool top, DecodeState* st);
+
+// Decodes a non-null value; false when nothing was stored (a type error, or decoding stopped).
+template <typename M>
+bool DecodeInto(const GoField& f, const Value& v, M* m, const Loc& loc, DecodeState* st) {
+  if constexpr (std::is_same_v<M, bool>) {
+    if (v.type != Value::Type::kBool) {
+      st->Save(TypeError(KindWord(v), loc.struct_name, loc.fpath, f.go_type));
+      return false;
     }
-    case Kind::kInt64: {
-      int64_t n = 0;
-      ok = DecodeInt(v, loc, f.go_type, std::numeric_limits<int64_t>::min(),
-                     std::numeric_limits<int64_t>::max(), &n, st);
-      if (ok) *static_cast<int64_t*>(m) = n;
-      break;
+    *m = v.b;
+    return true;
+  } else if constexpr (std::is_same_v<M, uint32_t>) {
+    uint64_t n = 0;
+    if (v.type != Value::Type::kNumber) {
+      st->Save(TypeError(KindWord(v), loc.struct_name, loc.fpath, f.go_type));
+      return false;
     }
-    case Kind::kUint32: {
-      uint64_t n = 0;
-      if (v.type != Value::Type::kNumber) {
-        st->Save(TypeError(KindWord(v), loc.struct_name, loc.fpath, f.go_type));
-        ok = false;
-      } else if (!ParseDecimalUint(v.text, &n) || n > std::numeric_limits<uint32_t>::max()) {
-        st->Save(TypeError(absl::StrCat("number ", v.text), loc.struct_name, loc.fpath, f.go_type));
-        ok = false;
-      } else {
-        *static_cast<uint32_t*>(m) = static_cast<uint32_t>(n);
-      }
-      break;
+    if (!ParseDecimalUint(v.text, &n) || n > std::numeric_limits<uint32_t>::max()) {
+      st->Save(TypeError(absl::StrCat("number ", v.text), loc.struct_name, loc.fpath, f.go_type));
+      return false;
     }
-    case Kind::kDouble:
-      if (v.type != Value::Type::kNumber) {
-        st->Save(TypeError(KindWord(v), loc.struct_name, loc.fpath, f.go_type));
-        ok = false;
-      } else {
-        double d = std::strtod(v.text.c_str(), nullptr);
-        if (std::isinf(d)) {
-          st->Save(
-              TypeError(absl::StrCat("number ", v.text), loc.struct_name, loc.fpath, f.go_type));
-          ok = false;
-        } else {
-          *static_cast<double*>(m) = d;
-        }
-      }
-      break;
-    case Kind::kString:
-      ok = DecodeString(v, loc, f.go_type, static_cast<std::string*>(m), st);
-      break;
-    case Kind::kOptString: {
-      std::string s;
-      ok = DecodeString(v, loc, f.go_type, &s, st);
-      if (ok) *static_cast<std::optional<std::string>*>(m) = std::move(s);
-      break;
+    *m = static_cast<uint32_t>(n);
+    return true;
+  } else if constexpr (std::is_integral_v<M>) {
+    int64_t n = 0;
+    if (!DecodeInt(v, loc, f.go_type, std::numeric_limits<M>::min(), std::numeric_limits<M>::max(),
+                   &n, st)) {
+      return false;
     }
-    case Kind::kOptInt32: {
-      int64_t n = 0;
-      ok = DecodeInt(v, loc, f.go_type, std::numeric_limits<int32_t>::min(),
-                     std::numeric_limits<int32_t>::max(), &n, st);
-      if (ok) *static_cast<std::optional<int32_t>*>(m) = static_cast<int32_t>(n);
-      break;
+    *m = static_cast<M>(n);
+    return true;
+  } else if constexpr (std::is_same_v<M, double>) {
+    if (v.type != Value::Type::kNumber) {
+      st->Save(TypeError(KindWord(v), loc.struct_name, loc.fpath, f.go_type));
+      return false;
     }
-    case Kind::kDuration: {
-      // metav1.Duration.UnmarshalJSON: a JSON string parsed by time.ParseDuration.
-      if (v.type != Value::Type::kString) {
-        st->Abort(TypeError(KindWord(v), loc.struct_name, loc.fpath, "string"));
-        return;
-      }
-      auto d = ParseGoDuration(v.text);
+    const double d = std::strtod(v.text.c_str(), nullptr);
+    if (std::isinf(d)) {
+      st->Save(TypeError(absl::StrCat("number ", v.text), loc.struct_name, loc.fpath, f.go_type));
+      return false;
+    }
+    *m = d;
+    return true;
+  } else if constexpr (std::is_same_v<M, std::string>) {
+    return DecodeString(v, loc, f.go_type, m, st);
+  } else if constexpr (std::is_same_v<M, absl::Duration>) {
+    // metav1.Duration.UnmarshalJSON: a JSON string parsed by time.ParseDuration.
+    if (v.type != Value::Type::kString) {
+      st->Abort(TypeError(KindWord(v), loc.struct_name, loc.fpath, "string"));
+      return false;
+    }
+    absl::StatusOr<absl::Duration> d = ParseGoDuration(v.text);
+    if (!d.ok()) {
+      st->Abort(FieldError(loc.path, SV(d.status().message())));
+      return false;
+    }
+    *m = *d;
+    return true;
+  } else if constexpr (std::is_same_v<M, TimeOrMetaDuration>) {
+    // "5s" (metav1.Duration) or an integer number of nanoseconds.
+    if (v.type == Value::Type::kString) {
+      m->as_string = true;
+      absl::StatusOr<absl::Duration> d = ParseGoDuration(v.text);
       if (!d.ok()) {
         st->Abort(FieldError(loc.path, SV(d.status().message())));
-        return;
+        return false;
       }
-      *static_cast<absl::Duration*>(m) = *d;
-      break;
+      m->duration = *d;
+      return true;
     }
-    case Kind::kFlushFrequency: {
-      // TimeOrMetaDuration: "5s" (metav1.Duration) or an integer number of nanoseconds.
-      auto* logging = static_cast<LoggingConfiguration*>(m);
-      if (v.type == Value::Type::kString) {
-        logging->flush_frequency_as_string = true;
-        auto d = ParseGoDuration(v.text);
-        if (!d.ok()) {
-          st->Abort(FieldError(loc.path, SV(d.status().message())));
-          return;
+    m->as_string = false;
+    int64_t n = 0;
+    if (v.type != Value::Type::kNumber || !ParseDecimalInt(v.text, &n)) {
+      std::string what = v.type == Value::Type::kNumber ? absl::StrCat("number ", v.text)
+                                                        : std::string(KindWord(v));
+      st->Abort(FieldError(loc.path, absl::StrCat("invalid duration ", api::GoQuote(Raw(v)),
+                                                  ": json: cannot unmarshal ", what,
+                                                  " into Go value of type time.Duration")));
+      return false;
+    }
+    m->duration = absl::Nanoseconds(n);
+    return true;
+  } else if constexpr (std::is_same_v<M, api::Quantity>) {
+    absl::StatusOr<api::Quantity> q = ParseQuantityValue(v);
+    if (!q.ok()) {
+      st->Abort(FieldError(loc.path, SV(q.status().message())));
+      return false;
+    }
+    *m = *q;
+    return true;
+  } else if constexpr (std::is_same_v<M, api::Time>) {
+    if (v.type != Value::Type::kString) {
+      st->Abort(TypeError(KindWord(v), loc.struct_name, loc.fpath, "string"));
+      return false;
+    }
+    absl::StatusOr<api::Time> t = ParseRFC3339(v.text);
+    if (!t.ok()) {
+      st->Abort(FieldError(loc.path, SV(t.status().message())));
+      return false;
+    }
+    *m = *t;
+    return true;
+  } else if constexpr (api::codec::IsOptional<M>::value) {
+    typename M::value_type x{};
+    if (!DecodeInto(f, v, &x, loc, st)) return false;
+    *m = std::move(x);
+    return true;
+  } else if constexpr (std::is_same_v<M, std::vector<std::string>>) {
+    DecodeStringList(v, loc, f.go_type, m, st);
+    return v.type == Value::Type::kArray;
+  } else if constexpr (api::codec::IsVector<M>::value) {
+    using Elem = typename M::value_type;
+    if (v.type != Value::Type::kArray) {
+      st->Save(TypeError(KindWord(v), loc.struct_name, loc.fpath, f.go_type));
+      return false;
+    }
+    const std::string elem_type = f.go_type.substr(0, 2) == "[]"
+                                      ? std::string(f.go_type.substr(2))
+                                      : absl::StrCat("v1.", AV(Fields<Elem>::kGoName));
+    m->clear();
+    for (size_t i = 0; i < v.items.size(); ++i) {
+      if (st->aborted()) return true;
+      const Value& item = v.items[i];
+      Elem* elem = &m->emplace_back();
+      if (item.type == Value::Type::kNull) continue;
+      if (item.type != Value::Type::kObject) {
+        st->Save(TypeError(KindWord(item), loc.struct_name, loc.fpath, elem_type));
+        continue;
+      }
+      Loc elem_loc{absl::StrCat(loc.path, "[", i, "]"), loc.fpath, Fields<Elem>::kGoName, false};
+      DecodeStruct(item, elem, elem_loc, false, st);
+    }
+    return true;
+  } else if constexpr (api::codec::IsStringMap<M>::value) {
+    using V = typename M::mapped_type;
+    if (v.type != Value::Type::kObject) {
+      st->Save(TypeError(KindWord(v), loc.struct_name, loc.fpath, f.go_type));
+      return false;
+    }
+    std::set<std::string> seen;
+    for (const auto& [key, item] : v.members) {
+      if (st->aborted()) return true;
+      if (!seen.insert(key).second) {
+        st->strict_errors.push_back(absl::StrCat("duplicate field \"", Join(loc.path, key), "\""));
+      }
+      V x{};
+      if constexpr (std::is_same_v<V, std::string>) {
+        DecodeString(item, loc, "string", &x, st);
+      } else if constexpr (std::is_same_v<V, bool>) {
+        if (item.type == Value::Type::kBool) {
+          x = item.b;
+        } else if (item.type != Value::Type::kNull) {
+          st->Save(TypeError(KindWord(item), loc.struct_name, loc.fpath, "bool"));
         }
-        logging->flush_frequency = *d;
+      } else if constexpr (std::is_same_v<V, std::vector<std::string>>) {
+        if (item.type != Value::Type::kNull) DecodeStringList(item, loc, "[]string", &x, st);
       } else {
-        logging->flush_frequency_as_string = false;
-        int64_t n = 0;
-        if (v.type != Value::Type::kNumber || !ParseDecimalInt(v.text, &n)) {
-          std::string what = v.type == Value::Type::kNumber ? absl::StrCat("number ", v.text)
-                                                            : std::string(KindWord(v));
-          st->Abort(FieldError(loc.path, absl::StrCat("invalid duration ", GoQuote(Raw(v)),
-                                                      ": json: cannot unmarshal ", what,
-                                                      " into Go value of type time.Duration")));
-          return;
+        static_assert(std::is_same_v<V, api::Quantity>, "unsupported map value");
+        absl::StatusOr<api::Quantity> q = ParseQuantityValue(item);
+        if (!q.ok()) {
+          st->Abort(FieldError(Join(loc.path, key), SV(q.status().message())));
+          return true;
         }
-        logging->flush_frequency = absl::Nanoseconds(n);
+        x = *q;
       }
-      break;
+      (*m)[key] = std::move(x);
     }
-    case Kind::kQuantity: {
-      auto q = ParseQuantityValue(v);
-      if (!q.ok()) {
-        st->Abort(FieldError(loc.path, SV(q.status().message())));
-        return;
-      }
-      *static_cast<api::Quantity*>(m) = *q;
-      break;
-    }
-    case Kind::kTime: {
-      if (v.type != Value::Type::kString) {
-        st->Abort(TypeError(KindWord(v), loc.struct_name, loc.fpath, "string"));
-        return;
-      }
-      auto t = ParseRFC3339(v.text);
-      if (!t.ok()) {
-        st->Abort(FieldError(loc.path, SV(t.status().message())));
-        return;
-      }
-      *static_cast<std::optional<absl::Time>*>(m) = *t;
-      break;
-    }
-    case Kind::kStringList:
-      DecodeStringList(v, loc, f.go_type, static_cast<std::vector<std::string>*>(m), st);
-      ok = v.type == Value::Type::kArray;
-      break;
-    case Kind::kStringMap:
-    case Kind::kBoolMap:
-    case Kind::kStringListMap:
-    case Kind::kQuantityMap: {
-      if (v.type != Value::Type::kObject) {
-        st->Save(TypeError(KindWord(v), loc.struct_name, loc.fpath, f.go_type));
-        ok = false;
-        break;
-      }
-      std::set<std::string> seen;
-      for (const auto& [key, item] : v.members) {
-        if (st->aborted()) return;
-        if (!seen.insert(key).second) {
-          st->strict_errors.push_back(
-              absl::StrCat("duplicate field \"", Join(loc.path, key), "\""));
-        }
-        if (f.kind == Kind::kStringMap) {
-          std::string s;
-          DecodeString(item, loc, "string", &s, st);
-          (*static_cast<std::map<std::string, std::string>*>(m))[key] = std::move(s);
-        } else if (f.kind == Kind::kBoolMap) {
-          bool b = false;
-          if (item.type == Value::Type::kBool) {
-            b = item.b;
-          } else if (item.type != Value::Type::kNull) {
-            st->Save(TypeError(KindWord(item), loc.struct_name, loc.fpath, "bool"));
-          }
-          (*static_cast<std::map<std::string, bool>*>(m))[key] = b;
-        } else if (f.kind == Kind::kStringListMap) {
-          std::vector<std::string> list;
-          if (item.type != Value::Type::kNull) {
-            DecodeStringList(item, loc, "[]string", &list, st);
-          }
-          (*static_cast<std::map<std::string, std::vector<std::string>>*>(m))[key] =
-              std::move(list);
-        } else {
-          auto q = ParseQuantityValue(item);
-          if (!q.ok()) {
-            st->Abort(FieldError(Join(loc.path, key), SV(q.status().message())));
-            return;
-          }
-          (*static_cast<std::map<std::string, api::Quantity>*>(m))[key] = *q;
-        }
-      }
-      break;
-    }
-    case Kind::kStruct:
-    case Kind::kOptStruct: {
-      if (v.type != Value::Type::kObject) {
-        st->Save(TypeError(KindWord(v), loc.struct_name, loc.fpath, f.go_type));
-        return;
-      }
-      void* target = f.kind == Kind::kOptStruct ? f.opt->emplace(m) : m;
-      size_t before = st->fields_set.size();
-      DecodeStruct(v, *f.sub, target, loc, false, st);
-      // An object with nothing known inside still sets the struct itself.
-      if (loc.record && st->fields_set.size() == before && !st->aborted()) {
-        st->MarkSet(loc.fpath);
-      }
-      return;
-    }
-    case Kind::kStructList: {
-      if (v.type != Value::Type::kArray) {
-        st->Save(TypeError(KindWord(v), loc.struct_name, loc.fpath, f.go_type));
-        ok = false;
-        break;
-      }
-      std::string elem_type = std::string(f.go_type).rfind("[]", 0) == 0
-                                  ? std::string(f.go_type).substr(2)
-                                  : absl::StrCat("v1.", f.sub->go_name);
-      f.list->clear(m);
-      for (size_t i = 0; i < v.items.size(); ++i) {
-        if (st->aborted()) return;
-        const Value& item = v.items[i];
-        void* elem = f.list->append(m);
-        if (item.type == Value::Type::kNull) continue;
-        if (item.type != Value::Type::kObject) {
-          st->Save(TypeError(KindWord(item), loc.struct_name, loc.fpath, elem_type));
-          continue;
-        }
-        Loc elem_loc{absl::StrCat(loc.path, "[", i, "]"), loc.fpath, f.sub->go_name, false};
-        DecodeStruct(item, *f.sub, elem, elem_loc, false, st);
-      }
-      break;
-    }
+    return true;
+  } else {
+    static_assert(sizeof(M) == 0, "member type not supported by the configuration decoder");
+    return false;
   }
-  if (ok && loc.record && !st->aborted()) st->MarkSet(loc.fpath);
 }
 
-void DecodeStruct(const Value& obj, const StructDesc& desc, void* target, const Loc& loc, bool top,
-                  DecodeState* st) {
+template <typename M>
+void DecodeField(const GoField& f, const Value& v, M* m, const Loc& loc, DecodeState* st) {
+  if (v.type == Value::Type::kNull) {
+    DecodeNull(f, m, loc, st);
+    return;
+  }
+  constexpr bool kOptStruct = [] {
+    if constexpr (api::codec::IsOptional<M>::value) {
+      return api::codec::Described<typename M::value_type>;
+    } else {
+      return false;
+    }
+  }();
+  if constexpr (api::codec::Described<M> || kOptStruct) {
+    if (v.type != Value::Type::kObject) {
+      st->Save(TypeError(KindWord(v), loc.struct_name, loc.fpath, f.go_type));
+      return;
+    }
+    auto* target = [m] {
+      if constexpr (kOptStruct) {
+        if (!m->has_value()) m->emplace();
+        return &**m;
+      } else {
+        return m;
+      }
+    }();
+    const size_t before = st->fields_set.size();
+    DecodeStruct(v, target, loc, false, st);
+    // An object with nothing known inside still sets the struct itself.
+    if (loc.record && st->fields_set.size() == before && !st->aborted()) st->MarkSet(loc.fpath);
+  } else {
+    if (DecodeInto(f, v, m, loc, st) && loc.record && !st->aborted()) st->MarkSet(loc.fpath);
+  }
+}
+
+// Decodes `v` into the member of `target` that entry `f` names, when it names `key`.
+template <typename T, typename M>
+bool DecodeEntry(const api::codec::FieldSpec<T, M>& f, const std::string& key, const Value& v,
+                 T* target, const Loc& loc, DecodeState* st) {
+  if (f.name != key) return false;
+  Loc child{Join(loc.path, key), Join(loc.fpath, key), Fields<T>::kGoName, loc.record};
+  GoField gf{f.opts, f.go_type.empty() ? GoTypeName<M>() : f.go_type};
+  DecodeField(gf, v, &(target->*f.member), child, st);
+  return true;
+}
+
+template <typename T>
+void DecodeStruct(const Value& obj, T* target, const Loc& loc, bool top, DecodeState* st) {
   std::set<std::string> seen;
   for (const auto& [key, v] : obj.members) {
     if (st->aborted()) return;
-    std::string path = Join(loc.path, key);
     if (!seen.insert(key).second) {
-      st->strict_errors.push_back(absl::StrCat("duplicate field \"", path, "\""));
+      st->strict_errors.push_back(absl::StrCat("duplicate field \"", Join(loc.path, key), "\""));
     }
     if (top && (key == "apiVersion" || key == "kind")) continue;  // TypeMeta
-    const Field* field = nullptr;
-    for (const Field& f : desc.fields) {
-      if (key == f.json) {
-        field = &f;
-        break;
-      }
+    const bool known = std::apply(
+        [&](const auto&... f) { return (DecodeEntry(f, key, v, target, loc, st) || ...); },
+        Fields<T>::kList);
+    if (!known) {
+      st->strict_errors.push_back(absl::StrCat("unknown field \"", Join(loc.path, key), "\""));
     }
-    if (field == nullptr) {
-      st->strict_errors.push_back(absl::StrCat("unknown field \"", path, "\""));
-      continue;
-    }
-    Loc child{path, Join(loc.fpath, key), desc.go_name, loc.record};
-    DecodeField(*field, v, field->member(target), child, st);
   }
 }
 
@@ -1101,37 +745,28 @@ absl::StatusOr<LoadedConfig> DecodeImpl(std::string_view data, std::string_view 
 
   Value root;
   std::vector<std::string> yaml_duplicates;
-  if (is_json) {
-    JsonBuilder builder(&root);
-    bool ok = false;
-    try {
-      ok = nlohmann::json::sax_parse(data.begin(), data.end(), &builder);
-    } catch (const std::exception& e) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "failed to decode: couldn't get version/kind; json parse error: ", e.what()));
-    }
-    if (!ok) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "failed to decode: couldn't get version/kind; json parse error: ", builder.error()));
-    }
-  } else {
-    YamlContext yctx;
-    try {
-      YAML::Node node = YAML::Load(std::string(data));
-      root = FromYaml(node, &yctx, 0);
-    } catch (const YAML::Exception& e) {
+  std::string json_text;  // YAML input, converted as sigs.k8s.io/yaml does
+  if (!is_json) {
+    absl::StatusOr<api::YamlJson> converted = api::YamlToJson(data);
+    if (!converted.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("failed to decode: error converting YAML to JSON: yaml: line ",
-                       e.mark.line + 1, ": ", e.msg));
-    } catch (const std::exception& e) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("failed to decode: error converting YAML to JSON: yaml: ", e.what()));
+          absl::StrCat("failed to decode: ", converted.status().message()));
     }
-    if (!yctx.fatal.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("failed to decode: error converting YAML to JSON: ", yctx.fatal));
-    }
-    yaml_duplicates = std::move(yctx.duplicate_errors);
+    json_text = std::move(converted->json);
+    yaml_duplicates = std::move(converted->duplicate_keys);
+  }
+  const std::string_view json = is_json ? data : std::string_view(json_text);
+  JsonBuilder builder(&root);
+  bool parsed = false;
+  try {
+    parsed = nlohmann::json::sax_parse(json.begin(), json.end(), &builder);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("failed to decode: couldn't get version/kind; json parse error: ", e.what()));
+  }
+  if (!parsed) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "failed to decode: couldn't get version/kind; json parse error: ", builder.error()));
   }
 
   // TypeMeta, as SimpleMetaFactory.Interpret and the serializer check it.
@@ -1201,8 +836,9 @@ absl::StatusOr<LoadedConfig> DecodeImpl(std::string_view data, std::string_view 
 
   LoadedConfig out;
   DecodeState st;
-  DecodeStruct(root, schema::KubeletConfigurationDesc(), &out.config,
-               Loc{"", "", "KubeletConfiguration", true}, true, &st);
+  if (root.type == Value::Type::kObject) {
+    DecodeStruct(root, &out.config, Loc{"", "", "KubeletConfiguration", true}, true, &st);
+  }
   if (st.aborted()) {
     return absl::InvalidArgumentError(absl::StrCat("failed to decode: ", st.abort_error));
   }

@@ -107,9 +107,8 @@ void SetDefaults(KubeletConfiguration* c, const std::vector<std::string>& set_fi
   }
   // logsapi.SetRecommendedLoggingConfiguration.
   if (c->logging.format.empty()) c->logging.format = "text";
-  if (c->logging.flush_frequency == zero) {
-    c->logging.flush_frequency = absl::Seconds(5);  // LogFlushFreqDefault
-    c->logging.flush_frequency_as_string = true;
+  if (c->logging.flush_frequency.duration == zero) {
+    c->logging.flush_frequency = {absl::Seconds(5), /*as_string=*/true};  // LogFlushFreqDefault
   }
   // infoBufferSize defaults to a zero quantity, which is what an unset api::Quantity is.
   if (nil("enableSystemLogHandler")) c->enable_system_log_handler = true;

@@ -9,6 +9,7 @@
 
 #include "absl/time/time.h"
 #include "common/log.h"
+#include "config/kubelet_configuration_fields.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -130,8 +131,8 @@ TEST(KubeletConfigurationDefaults, MatchUpstreamV1beta1Defaults) {
   EXPECT_THAT(c.enforce_node_allocatable, ElementsAre("pods"));
   EXPECT_EQ(c.volume_plugin_dir, "/usr/libexec/kubernetes/kubelet-plugins/volume/exec/");
   EXPECT_EQ(c.logging.format, "text");
-  EXPECT_EQ(c.logging.flush_frequency, absl::Seconds(5));
-  EXPECT_TRUE(c.logging.flush_frequency_as_string);
+  EXPECT_EQ(c.logging.flush_frequency.duration, absl::Seconds(5));
+  EXPECT_TRUE(c.logging.flush_frequency.as_string);
   EXPECT_EQ(c.logging.verbosity, 0u);
   EXPECT_TRUE(c.logging.options.json.info_buffer_size.IsZero());
   EXPECT_TRUE(c.enable_system_log_handler);
@@ -249,8 +250,8 @@ TEST(KubeletConfigurationDefaults, NonPointerZeroValuesAreDefaulted) {
   EXPECT_EQ(c.cgroup_driver, "cgroupfs");
   EXPECT_EQ(c.authentication.webhook.cache_ttl, absl::Minutes(2));
   EXPECT_EQ(c.logging.format, "text");
-  EXPECT_EQ(c.logging.flush_frequency, absl::Seconds(5));
-  EXPECT_TRUE(c.logging.flush_frequency_as_string);
+  EXPECT_EQ(c.logging.flush_frequency.duration, absl::Seconds(5));
+  EXPECT_TRUE(c.logging.flush_frequency.as_string);
 }
 
 TEST(KubeletConfigurationDefaults, NullMeansUnset) {
@@ -428,8 +429,8 @@ TEST(KubeletConfigurationDecode, FullYaml) {
   EXPECT_EQ(c.memory_swap.swap_behavior, "LimitedSwap");
   EXPECT_THAT(c.enforce_node_allocatable, ElementsAre("pods", "kube-reserved"));
   EXPECT_EQ(c.logging.format, "json");
-  EXPECT_EQ(c.logging.flush_frequency, absl::Seconds(1));
-  EXPECT_FALSE(c.logging.flush_frequency_as_string);
+  EXPECT_EQ(c.logging.flush_frequency.duration, absl::Seconds(1));
+  EXPECT_FALSE(c.logging.flush_frequency.as_string);
   EXPECT_EQ(c.logging.verbosity, 4u);
   ASSERT_EQ(c.logging.vmodule.size(), 1u);
   EXPECT_EQ(c.logging.vmodule[0].file_pattern, "kubelet*");
@@ -446,7 +447,7 @@ TEST(KubeletConfigurationDecode, FullYaml) {
   EXPECT_EQ(c.register_with_taints[0].value, "infra");
   EXPECT_EQ(c.register_with_taints[0].effect, "NoSchedule");
   EXPECT_FALSE(c.register_with_taints[0].time_added.has_value());
-  EXPECT_EQ(c.register_with_taints[1].time_added, absl::FromUnixSeconds(1692094830));
+  EXPECT_EQ(c.register_with_taints[1].time_added, api::Time::FromUnix(1692094830));
   ASSERT_TRUE(c.tracing.has_value());
   EXPECT_EQ(c.tracing->endpoint, "localhost:4317");
   EXPECT_EQ(c.tracing->sampling_rate_per_million, 100);
@@ -514,7 +515,7 @@ memoryThrottlingFactor: 0.75
   EXPECT_EQ(j->fields_set, y->fields_set);
   EXPECT_FALSE(j->config.enable_server);
   EXPECT_TRUE(j->config.authentication.anonymous.enabled);
-  EXPECT_EQ(j->config.logging.flush_frequency, absl::Seconds(2));
+  EXPECT_EQ(j->config.logging.flush_frequency.duration, absl::Seconds(2));
   EXPECT_DOUBLE_EQ(j->config.memory_throttling_factor, 0.75);
 }
 
@@ -927,6 +928,19 @@ TEST(KubeletConfigurationEncode, RoundTrip) {
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->config, full->config);
   EXPECT_EQ(KubeletConfigurationToJson(again->config, true), json);
+}
+
+TEST(KubeletConfigurationFieldsTest, PathsNameTableFields) {
+  EXPECT_TRUE(IsConfigFieldPath("syncFrequency"));
+  EXPECT_TRUE(IsConfigFieldPath("authentication"));
+  EXPECT_TRUE(IsConfigFieldPath("authentication.webhook.enabled"));
+  EXPECT_TRUE(IsConfigFieldPath("logging.options.json.infoBufferSize"));
+  EXPECT_FALSE(IsConfigFieldPath("syncfrequency"));
+  EXPECT_FALSE(IsConfigFieldPath("syncFrequency.x"));
+  EXPECT_FALSE(IsConfigFieldPath("authentication.webhook.bogus"));
+  EXPECT_FALSE(IsConfigFieldPath(""));
+  EXPECT_EQ(KubeletConfigurationFieldNames().front(), "enableServer");
+  EXPECT_EQ(KubeletConfigurationFieldNames().back(), "imageServiceEndpoint");
 }
 
 }  // namespace

@@ -52,7 +52,8 @@ std::string FieldRequired(std::string_view path, std::string_view detail) {
 std::string GoTaint(const Taint& t) {
   std::string time = "<nil>";
   if (t.time_added.has_value())
-    time = absl::FormatTime(absl::RFC3339_sec, *t.time_added, absl::UTCTimeZone());
+    time = absl::FormatTime(absl::RFC3339_sec, absl::FromUnixSeconds(t.time_added->seconds),
+                            absl::UTCTimeZone());
   return absl::StrCat("{", t.key, " ", t.value, " ", t.effect, " ", time, "}");
 }
 

@@ -32,14 +32,17 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/event_queue.h"
+#include "config/kubelet_configuration.h"
 #include "cri/runtime_service.h"
 #include "kubelet/admission.h"
 #include "kubelet/container/cache.h"
@@ -128,6 +131,16 @@ struct KubeletOptions {
   // (PodReadyToStartContainersCondition) and status.hostIPs (PodHostIPs).
   bool pod_ready_to_start_containers_condition = false;
   bool pod_host_ips = false;
+};
+
+// Reads the pod sources, syncFrequency, allocatable (maxPods, kubeReserved + systemReserved off
+// MachineAllocatable) and allowedUnsafeSysctls (over `kernel_release`'s safe set; bad: an error).
+absl::StatusOr<KubeletOptions> KubeletOptionsFromConfig(const config::KubeletConfiguration& c,
+                                                        std::string_view kernel_release);
+inline constexpr std::string_view kKubeletConfigFields[] = {
+    "staticPodPath",      "fileCheckFrequency",   "staticPodURL", "staticPodURLHeader",
+    "httpCheckFrequency", "syncFrequency",        "maxPods",      "systemReserved",
+    "kubeReserved",       "allowedUnsafeSysctls",
 };
 
 class Kubelet final : public PodSyncer,

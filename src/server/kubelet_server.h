@@ -15,6 +15,9 @@
 //   thread. Errors and status codes follow upstream: containerLogs query decode errors 400
 //   {"message": "Unable to decode query."}, invalid options 422 {"message": "Invalid request."},
 //   unknown pod/container 404, log errors 400; stats errors 500 "Internal Error: ...".
+// - KubeletServerOptions: the serving settings of both ports from the KubeletConfiguration
+//   (KubeletServerOptionsFromConfig), as they are written there; the wiring checks and applies
+//   them.
 // Thread-safety: the host's methods are called from the I/O thread and from workers at the same
 // time. Ownership: the handlers share `host` (workers may outlive the server's Stop by its
 // stream stop timeout, hence shared ownership).
@@ -24,13 +27,17 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "api/pod.h"
+#include "config/kubelet_configuration.h"
 #include "kubelet/logs/container_log_manager.h"
 #include "kubelet/stats/stats_provider.h"
+#include "server/auth.h"
 #include "server/http_server.h"
 
 namespace kubelet::server {
@@ -82,6 +89,45 @@ class HostInterface {
 };
 
 void InstallDefaultHandlers(HttpServer& server, std::shared_ptr<HostInterface> host);
+
+// The kubelet API's serving settings (upstream KubeletServer's), unchecked.
+struct KubeletServerOptions {
+  std::string address;     // of both ports, as configured ("" listens on 0.0.0.0)
+  int port = 10250;        // the secure port
+  int read_only_port = 0;  // 0: no read-only server
+  // The serving pair; both set: used as they are, else the self-signed pair in --cert-dir.
+  std::string tls_cert_file;
+  std::string tls_private_key_file;
+  std::string tls_min_version;                 // TlsVersionFromName
+  std::vector<std::string> tls_cipher_suites;  // CipherSuitesToOpenSsl
+  std::string client_ca_file;                  // authentication.x509.clientCAFile
+  // anonymous, and x509 when a client CA is set; the wiring adds the webhooks and the node name.
+  AuthOptions auth;
+  bool webhook_authentication = false;  // TokenReview on the API server
+  absl::Duration webhook_cache_ttl = absl::Minutes(2);
+  std::string authorization_mode = "AlwaysAllow";  // or "Webhook": SubjectAccessReview
+  absl::Duration webhook_cache_authorized_ttl = absl::Minutes(5);
+  absl::Duration webhook_cache_unauthorized_ttl = absl::Seconds(30);
+  absl::Duration tunnel_idle_timeout = absl::Hours(4);  // exec / attach / port-forward tunnels
+  bool enable_debugging_handlers = true;
+};
+
+// Reads the ports and address, TLS, authentication, authorization, the streaming idle timeout
+// (zero keeps 4h) and enableDebuggingHandlers.
+KubeletServerOptions KubeletServerOptionsFromConfig(const config::KubeletConfiguration& c);
+inline constexpr std::string_view kKubeletServerConfigFields[] = {
+    "address",
+    "port",
+    "readOnlyPort",
+    "tlsCertFile",
+    "tlsPrivateKeyFile",
+    "tlsMinVersion",
+    "tlsCipherSuites",
+    "authentication",
+    "authorization",
+    "streamingConnectionIdleTimeout",
+    "enableDebuggingHandlers",
+};
 // With the debugging handlers: /exec/, /attach/, /portForward/ (GET or POST with an upgrade,
 // proxied to the runtime's streaming server through HttpResponse::tunnel, as upstream since
 // 1.20) and /run/ (POST, the command's output).

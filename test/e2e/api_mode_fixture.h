@@ -66,13 +66,7 @@ class ApiModeTest : public StaticPodTest {
   }
 
   // `kubectl <args> -o json` as admin; null when it failed.
-  json GetJson(const std::vector<std::string>& args) {
-    std::vector<std::string> full = args;
-    full.insert(full.end(), {"-o", "json"});
-    auto r = cp_->Kubectl(full);
-    if (!r.ok() || r->exit_code != 0) return json();
-    return json::parse(r->out, nullptr, false);
-  }
+  json GetJson(const std::vector<std::string>& args) { return cp_->KubectlJson(args); }
   json GetNode() { return GetJson({"get", "node", node_}); }
   json GetLease() { return GetJson({"get", "lease", "-n", "kube-node-lease", node_}); }
   // The pod as the API server has it; null when it does not exist.

@@ -245,6 +245,15 @@ absl::StatusOr<CommandResult> ControlPlane::Kubectl(const std::vector<std::strin
   return KubectlAs(admin_kubeconfig_, args, stdin_data, timeout);
 }
 
+nlohmann::json ControlPlane::KubectlJson(const std::vector<std::string>& args,
+                                         absl::Duration timeout) const {
+  std::vector<std::string> full = args;
+  full.insert(full.end(), {"-o", "json"});
+  absl::StatusOr<CommandResult> r = Kubectl(full, {}, timeout);
+  if (!r.ok() || r->exit_code != 0) return nlohmann::json();
+  return nlohmann::json::parse(r->out, nullptr, /*allow_exceptions=*/false);
+}
+
 absl::StatusOr<CommandResult> ControlPlane::KubectlAs(const std::string& kubeconfig,
                                                       const std::vector<std::string>& args,
                                                       std::string_view stdin_data,

@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "nlohmann/json.hpp"
 
 namespace kubelet::e2e {
 
@@ -82,6 +83,9 @@ class ControlPlane {
   absl::StatusOr<CommandResult> Kubectl(const std::vector<std::string>& args,
                                         std::string_view stdin_data = {},
                                         absl::Duration timeout = absl::Seconds(60)) const;
+  // `kubectl <args> -o json` as admin, parsed; null when kubectl failed or printed no JSON.
+  nlohmann::json KubectlJson(const std::vector<std::string>& args,
+                             absl::Duration timeout = absl::Seconds(60)) const;
   // The same as the identity in `kubeconfig` (e.g. a node's, from NodeKubeconfig()).
   absl::StatusOr<CommandResult> KubectlAs(const std::string& kubeconfig,
                                           const std::vector<std::string>& args,

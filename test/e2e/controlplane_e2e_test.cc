@@ -37,13 +37,7 @@ class ControlPlaneE2ETest : public ::testing::Test {
   }
 
   // The object kubectl prints with `-o json`; null when the call failed.
-  json GetJson(const std::vector<std::string>& args) {
-    std::vector<std::string> full = args;
-    full.insert(full.end(), {"-o", "json"});
-    CommandResult r = Kubectl(full);
-    if (r.exit_code != 0) return json();
-    return json::parse(r.out, nullptr, /*allow_exceptions=*/false);
-  }
+  json GetJson(const std::vector<std::string>& args) { return cp_->KubectlJson(args); }
 
   // A namespace of this test, deleted (without waiting) when the test ends.
   std::string MakeNamespace(const std::string& base) {

@@ -794,13 +794,7 @@ class DifferentialTest : public ::testing::Test {
     return out;
   }
 
-  json GetJson(const std::vector<std::string>& args) {
-    std::vector<std::string> full = args;
-    full.insert(full.end(), {"-o", "json"});
-    auto r = cp_->Kubectl(full);
-    if (!r.ok() || r->exit_code != 0) return json();
-    return json::parse(r->out, nullptr, false);
-  }
+  json GetJson(const std::vector<std::string>& args) { return cp_->KubectlJson(args); }
   json GetPod(const std::string& name) {
     json j = GetJson({"get", "pod", name, "-n", kNamespace});
     return j.is_object() ? j : json();

@@ -173,11 +173,7 @@ class SelfHostedTest : public StaticPodTest {
   }
 
   json GetJson(const std::vector<std::string>& args) {
-    std::vector<std::string> full = args;
-    full.insert(full.end(), {"-o", "json"});
-    auto r = cp_->Kubectl(full, {}, absl::Seconds(20));
-    if (!r.ok() || r->exit_code != 0) return json();
-    return json::parse(r->out, nullptr, false);
+    return cp_->KubectlJson(args, absl::Seconds(20));
   }
   json MirrorPod(const std::string& component) {
     json j = GetJson({"get", "pod", "-n", "kube-system", PodName(component)});

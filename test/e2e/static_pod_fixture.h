@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/eventually.h"
 #include "cri/remote/remote_runtime.h"
 #include "gtest/gtest.h"
 #include "test/e2e/e2e_env.h"
@@ -42,15 +43,11 @@ namespace kubelet::e2e {
 using runtime::v1::Container;
 using runtime::v1::PodSandbox;
 
-// Polls `pred` until it holds or `timeout` passes; returns its last value.
+// The shared Eventually with a poll suited to process-level checks (a kubectl or HTTP call per
+// poll): whether `pred` held before `timeout` passed.
 template <typename Pred>
 bool WaitUntil(Pred pred, absl::Duration timeout, absl::Duration poll = absl::Milliseconds(100)) {
-  absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (pred()) return true;
-    absl::SleepFor(poll);
-  }
-  return pred();
+  return kubelet::testing::Eventually(pred, timeout, poll);
 }
 
 class StaticPodTest : public ::testing::Test {

@@ -47,6 +47,7 @@
 #include "apiclient/reflector.h"
 #include "apiclient/rest_client.h"
 #include "common/clock.h"
+#include "config/kubelet_configuration.h"
 #include "kubelet/volume/cluster_content.h"
 
 namespace kubelet::clustercontent {
@@ -76,6 +77,11 @@ struct ObjectSourceOptions {
 absl::StatusOr<std::shared_ptr<ClusterObjectSource>> MakeObjectSource(
     std::string_view strategy, std::shared_ptr<apiclient::RestClient> client, Clock& clock,
     ObjectSourceOptions options);
+
+// Reads configMapAndSecretChangeDetectionStrategy: MakeObjectSource's `strategy`.
+std::string ObjectSourceStrategyFromConfig(const config::KubeletConfiguration& c);
+inline constexpr std::string_view kObjectSourceConfigFields[] = {
+    "configMapAndSecretChangeDetectionStrategy"};
 
 // The TTL a Node's annotations announce (upstream GetObjectTTLFromNodeFunc): the integer
 // seconds of node.alpha.kubernetes.io/ttl; nullopt when absent or not an integer.

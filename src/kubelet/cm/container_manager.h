@@ -33,6 +33,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -40,6 +41,8 @@
 #include "absl/synchronization/mutex.h"
 #include "api/pod.h"
 #include "api/static_pod.h"
+#include "config/feature_gates.h"
+#include "config/kubelet_configuration.h"
 #include "kubelet/cm/cgroup_manager.h"
 #include "kubelet/cm/machine_info.h"
 #include "kubelet/cm/node_allocatable.h"
@@ -72,6 +75,10 @@ struct NodeConfig {
   bool cpu_cfs_quota = true;
   int64_t cpu_cfs_quota_period_us = kQuotaPeriodUs;
   int64_t pod_pids_limit = -1;  // > 0: pids.max of every pod cgroup
+  // Read by the wiring before the manager exists: failSwapOn (swap on fails start-up, CheckSwap)
+  // and maxPods (the pods capacity, MachineCapacity).
+  bool fail_swap_on = true;
+  int64_t max_pods = 110;
   // FailedCreatePodContainer events when a pod's cgroup cannot be created; with `node_name`
   // also the node's NodeAllocatableEnforced ("Updated Node Allocatable limit across pods",
   // "Updated limits on system reserved cgroup <name>") and FailedNodeAllocatableEnforcement
@@ -79,6 +86,29 @@ struct NodeConfig {
   events::EventRecorder* recorder = nullptr;
   std::string node_name;
 };
+
+// Reads the cgroup settings (driver, default cgroupfs; cgroupRoot, "/" with cgroupsPerQOS), the
+// enforcement keys, CFS quota (period only with CustomCPUCFSQuotaPeriod), pids, swap and maxPods.
+NodeConfig NodeConfigFromConfig(const config::KubeletConfiguration& c,
+                                const config::FeatureGate& gates);
+inline constexpr std::string_view kNodeConfigFields[] = {
+    "cgroupDriver",  "cgroupsPerQOS",          "cgroupRoot",           "kubeletCgroups",
+    "systemCgroups", "enforceNodeAllocatable", "systemReservedCgroup", "kubeReservedCgroup",
+    "cpuCFSQuota",   "cpuCFSQuotaPeriod",      "podPidsLimit",         "failSwapOn",
+    "maxPods",
+};
+
+// Reads cgroupsPerQOS and cgroupRoot: logs upstream's notice when NodeConfigFromConfig defaults
+// the root to "/".
+void LogCgroupRootDefault(const config::KubeletConfiguration& c);
+
+// Reads kubeReserved / systemReserved (reservedSystemCPUs, CPUs of `machine`, replacing their cpu:
+// logged) and evictionHard unless `ignore_eviction_thresholds`, into `nc`. A bad entry: an error.
+absl::Status SetReservationsFromConfig(const config::KubeletConfiguration& c,
+                                       const MachineInfo& machine, bool ignore_eviction_thresholds,
+                                       NodeConfig* nc);
+inline constexpr std::string_view kReservationConfigFields[] = {
+    "kubeReserved", "systemReserved", "reservedSystemCPUs", "evictionHard"};
 
 class ContainerManager final : public container::PodLifecycleParticipant {
  public:

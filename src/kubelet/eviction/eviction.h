@@ -55,6 +55,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -64,6 +65,7 @@
 #include "absl/time/time.h"
 #include "api/pod.h"
 #include "common/clock.h"
+#include "config/kubelet_configuration.h"
 #include "kubelet/container/pod_lifecycle.h"
 #include "kubelet/eviction/threshold_notifier.h"
 #include "kubelet/stats/summary.h"
@@ -139,6 +141,23 @@ struct ManagerOptions {
   std::string memory_cgroup_root;
   std::string pods_cgroup;
   CgroupNotifierFactory notifier_factory;  // unset: NewCgroupNotifier
+};
+
+// Reads the thresholds (ParseThresholds: its errors), the pressure transition period, the max pod
+// grace period and kernelMemcgNotification with its pods cgroup (stats::PodsCgroupPath).
+absl::StatusOr<ManagerOptions> ManagerOptionsFromConfig(const config::KubeletConfiguration& c);
+inline constexpr std::string_view kManagerConfigFields[] = {
+    "evictionHard",
+    "evictionSoft",
+    "evictionSoftGracePeriod",
+    "evictionMinimumReclaim",
+    "enforceNodeAllocatable",
+    "evictionPressureTransitionPeriod",
+    "evictionMaxPodGracePeriod",
+    "kernelMemcgNotification",
+    "cgroupRoot",
+    "cgroupsPerQOS",
+    "cgroupDriver",
 };
 
 // Node conditions the manager reports.

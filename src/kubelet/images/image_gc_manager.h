@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -31,6 +32,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "config/kubelet_configuration.h"
 #include "cri/runtime_service.h"
 
 namespace kubelet::images {
@@ -60,6 +62,11 @@ struct ImageGCOptions {
   ImageFsUsageFn fs_usage;                                  // default CriImageFsUsage(*images)
   absl::Duration period = absl::Minutes(5);
 };
+
+// Reads the policy: imageGCHighThresholdPercent, imageGCLowThresholdPercent, imageMinimumGCAge.
+ImageGCOptions ImageGCOptionsFromConfig(const config::KubeletConfiguration& c);
+inline constexpr std::string_view kImageGCConfigFields[] = {
+    "imageGCHighThresholdPercent", "imageGCLowThresholdPercent", "imageMinimumGCAge"};
 
 // What the manager knows of one image (for tests and debugging).
 struct ImageRecord {

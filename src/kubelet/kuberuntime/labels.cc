@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "api/codec.h"
 #include "api/pod_codec.h"
 #include "common/log.h"
 #include "kubelet/kuberuntime/helpers.h"
@@ -19,45 +20,25 @@ std::string Get(const StringMap& m, const char* key) {
   return it == m.end() ? "" : it->second;
 }
 
-// encoding/json escapes these for HTML safety; nlohmann does not. They only occur inside JSON
-// strings, so a global replacement is exact.
-std::string GoJsonEscape(const std::string& in) {
-  std::string out;
-  out.reserve(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    const char c = in[i];
-    if (c == '<') {
-      out += "\\u003c";
-    } else if (c == '>') {
-      out += "\\u003e";
-    } else if (c == '&') {
-      out += "\\u0026";
-    } else if (c == '\xe2' && i + 2 < in.size() && in[i + 1] == '\x80' &&
-               (in[i + 2] == '\xa8' || in[i + 2] == '\xa9')) {
-      out += in[i + 2] == '\xa8' ? "\\u2028" : "\\u2029";
-      i += 2;
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
-
 // The JSON of one member of a container (as the codec encodes it), or "" when absent.
 std::string ContainerMemberJson(const api::Container& c, const char* member, const char* sub) {
-  try {
-    OrderedJson j = OrderedJson::parse(api::EncodeContainerJson(c));
-    if (!j.contains(member)) return "";
-    OrderedJson v = j[member];
-    if (sub != nullptr) {
-      if (!v.is_object() || !v.contains(sub)) return "";
-      v = v[sub];
-    }
-    return GoJsonEscape(v.dump(-1, ' ', false, OrderedJson::error_handler_t::replace));
-  } catch (const std::exception& e) {
-    KLOG_V(4, "Unable to encode container member", "member", member, "err", e.what());
+  absl::StatusOr<api::Json> j = api::ParseJson(api::EncodeContainerJson(c));
+  if (!j.ok()) {
+    KLOG_V(4, "Unable to encode container member", "member", member, "err",
+           std::string(j.status().message()));
     return "";
   }
+  auto it = j->find(member);
+  if (it == j->end()) return "";
+  const api::Json* v = &*it;
+  if (sub != nullptr) {
+    if (!v->is_object()) return "";
+    auto sub_it = v->find(sub);
+    if (sub_it == v->end()) return "";
+    v = &*sub_it;
+  }
+  // Go's json.Marshal text (HTML-safe escaping, Go's number forms), as upstream writes it.
+  return api::SerializeJson(*v);
 }
 
 // Decodes `member_json` as the given member of a container through the pod codec, so the

@@ -1,9 +1,10 @@
 // Configuration and extension hooks of the CRI-backed runtime manager (KubeGenericRuntimeManager).
 //
-// Plain value struct, filled once by the wiring code (app::Run) from the KubeletConfiguration and
-// flags. Every hook is optional; an unset hook means "the subsystem does not exist yet" and the
-// documented default applies. Hooks are called from pod-worker threads (possibly several at once
-// for different pods) and must be thread-safe; they are never called with a manager lock held.
+// Plain value struct: RuntimeOptionsFromConfig fills what comes from the KubeletConfiguration, the
+// wiring code (app::Run) the flags, the node and the hooks, once at start-up. Every hook is
+// optional; an unset hook means "the subsystem does not exist yet" and the documented default
+// applies. Hooks are called from pod-worker threads (possibly several at once for different pods)
+// and must be thread-safe; they are never called with a manager lock held.
 #ifndef KUBELET_KUBELET_KUBERUNTIME_OPTIONS_H_
 #define KUBELET_KUBELET_KUBERUNTIME_OPTIONS_H_
 
@@ -12,12 +13,15 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "api/pod.h"
+#include "config/feature_gates.h"
+#include "config/kubelet_configuration.h"
 #include "cri/proto/api.pb.h"
 #include "kubelet/container/runtime.h"
 #include "kubelet/events/event_recorder.h"
@@ -127,6 +131,17 @@ struct Options {
   // Annotations to add to containers (device plugins). Unset: none.
   std::function<std::map<std::string, std::string>(const api::Pod&, const api::Container&)>
       container_annotations;
+};
+
+// Reads DNS (clusterDNS, clusterDomain, resolvConf), CFS quota (cpuCFSQuotaPeriod only with the
+// CustomCPUCFSQuotaPeriod gate), seccompDefault and image pulls; the wiring adds node, flags,
+// hooks.
+Options RuntimeOptionsFromConfig(const config::KubeletConfiguration& c,
+                                 const config::FeatureGate& gates);
+inline constexpr std::string_view kRuntimeConfigFields[] = {
+    "clusterDNS",        "clusterDomain",  "resolvConf",          "cpuCFSQuota",
+    "cpuCFSQuotaPeriod", "seccompDefault", "serializeImagePulls", "maxParallelImagePulls",
+    "registryPullQPS",   "registryBurst",
 };
 
 }  // namespace kubelet::kuberuntime

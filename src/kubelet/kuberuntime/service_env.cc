@@ -8,6 +8,7 @@
 #include "api/codec.h"
 #include "api/static_pod.h"
 #include "common/log.h"
+#include "common/object_key.h"
 
 namespace kubelet::kuberuntime {
 namespace {
@@ -124,22 +125,10 @@ void ServiceEnvCache::Remove(const std::string& ns, const std::string& name) {
 
 namespace {
 
-// "<namespace>/<name>" of an object, with "" for members missing or not strings.
-std::string KeyOf(const nlohmann::json& object) {
-  auto member = [](const nlohmann::json& o, const char* key) -> std::string {
-    if (!o.is_object()) return "";
-    auto it = o.find(key);
-    return it != o.end() && it->is_string() ? it->get<std::string>() : "";
-  };
-  auto md = object.is_object() ? object.find("metadata") : object.end();
-  if (!object.is_object() || md == object.end()) return "/";
-  return member(*md, "namespace") + "/" + member(*md, "name");
-}
-
 std::optional<api::Service> DecodeService(const nlohmann::json& object) {
   absl::StatusOr<api::Service> s = api::FromJson<api::Service>(object);
   if (!s.ok()) {
-    KLOG_ERROR(s.status(), "Could not read a service", "service", KeyOf(object));
+    KLOG_ERROR(s.status(), "Could not read a service", "service", ObjectKey(object));
     return std::nullopt;
   }
   return *std::move(s);
@@ -164,10 +153,9 @@ void ServiceEnvCache::Update(const nlohmann::json& object) {
 }
 
 void ServiceEnvCache::Delete(const nlohmann::json& object) {
-  const std::string key = KeyOf(object);
-  const size_t slash = key.find('/');
-  if (slash == 0 || slash + 1 == key.size()) return;
-  Remove(key.substr(0, slash), key.substr(slash + 1));
+  ObjectName n = NameOf(object);
+  if (n.namespace_name.empty() || n.name.empty()) return;
+  Remove(n.namespace_name, n.name);
 }
 
 bool ServiceEnvCache::HasSynced() const {

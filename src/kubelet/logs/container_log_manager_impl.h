@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -38,6 +39,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "config/kubelet_configuration.h"
 #include "cri/runtime_service.h"
 #include "kubelet/logs/container_log_manager.h"
 
@@ -54,6 +56,12 @@ struct ContainerLogManagerOptions {
   // How long a following reader waits for file events before looking again.
   absl::Duration follow_check_period = absl::Seconds(1);
 };
+
+// Reads containerLogMaxSize and containerLogMaxFiles (checked by NewContainerLogManager).
+ContainerLogManagerOptions ContainerLogManagerOptionsFromConfig(
+    const config::KubeletConfiguration& c);
+inline constexpr std::string_view kContainerLogManagerConfigFields[] = {"containerLogMaxSize",
+                                                                        "containerLogMaxFiles"};
 
 // Fails as upstream NewContainerLogManager for max_files < 2 ("invalid MaxFiles 1, must be > 1")
 // and an unparsable max_size.

@@ -42,6 +42,7 @@
 #include "api/node.h"
 #include "apiclient/rest_client.h"
 #include "common/clock.h"
+#include "config/kubelet_configuration.h"
 #include "kubelet/events/event_recorder.h"
 
 namespace kubelet::nodestatus {
@@ -116,6 +117,21 @@ struct NodeStatusOptions {
   // NodeNotReady when it flips an existing Ready condition. Null: none. Borrowed; must outlive
   // the manager; called from SetNodeStatus (the status thread).
   events::EventRecorder* recorder = nullptr;
+};
+
+// Reads port, registration (registerNode, registerWithTaints, providerID, CMAD) and the status
+// and Lease periods and image count (zero or negative periods keep the defaults).
+NodeStatusOptions NodeStatusOptionsFromConfig(const config::KubeletConfiguration& c);
+inline constexpr std::string_view kNodeStatusConfigFields[] = {
+    "port",
+    "registerWithTaints",
+    "registerNode",
+    "providerID",
+    "enableControllerAttachDetach",
+    "nodeStatusUpdateFrequency",
+    "nodeStatusReportFrequency",
+    "nodeLeaseDurationSeconds",
+    "nodeStatusMaxImages",
 };
 
 // The Node to register (labels, taints, annotation, spec) without status.

@@ -7,25 +7,11 @@
 #include "api/pod_codec.h"
 #include "api/pod_defaults.h"
 #include "common/log.h"
+#include "common/object_key.h"
 
 namespace kubelet::podsource {
 
 ApiSource::ApiSource(PodConfig& config) : config_(config) { config_.AddSource(kApiSourceName); }
-
-std::string ApiSource::KeyOf(const nlohmann::json& object) {
-  if (!object.is_object()) return "";
-  auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return "";
-  std::string ns, name;
-  if (auto it = meta->find("namespace"); it != meta->end() && it->is_string()) {
-    ns = it->get<std::string>();
-  }
-  if (auto it = meta->find("name"); it != meta->end() && it->is_string()) {
-    name = it->get<std::string>();
-  }
-  if (name.empty()) return "";
-  return ns.empty() ? name : ns + "/" + name;
-}
 
 void ApiSource::Store(const std::string& key, const nlohmann::json& object,
                       std::map<std::string, api::Pod>* previous) {
@@ -66,7 +52,7 @@ void ApiSource::Replace(std::vector<nlohmann::json> objects) {
   std::map<std::string, api::Pod> previous;
   previous.swap(pods_);
   for (const nlohmann::json& o : objects) {
-    std::string key = KeyOf(o);
+    std::string key = ObjectKey(o);
     if (key.empty()) {
       KLOG_ERROR(absl::InvalidArgumentError("object without metadata.name"),
                  "Failed to decode pod from the API server");
@@ -76,7 +62,7 @@ void ApiSource::Replace(std::vector<nlohmann::json> objects) {
   }
   // Errors of objects that are gone are forgotten.
   std::set<std::string> keys;
-  for (const nlohmann::json& o : objects) keys.insert(KeyOf(o));
+  for (const nlohmann::json& o : objects) keys.insert(ObjectKey(o));
   std::erase_if(logged_, [&](const auto& entry) { return !keys.count(entry.first); });
   Deliver();
 }
@@ -84,7 +70,7 @@ void ApiSource::Replace(std::vector<nlohmann::json> objects) {
 void ApiSource::Add(const nlohmann::json& object) { Update(object); }
 
 void ApiSource::Update(const nlohmann::json& object) {
-  std::string key = KeyOf(object);
+  std::string key = ObjectKey(object);
   if (key.empty()) {
     KLOG_ERROR(absl::InvalidArgumentError("object without metadata.name"),
                "Failed to decode pod from the API server");
@@ -96,7 +82,7 @@ void ApiSource::Update(const nlohmann::json& object) {
 }
 
 void ApiSource::Delete(const nlohmann::json& object) {
-  std::string key = KeyOf(object);
+  std::string key = ObjectKey(object);
   if (key.empty()) return;
   absl::MutexLock lock(&deliver_mu_);
   logged_.erase(key);

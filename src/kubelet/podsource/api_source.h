@@ -63,7 +63,6 @@ class ApiSource {
   uint64_t deliveries() const { return deliveries_.load(); }
 
  private:
-  static std::string KeyOf(const nlohmann::json& object);
   // Decodes `object` into pods_[key] (see the header comment for failures).
   void Store(const std::string& key, const nlohmann::json& object,
              std::map<std::string, api::Pod>* previous) ABSL_EXCLUSIVE_LOCKS_REQUIRED(deliver_mu_);

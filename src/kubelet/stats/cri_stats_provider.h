@@ -42,6 +42,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -49,6 +50,7 @@
 #include "absl/synchronization/mutex.h"
 #include "api/pod.h"
 #include "common/clock.h"
+#include "config/kubelet_configuration.h"
 #include "cri/runtime_service.h"
 #include "kubelet/stats/host_stats.h"
 #include "kubelet/stats/stats_provider.h"
@@ -81,6 +83,17 @@ struct CRIStatsProviderOptions {
   // statfs; tests replace it.
   std::function<absl::StatusOr<FsInfo>(const std::string& path)> statfs = StatFs;
 };
+
+// Reads cgroupRoot, cgroupsPerQOS and cgroupDriver: the pods' cgroup as the container manager lays
+// it out, "/kubepods" ("/kubepods.slice" with systemd) below cgroupRoot, or cgroupRoot itself.
+std::string PodsCgroupPath(const config::KubeletConfiguration& c);
+
+// Reads the system containers (kubeletCgroups, systemCgroups), the pods' cgroup (PodsCgroupPath,
+// systemd names) and volumeStatsAggPeriod (zero keeps the default TTL).
+CRIStatsProviderOptions CRIStatsProviderOptionsFromConfig(const config::KubeletConfiguration& c);
+inline constexpr std::string_view kCRIStatsProviderConfigFields[] = {
+    "kubeletCgroups", "systemCgroups", "volumeStatsAggPeriod",
+    "cgroupDriver",   "cgroupRoot",    "cgroupsPerQOS"};
 
 // What /metrics/cadvisor renders: the full Summary plus the figures only cAdvisor reports.
 struct CadvisorSnapshot {
