@@ -19,6 +19,11 @@ if [ -d ../shared/k8s ]; then
   KUBEBUILDER_ASSETS=$(cd "$(../shared/k8s/unpack.sh "$BUILD_DIR/k8s-bin")" && pwd)
   export KUBEBUILDER_ASSETS
   export KUBELET_CP_REQUIRED=1
+  # The CSI driver and sidecars (../shared/csi) beside them, for the persistent-volume suites.
+  if [ -d ../shared/csi ]; then
+    ../shared/csi/unpack.sh "$KUBEBUILDER_ASSETS" >/dev/null
+    export KUBELET_CSI_REQUIRED=1
+  fi
 fi
 # CRI-O v1.28.11 as the second runtime of the core e2e suites (CTest fixture "crio", tests
 # <suite>_crio): when it is at hand the fixture must start, KUBELET_CRIO_REQUIRED=1 turns its

@@ -7,7 +7,7 @@ absl::Status WireAll(WiringStage stage, WiringContext& ctx) {
   static constexpr WireFn kWiringOrder[] = {
       WireMemory,  WireContainerManager, WireClusterContent, WireVolumeManager, WireProber,
       WireLogs,    WireImages,           WireStats,          WireEviction,      WireHttpServer,
-      WireApiPods, WireServices,         WireNodeStatus};
+      WireApiPods, WireServices,         WireNodeStatus,     WirePlugins};
   for (WireFn fn : kWiringOrder) {
     if (absl::Status st = fn(stage, ctx); !st.ok()) return st;
   }

@@ -66,6 +66,9 @@ class ImageGCManager;
 namespace eviction {
 class Manager;
 }
+namespace csi {
+class DriverRegistry;
+}
 }  // namespace kubelet
 
 namespace kubelet::app {
@@ -84,6 +87,7 @@ struct Components {
   std::shared_ptr<stats::StatsProvider> stats_provider;
   std::shared_ptr<images::ImageGCManager> image_gc_manager;
   std::shared_ptr<eviction::Manager> eviction_manager;
+  std::shared_ptr<csi::DriverRegistry> csi_drivers;
   // Anything else a wiring function must keep alive until shutdown.
   std::vector<std::shared_ptr<void>> keep_alive;
 };
@@ -142,6 +146,8 @@ absl::Status WireEviction(WiringStage stage, WiringContext& ctx);
 // read-only port when readOnlyPort is set.
 absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx);
 inline constexpr std::string_view kHttpServerWiringConfigFields[] = {"enableServer"};
+// The plugin manager (plugins_registry) and the CSI driver registrations.
+absl::Status WirePlugins(WiringStage stage, WiringContext& ctx);
 // API-server mode only: Node registration, node status and the node Lease.
 absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx);
 absl::Status WireApiPods(WiringStage stage, WiringContext& ctx);

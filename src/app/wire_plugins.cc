@@ -1,0 +1,50 @@
+// Plugins: the plugin manager on <root-dir>/plugins_registry with the CSI driver handler
+// ("CSIPlugin"). In API-server mode a registered driver's node info goes to the Node and its
+// CSINode; standalone, drivers are only recorded. Started once the Kubelet runs (upstream's
+// initializeRuntimeDependentModules).
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "app/wiring.h"
+#include "common/log.h"
+#include "kubelet/csi/csi_client.h"
+#include "kubelet/csi/node_info_manager.h"
+#include "kubelet/csi/registration_handler.h"
+#include "kubelet/pluginmanager/plugin_manager.h"
+#include "kubelet/pluginmanager/registration_client.h"
+
+namespace kubelet::app {
+
+absl::Status WirePlugins(WiringStage stage, WiringContext& ctx) {
+  if (stage != WiringStage::kAfterKubeletStart) return absl::OkStatus();
+  auto drivers = std::make_shared<csi::DriverRegistry>();
+  std::shared_ptr<csi::CsiClient> csi_client = csi::NewGrpcCsiClient();
+  std::shared_ptr<csi::NodeInfoManager> node_info;
+  if (ctx.api_client) {
+    // The CSINode is created with the first driver's node info (the Node is registered
+    // asynchronously, after this point).
+    node_info = csi::NewApiNodeInfoManager(*ctx.api_client, *ctx.clock, ctx.node_name);
+  } else {
+    KLOG_INFO("Skipping CSINode initialization, kubelet running in standalone mode");
+  }
+  auto handler = std::make_shared<csi::RegistrationHandler>(*drivers, *csi_client, node_info.get());
+  std::shared_ptr<pluginmanager::RegistrationClient> reg_client =
+      pluginmanager::NewGrpcRegistrationClient();
+  pluginmanager::PluginManagerOptions o;
+  o.registry_dir = absl::StrCat(ctx.settings->flags.root_directory, "/plugins_registry");
+  o.clock = ctx.clock;
+  o.client = reg_client.get();
+  auto manager = std::make_shared<pluginmanager::PluginManager>(o);
+  manager->AddHandler(pluginmanager::kCSIPlugin, handler.get());
+  KLOG_V(4, "Starting plugin manager");
+  if (absl::Status st = manager->Start(); !st.ok()) {
+    return absl::Status(st.code(), absl::StrCat("plugin manager: ", st.message()));
+  }
+  ctx.components.csi_drivers = drivers;
+  ctx.components.keep_alive.insert(ctx.components.keep_alive.end(),
+                                   {csi_client, node_info, handler, reg_client});
+  ctx.AtShutdown([manager] { manager->Stop(); });
+  return absl::OkStatus();
+}
+
+}  // namespace kubelet::app

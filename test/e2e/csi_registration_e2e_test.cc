@@ -1,0 +1,146 @@
+// CSI driver registration against the real csi-driver-host-path node plugin and
+// node-driver-registrar (KUBEBUILDER_ASSETS, from ../shared/csi), our kubelet and the real
+// control plane: the registrar's socket in <root-dir>/plugins_registry is found, the driver is
+// validated and registered, its node info lands on the Node (csi.volume.kubernetes.io/nodeid)
+// and in the CSINode; when the registrar goes away the driver is deregistered; when it comes
+// back, registered again.
+//
+// Without the CSI binaries the suite skips, unless KUBELET_CSI_REQUIRED=1 (set by the test
+// script when they are at hand): then that is a failure.
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "test/e2e/api_mode_fixture.h"
+#include "test/e2e/kubelet_process.h"
+
+namespace kubelet::e2e {
+namespace {
+
+constexpr char kDriver[] = "hostpath.csi.k8s.io";
+
+class CsiRegistrationTest : public ApiModeTest {
+ protected:
+  void SetUp() override {
+    ApiModeTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    const char* assets = std::getenv("KUBEBUILDER_ASSETS");
+    const std::string dir = assets != nullptr ? assets : "";
+    plugin_ = dir + "/hostpathplugin";
+    registrar_ = dir + "/csi-node-driver-registrar";
+    if (!std::filesystem::exists(plugin_) || !std::filesystem::exists(registrar_)) {
+      const char* required = std::getenv("KUBELET_CSI_REQUIRED");
+      if (required != nullptr && std::string(required) == "1") {
+        FAIL() << "CSI binaries missing from KUBEBUILDER_ASSETS (" << dir << ")";
+      }
+      GTEST_SKIP() << kControlPlaneSkipMarker
+                   << "hostpathplugin / csi-node-driver-registrar not in KUBEBUILDER_ASSETS";
+    }
+  }
+
+  void TearDown() override {
+    registrar_proc_.reset();
+    driver_proc_.reset();
+    ApiModeTest::TearDown();
+  }
+
+  std::string Root() const { return dir_ + "/root"; }
+  std::string DriverSocket() const { return Root() + "/plugins/csi-hostpath/csi.sock"; }
+
+  void StartDriver() {
+    std::filesystem::create_directories(Root() + "/plugins/csi-hostpath");
+    std::filesystem::create_directories(dir_ + "/csi-state");
+    auto p = KubeletProcess::Start(
+        plugin_,
+        {"--endpoint=unix://" + DriverSocket(), "--nodeid=" + node_,
+         absl::StrCat("--drivername=", kDriver), "--statedir=" + dir_ + "/csi-state", "--v=3"},
+        {}, dir_ + "/hostpathplugin.log");
+    ASSERT_TRUE(p.ok()) << p.status();
+    driver_proc_ = std::move(*p);
+    ASSERT_TRUE(
+        WaitUntil([&] { return std::filesystem::exists(DriverSocket()); }, absl::Seconds(30)))
+        << driver_proc_->Log();
+  }
+
+  void StartRegistrar() {
+    auto p = KubeletProcess::Start(
+        registrar_,
+        {"--csi-address=" + DriverSocket(), "--kubelet-registration-path=" + DriverSocket(),
+         "--plugin-registration-path=" + Root() + "/plugins_registry", "--v=5"},
+        {}, dir_ + "/registrar.log");
+    ASSERT_TRUE(p.ok()) << p.status();
+    registrar_proc_ = std::move(*p);
+  }
+
+  // The CSINode's driver entries (null when there is no CSINode; an empty list reads back as
+  // null from the API server).
+  json Drivers() {
+    json c = GetJson({"get", "csinode", node_});
+    if (!c.is_object()) return json();
+    json d = c["spec"].value("drivers", json::array());
+    return d.is_null() ? json::array() : d;
+  }
+  std::string NodeIdAnnotation() {
+    json n = GetNode();
+    if (!n.is_object()) return "";
+    return n["metadata"]
+        .value("annotations", json::object())
+        .value("csi.volume.kubernetes.io/nodeid", "");
+  }
+
+  std::string plugin_, registrar_;
+  std::unique_ptr<KubeletProcess> driver_proc_, registrar_proc_;
+};
+
+TEST_F(CsiRegistrationTest, TheDriverRegistersDeregistersAndRegistersAgain) {
+  StartKubelet({"--kubeconfig", kubeconfig_});
+  ASSERT_TRUE(WaitNodeReady(absl::Seconds(90)).ok());
+  StartDriver();
+  StartRegistrar();
+
+  const std::string want_annotation = absl::StrCat("{\"", kDriver, "\":\"", node_, "\"}");
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        json d = Drivers();
+        return d.is_array() && d.size() == 1 && d[0].value("name", "") == kDriver &&
+               d[0].value("nodeID", "") == node_;
+      },
+      absl::Seconds(60)))
+      << "CSINode: " << GetJson({"get", "csinode", node_}).dump() << "\nregistrar log:\n"
+      << registrar_proc_->Log();
+  EXPECT_EQ(NodeIdAnnotation(), want_annotation);
+  json csinode = GetJson({"get", "csinode", node_});
+  EXPECT_EQ(csinode["metadata"]["ownerReferences"][0]["kind"], "Node");
+  EXPECT_EQ(csinode["spec"]["drivers"][0]["topologyKeys"],
+            json::array({"topology.hostpath.csi/node"}));
+  EXPECT_EQ(GetNode()["metadata"]["labels"].value("topology.hostpath.csi/node", ""), node_);
+  EXPECT_TRUE(registrar_proc_->WaitForLog("PluginRegistered:true", absl::Seconds(10)))
+      << registrar_proc_->Log();
+  EXPECT_NE(kubelet_->Log().find(absl::StrCat("kubernetes.io/csi: Register new plugin with name: ",
+                                              kDriver, " at endpoint: ", DriverSocket())),
+            std::string::npos);
+
+  // The registrar stops and takes its socket away: the driver is deregistered.
+  registrar_proc_->Signal(SIGTERM);
+  registrar_proc_->Wait(absl::Seconds(20));
+  std::filesystem::remove(Root() + "/plugins_registry/" + kDriver + "-reg.sock");
+  ASSERT_TRUE(
+      WaitUntil([&] { return Drivers().is_array() && Drivers().empty(); }, absl::Seconds(30)))
+      << GetJson({"get", "csinode", node_}).dump();
+  EXPECT_EQ(NodeIdAnnotation(), "");
+
+  // It comes back: registered again.
+  StartRegistrar();
+  ASSERT_TRUE(
+      WaitUntil([&] { return Drivers().is_array() && Drivers().size() == 1; }, absl::Seconds(60)))
+      << registrar_proc_->Log();
+  EXPECT_EQ(NodeIdAnnotation(), want_annotation);
+}
+
+}  // namespace
+}  // namespace kubelet::e2e
