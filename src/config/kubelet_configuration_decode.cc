@@ -652,7 +652,10 @@ bool DecodeEntry(const api::codec::FieldSpec<T, M>& f, const std::string& key, c
 template <typename T>
 void DecodeStruct(const Value& obj, T* target, const Loc& loc, bool top, DecodeState* st) {
   std::set<std::string> seen;
-  for (const auto& [key, v] : obj.members) {
+  for (const Member& m : obj.members) {
+    // Named, not structured bindings: clang 14 cannot capture those in the lambda below.
+    const std::string& key = m.first;
+    const Value& v = m.second;
     if (st->aborted()) return;
     if (!seen.insert(key).second) {
       st->strict_errors.push_back(absl::StrCat("duplicate field \"", Join(loc.path, key), "\""));
