@@ -1,13 +1,17 @@
-// Plugins: the plugin manager on <root-dir>/plugins_registry with the CSI driver handler
-// ("CSIPlugin"). In API-server mode a registered driver's node info goes to the Node and its
-// CSINode; standalone, drivers are only recorded. Started once the Kubelet runs (upstream's
-// initializeRuntimeDependentModules).
+// Plugins: the CSI driver registry and the CSI volume plugin, built before the volume manager
+// (which asks the plugin for `csi:` volumes), and the plugin manager on
+// <root-dir>/plugins_registry with the CSI driver handler ("CSIPlugin"), started once the Kubelet
+// runs (upstream's initializeRuntimeDependentModules). In API-server mode a registered driver's
+// node info goes to the Node and its CSINode, and CSIDriver objects are read; standalone,
+// drivers are only recorded.
 #include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "app/wiring.h"
 #include "common/log.h"
 #include "kubelet/csi/csi_client.h"
+#include "kubelet/csi/csi_driver.h"
+#include "kubelet/csi/csi_volume_plugin.h"
 #include "kubelet/csi/node_info_manager.h"
 #include "kubelet/csi/registration_handler.h"
 #include "kubelet/pluginmanager/plugin_manager.h"
@@ -16,9 +20,20 @@
 namespace kubelet::app {
 
 absl::Status WirePlugins(WiringStage stage, WiringContext& ctx) {
+  if (stage == WiringStage::kBeforeRuntimeManager) {
+    auto drivers = std::make_shared<csi::DriverRegistry>();
+    std::shared_ptr<csi::CsiClient> client = csi::NewGrpcCsiClient();
+    std::shared_ptr<csi::CSIDriverLister> lister;
+    if (ctx.api_client) lister = csi::NewApiCSIDriverLister(*ctx.api_client);
+    auto plugin =
+        std::make_shared<csi::CsiVolumePlugin>(*drivers, *client, lister.get(), ctx.node_name);
+    ctx.components.csi_drivers = drivers;
+    ctx.components.csi_client = client;
+    ctx.components.external_volume_plugins.push_back(plugin);
+    ctx.components.keep_alive.push_back(lister);
+    return absl::OkStatus();
+  }
   if (stage != WiringStage::kAfterKubeletStart) return absl::OkStatus();
-  auto drivers = std::make_shared<csi::DriverRegistry>();
-  std::shared_ptr<csi::CsiClient> csi_client = csi::NewGrpcCsiClient();
   std::shared_ptr<csi::NodeInfoManager> node_info;
   if (ctx.api_client) {
     // The CSINode is created with the first driver's node info (the Node is registered
@@ -27,7 +42,8 @@ absl::Status WirePlugins(WiringStage stage, WiringContext& ctx) {
   } else {
     KLOG_INFO("Skipping CSINode initialization, kubelet running in standalone mode");
   }
-  auto handler = std::make_shared<csi::RegistrationHandler>(*drivers, *csi_client, node_info.get());
+  auto handler = std::make_shared<csi::RegistrationHandler>(
+      *ctx.components.csi_drivers, *ctx.components.csi_client, node_info.get());
   std::shared_ptr<pluginmanager::RegistrationClient> reg_client =
       pluginmanager::NewGrpcRegistrationClient();
   pluginmanager::PluginManagerOptions o;
@@ -40,9 +56,8 @@ absl::Status WirePlugins(WiringStage stage, WiringContext& ctx) {
   if (absl::Status st = manager->Start(); !st.ok()) {
     return absl::Status(st.code(), absl::StrCat("plugin manager: ", st.message()));
   }
-  ctx.components.csi_drivers = drivers;
   ctx.components.keep_alive.insert(ctx.components.keep_alive.end(),
-                                   {csi_client, node_info, handler, reg_client});
+                                   {node_info, handler, reg_client});
   ctx.AtShutdown([manager] { manager->Stop(); });
   return absl::OkStatus();
 }

@@ -81,6 +81,10 @@ absl::Status WireVolumeManager(WiringStage stage, WiringContext& ctx) {
       std::shared_ptr<volume::TokenManager> tokens = ctx.components.token_manager;
       o.objects = objects.get();
       o.tokens = tokens.get();
+      // Built by WirePlugins (CSI); kept alive by the components until shutdown.
+      for (const auto& p : ctx.components.external_volume_plugins) {
+        o.external_plugins.push_back(p.get());
+      }
       auto vm = std::make_shared<volume::VolumeManager>(std::move(o), *ctx.clock);
       ctx.components.volume_manager = vm;
       // The hook holds its own reference, whatever the order of destruction in app::Run.

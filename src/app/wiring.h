@@ -47,6 +47,7 @@ namespace cm {
 class ContainerManager;
 }
 namespace volume {
+class ExternalVolumePlugin;
 class VolumeManager;
 class ObjectSource;
 class TokenManager;
@@ -68,7 +69,8 @@ class Manager;
 }
 namespace csi {
 class DriverRegistry;
-}
+class CsiClient;
+}  // namespace csi
 }  // namespace kubelet
 
 namespace kubelet::app {
@@ -81,13 +83,18 @@ struct Components {
   // API-server mode: configMaps/secrets and service account tokens (null standalone).
   std::shared_ptr<volume::ObjectSource> object_source;
   std::shared_ptr<volume::TokenManager> token_manager;
+  // CSI (WirePlugins): registered drivers, the client to them, and the volume plugins of other
+  // components the volume manager asks for the volumes it does not support itself (declared
+  // before it, so they outlive it).
+  std::shared_ptr<csi::DriverRegistry> csi_drivers;
+  std::shared_ptr<csi::CsiClient> csi_client;
+  std::vector<std::shared_ptr<volume::ExternalVolumePlugin>> external_volume_plugins;
   std::shared_ptr<volume::VolumeManager> volume_manager;
   std::shared_ptr<prober::ProberManager> prober_manager;
   std::shared_ptr<logs::ContainerLogManager> log_manager;
   std::shared_ptr<stats::StatsProvider> stats_provider;
   std::shared_ptr<images::ImageGCManager> image_gc_manager;
   std::shared_ptr<eviction::Manager> eviction_manager;
-  std::shared_ptr<csi::DriverRegistry> csi_drivers;
   // Anything else a wiring function must keep alive until shutdown.
   std::vector<std::shared_ptr<void>> keep_alive;
 };
@@ -146,7 +153,8 @@ absl::Status WireEviction(WiringStage stage, WiringContext& ctx);
 // read-only port when readOnlyPort is set.
 absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx);
 inline constexpr std::string_view kHttpServerWiringConfigFields[] = {"enableServer"};
-// The plugin manager (plugins_registry) and the CSI driver registrations.
+// CSI: the driver registry and the volume plugin (before the volume manager), the plugin manager
+// (plugins_registry) and the driver registrations (once the Kubelet runs).
 absl::Status WirePlugins(WiringStage stage, WiringContext& ctx);
 // API-server mode only: Node registration, node status and the node Lease.
 absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx);

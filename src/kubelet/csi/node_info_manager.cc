@@ -59,9 +59,9 @@ class ApiNodeInfoManager final : public NodeInfoManager {
       });
     });
     if (!st.ok()) {
-      return absl::Status(st.code(),
-                          absl::StrCat("error updating CSINode object with CSI driver node info: ",
-                                       st.message()));
+      return absl::Status(
+          st.code(),
+          absl::StrCat("error updating CSINode object with CSI driver node info: ", st.message()));
     }
     return absl::OkStatus();
   }
@@ -73,9 +73,9 @@ class ApiNodeInfoManager final : public NodeInfoManager {
                            /*create=*/false);
     });
     if (!st.ok()) {
-      return absl::Status(st.code(),
-                          absl::StrCat("error removing CSI driver node info from CSINode object ",
-                                       st.message()));
+      return absl::Status(
+          st.code(),
+          absl::StrCat("error removing CSI driver node info from CSINode object ", st.message()));
     }
     st = Retry("error updating node",
                [&] { return UpdateNode([&](Json* node) { return RemoveNodeId(node, driver); }); });

@@ -20,6 +20,14 @@ class FakeCsiClient final : public CsiClient {
     endpoints.push_back(endpoint);
     return answer;
   }
+  absl::Status NodePublishVolume(const std::string&, const PublishRequest&,
+                                 absl::Duration) override {
+    return absl::UnimplementedError("not used");
+  }
+  absl::Status NodeUnpublishVolume(const std::string&, const std::string&, const std::string&,
+                                   absl::Duration) override {
+    return absl::UnimplementedError("not used");
+  }
   absl::StatusOr<NodeInfo> answer = NodeInfo{"node-1", 0, {{"topology.hostpath.csi/node", "n"}}};
   std::vector<std::string> endpoints;
 };

@@ -175,6 +175,15 @@ absl::StatusOr<VolumeManager::MountedVolume> VolumeManager::SetUpVolume(const ap
     mv.read_only = true;
     return mv;
   }
+  if (ExternalVolumePlugin* plugin = ExternalPluginFor(vol)) {
+    mv.plugin = plugin->Name();
+    absl::StatusOr<std::string> path =
+        plugin->SetUp(pod, vol, VolumeDir(uid, plugin->Name(), vol.name));
+    if (!path.ok()) return path.status();
+    mv.host_path = *std::move(path);
+    mv.read_only = plugin->ReadOnly(vol);
+    return mv;
+  }
   return absl::UnimplementedError(absl::StrCat("volume type ", log::Quote(SourceName(vol)),
                                                " is not supported by this kubelet"));
 }
@@ -272,8 +281,21 @@ absl::Status VolumeManager::PrepareForSync(const api::Pod& pod) {
   return absl::DeadlineExceededError("unable to attach or mount volumes: " + detail);
 }
 
+ExternalVolumePlugin* VolumeManager::ExternalPluginFor(const api::Volume& vol) const {
+  for (ExternalVolumePlugin* p : options_.external_plugins) {
+    if (p != nullptr && p->CanSupport(vol)) return p;
+  }
+  return nullptr;
+}
+
 absl::Status VolumeManager::TearDownVolumeDir(const std::string& escaped_plugin,
                                               const std::string& dir) {
+  for (ExternalVolumePlugin* p : options_.external_plugins) {
+    if (p != nullptr && EscapePluginName(p->Name()) == escaped_plugin) {
+      const std::string uid = fs::path(dir).parent_path().parent_path().parent_path().filename();
+      return p->TearDown(uid, dir);
+    }
+  }
   // Plugins whose volumes are (wrapped) emptyDirs: a directory, maybe a tmpfs on it. Besides
   // ours, the ones an upstream kubelet this one replaced may have left behind.
   static const char* const kEmptyDirLike[] = {

@@ -56,6 +56,7 @@
 #include "kubelet/events/event_recorder.h"
 #include "kubelet/volume/cluster_content.h"
 #include "kubelet/volume/container_mounts.h"
+#include "kubelet/volume/external_plugin.h"
 #include "kubelet/volume/token_manager.h"
 
 namespace kubelet::volume {
@@ -84,6 +85,9 @@ struct VolumeManagerOptions {
   ObjectSource* objects = nullptr;
   // Service account tokens of projected volumes; null: standalone. Borrowed.
   TokenManager* tokens = nullptr;
+  // Plugins of other components (CSI), asked in order for volumes none of ours supports.
+  // Borrowed; must outlive the manager.
+  std::vector<ExternalVolumePlugin*> external_plugins;
   // How long PrepareForSync waits for the volumes (upstream podAttachAndMountTimeout).
   absl::Duration mount_timeout = absl::Seconds(123);
   // Delay between set-up attempts while waiting (upstream reconciler loop period).
@@ -148,6 +152,8 @@ class VolumeManager final : public container::PodLifecycleParticipant {
   // Tears down every volume of `uid` found in memory or on disk; keeps the pod's entry if any
   // teardown failed (retried later).
   absl::Status TearDownPod(const std::string& uid);
+  // The external plugin for `vol`, or null.
+  ExternalVolumePlugin* ExternalPluginFor(const api::Volume& vol) const;
   // Tears down one volume directory of a plugin (escaped name) on disk.
   absl::Status TearDownVolumeDir(const std::string& escaped_plugin, const std::string& dir);
   std::shared_ptr<absl::Mutex> PodLock(const std::string& uid) const;

@@ -187,6 +187,42 @@ TEST_F(VolumeManagerTest, UnsupportedVolumeTypeFails) {
   ASSERT_TRUE(vm.CleanupTerminatedPod(pod).ok());
 }
 
+// A plugin of another component: makes <dir>/data, records the tear-downs.
+class DirPlugin final : public ExternalVolumePlugin {
+ public:
+  std::string Name() const override { return "example.com/dir"; }
+  bool CanSupport(const api::Volume& v) const override { return v.other_sources.count("nfs") != 0; }
+  absl::StatusOr<std::string> SetUp(const api::Pod&, const api::Volume&,
+                                    const std::string& dir) override {
+    fs::create_directories(dir + "/data");
+    return dir + "/data";
+  }
+  bool ReadOnly(const api::Volume&) const override { return true; }
+  absl::Status TearDown(const std::string& uid, const std::string& dir) override {
+    torn_down.push_back(uid + " " + dir);
+    fs::remove_all(dir);
+    return absl::OkStatus();
+  }
+  std::vector<std::string> torn_down;
+};
+
+TEST_F(VolumeManagerTest, ExternalPluginsSetUpAndTearDownTheirVolumes) {
+  DirPlugin plugin;
+  VolumeManagerOptions o = Options();
+  o.external_plugins = {&plugin};
+  VolumeManager vm(o, clock_);
+  api::Pod pod = MakePod("uid-ext", false);
+  api::Volume nfs;
+  nfs.name = "share";
+  nfs.other_sources["nfs"] = api::RawJson{R"({"server":"s","path":"/"})"};
+  pod.spec.volumes.push_back(nfs);
+  ASSERT_TRUE(vm.PrepareForSync(pod).ok());
+  const std::string dir = root_ + "/kubelet/pods/uid-ext/volumes/example.com~dir/share";
+  EXPECT_EQ(vm.MountedVolumes("uid-ext").at("share"), dir + "/data");
+  ASSERT_TRUE(vm.CleanupTerminatedPod(pod).ok());
+  EXPECT_THAT(plugin.torn_down, ElementsAre("uid-ext " + dir));
+}
+
 TEST_F(VolumeManagerTest, RestartRediscoversAndCleansOrphans) {
   api::Pod keep = MakePod("keep");
   api::Pod orphan = MakePod("orphan");

@@ -1,0 +1,60 @@
+#include "kubelet/csi/csi_driver.h"
+
+#include <exception>
+
+#include "absl/strings/str_cat.h"
+
+namespace kubelet::csi {
+
+CSIDriverInfo CSIDriverInfoFromJson(const nlohmann::json& object) {
+  CSIDriverInfo info;
+  if (!object.is_object()) return info;
+  auto spec = object.find("spec");
+  if (spec == object.end() || !spec->is_object()) return info;
+  if (auto it = spec->find("attachRequired"); it != spec->end() && it->is_boolean()) {
+    info.attach_required = it->get<bool>();
+  }
+  if (auto it = spec->find("podInfoOnMount"); it != spec->end() && it->is_boolean()) {
+    info.pod_info_on_mount = it->get<bool>();
+  }
+  if (auto it = spec->find("volumeLifecycleModes"); it != spec->end() && it->is_array()) {
+    std::set<std::string> modes;
+    for (const nlohmann::json& m : *it) {
+      if (m.is_string()) modes.insert(m.get<std::string>());
+    }
+    if (!modes.empty()) info.lifecycle_modes = std::move(modes);
+  }
+  if (auto it = spec->find("fsGroupPolicy"); it != spec->end() && it->is_string()) {
+    info.fs_group_policy = it->get<std::string>();
+  }
+  return info;
+}
+
+namespace {
+
+class ApiCSIDriverLister final : public CSIDriverLister {
+ public:
+  explicit ApiCSIDriverLister(apiclient::RestClient& client) : client_(client) {}
+
+  absl::StatusOr<std::optional<CSIDriverInfo>> Get(const std::string& name) override {
+    apiclient::Request r;
+    r.path = absl::StrCat("/apis/storage.k8s.io/v1/csidrivers/", name);
+    absl::StatusOr<apiclient::Response> got = client_.Do(r);
+    if (!got.ok()) return got.status();
+    if (got->code == 404) return std::optional<CSIDriverInfo>();
+    if (absl::Status st = apiclient::ResponseStatus(*got); !st.ok()) return st;
+    return std::optional<CSIDriverInfo>(
+        CSIDriverInfoFromJson(apiclient::ParseBoundedJson(got->body)));
+  }
+
+ private:
+  apiclient::RestClient& client_;
+};
+
+}  // namespace
+
+std::unique_ptr<CSIDriverLister> NewApiCSIDriverLister(apiclient::RestClient& client) {
+  return std::make_unique<ApiCSIDriverLister>(client);
+}
+
+}  // namespace kubelet::csi
