@@ -177,8 +177,8 @@ absl::Status PluginManager::Register(const std::string& socket, uint64_t generat
   if (absl::Status v =
           handler->ValidatePlugin(info->name, info->endpoint, info->supported_versions);
       !v.ok()) {
-    notify_failure(absl::StrCat("RegisterPlugin error -- plugin validation failed with err: ",
-                                v.message()));
+    notify_failure(
+        absl::StrCat("RegisterPlugin error -- plugin validation failed with err: ", v.message()));
     return absl::FailedPreconditionError(
         "RegisterPlugin error -- pluginHandler.ValidatePluginFunc failed");
   }
@@ -191,8 +191,8 @@ absl::Status PluginManager::Register(const std::string& socket, uint64_t generat
   if (absl::Status r =
           handler->RegisterPlugin(info->name, info->endpoint, info->supported_versions);
       !r.ok()) {
-    const std::string msg = absl::StrCat(
-        "RegisterPlugin error -- plugin registration failed with err: ", r.message());
+    const std::string msg =
+        absl::StrCat("RegisterPlugin error -- plugin registration failed with err: ", r.message());
     absl::Status n = client.NotifyRegistrationStatus(socket, false, msg, options_.notify_timeout);
     return n.ok() ? absl::UnknownError(msg) : n;
   }
