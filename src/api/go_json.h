@@ -21,10 +21,6 @@ void AppendGoString(std::string* out, std::string_view s);
 // encode, are written as null so the document stays valid.
 void AppendGoFloat(std::string* out, double f);
 
-// strconv.Quote as error messages print a key or value: printable ASCII kept, \" \\ \n \t \r
-// escaped, other control bytes as \xNN.
-std::string GoQuote(std::string_view s);
-
 // JsonNestingExceeds (common/json_nesting.h) refuses a document too deep before a recursive
 // parser sees it.
 using ::kubelet::JsonNestingExceeds;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/codec.h"
 #include "api/go_json.h"
+#include "common/log.h"
 #include "common/strings.h"
 #include "yaml-cpp/yaml.h"
 
@@ -237,7 +238,7 @@ class Converter {
       if (!v.ok()) return v.status();
       if (Set(&obj, *key, std::move(*v)) && merged.count(*key) == 0) {
         duplicates_.push_back(absl::StrCat("line ", kv.first.Mark().line + 1, ": key ",
-                                           GoQuote(*key), " already set in map"));
+                                           log::Quote(*key), " already set in map"));
       }
       merged.erase(*key);
     }

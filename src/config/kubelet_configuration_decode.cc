@@ -390,9 +390,9 @@ absl::StatusOr<api::Time> ParseRFC3339(const std::string& s) {
     return api::Time::FromUnix(
         secs, static_cast<int32_t>(absl::ToInt64Nanoseconds(t - absl::FromUnixSeconds(secs))));
   }
-  return absl::InvalidArgumentError(absl::StrCat("parsing time ", api::GoQuote(s),
+  return absl::InvalidArgumentError(absl::StrCat("parsing time ", log::Quote(s),
                                                  " as \"2006-01-02T15:04:05Z07:00\": cannot parse ",
-                                                 api::GoQuote(s), " as \"2006\""));
+                                                 log::Quote(s), " as \"2006\""));
 }
 
 // Go sets a JSON null: a pointer (or slice, map) becomes nil, so defaulting decides again; a
@@ -504,7 +504,7 @@ bool DecodeInto(const GoField& f, const Value& v, M* m, const Loc& loc, DecodeSt
     if (v.type != Value::Type::kNumber || !ParseDecimalInt(v.text, &n)) {
       std::string what = v.type == Value::Type::kNumber ? absl::StrCat("number ", v.text)
                                                         : std::string(KindWord(v));
-      st->Abort(FieldError(loc.path, absl::StrCat("invalid duration ", api::GoQuote(Raw(v)),
+      st->Abort(FieldError(loc.path, absl::StrCat("invalid duration ", log::Quote(Raw(v)),
                                                   ": json: cannot unmarshal ", what,
                                                   " into Go value of type time.Duration")));
       return false;
