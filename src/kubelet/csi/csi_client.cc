@@ -4,8 +4,7 @@
 
 #include <chrono>
 
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
+#include "cri/grpc_client.h"
 #include "kubelet/csi/proto/csi.grpc.pb.h"
 
 namespace kubelet::csi {
@@ -15,17 +14,13 @@ class GrpcCsiClient final : public CsiClient {
  public:
   absl::StatusOr<NodeInfo> NodeGetInfo(const std::string& endpoint,
                                        absl::Duration timeout) override {
-    auto stub = ::csi::v1::Node::NewStub(Dial(endpoint));
+    auto stub = ::csi::v1::Node::NewStub(cri::DialUnixSocket(endpoint));
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(timeout));
     ::csi::v1::NodeGetInfoRequest req;
     ::csi::v1::NodeGetInfoResponse resp;
     grpc::Status s = stub->NodeGetInfo(&ctx, req, &resp);
-    if (!s.ok()) {
-      return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                          absl::StrCat("rpc error: code = ", CodeName(s.error_code()),
-                                       " desc = ", s.error_message()));
-    }
+    if (!s.ok()) return FromGrpc(s);
     NodeInfo info;
     info.node_id = resp.node_id();
     info.max_volumes_per_node = resp.max_volumes_per_node();
@@ -38,7 +33,7 @@ class GrpcCsiClient final : public CsiClient {
 
   absl::Status NodePublishVolume(const std::string& endpoint, const PublishRequest& r,
                                  absl::Duration timeout) override {
-    auto stub = ::csi::v1::Node::NewStub(Dial(endpoint));
+    auto stub = ::csi::v1::Node::NewStub(cri::DialUnixSocket(endpoint));
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(timeout));
     ::csi::v1::NodePublishVolumeRequest req;
@@ -61,7 +56,7 @@ class GrpcCsiClient final : public CsiClient {
   absl::Status NodeUnpublishVolume(const std::string& endpoint, const std::string& volume_id,
                                    const std::string& target_path,
                                    absl::Duration timeout) override {
-    auto stub = ::csi::v1::Node::NewStub(Dial(endpoint));
+    auto stub = ::csi::v1::Node::NewStub(cri::DialUnixSocket(endpoint));
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(timeout));
     ::csi::v1::NodeUnpublishVolumeRequest req;
@@ -74,30 +69,8 @@ class GrpcCsiClient final : public CsiClient {
  private:
   static absl::Status FromGrpc(const grpc::Status& s) {
     if (s.ok()) return absl::OkStatus();
-    return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                        absl::StrCat("rpc error: code = ", CodeName(s.error_code()),
-                                     " desc = ", s.error_message()));
-  }
-
-  static std::shared_ptr<grpc::Channel> Dial(const std::string& endpoint) {
-    std::string path = endpoint;
-    if (absl::StartsWith(path, "unix://")) path = path.substr(7);
-    grpc::ChannelArguments args;
-    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    args.SetString(GRPC_ARG_DEFAULT_AUTHORITY, "localhost");
-    return grpc::CreateCustomChannel(absl::StrCat("unix:", path),
-                                     grpc::InsecureChannelCredentials(), args);
-  }
-
-  // Go's codes.Code String().
-  static const char* CodeName(grpc::StatusCode c) {
-    static const char* const kNames[] = {
-        "OK",       "Canceled",       "Unknown",          "InvalidArgument",   "DeadlineExceeded",
-        "NotFound", "AlreadyExists",  "PermissionDenied", "ResourceExhausted", "FailedPrecondition",
-        "Aborted",  "OutOfRange",     "Unimplemented",    "Internal",          "Unavailable",
-        "DataLoss", "Unauthenticated"};
-    const int i = static_cast<int>(c);
-    return i >= 0 && i < 17 ? kNames[i] : "Unknown";
+    const auto code = static_cast<absl::StatusCode>(s.error_code());
+    return absl::Status(code, cri::GoRpcErrorText(code, s.error_message()));
   }
 };
 

@@ -9,51 +9,11 @@
 #include "common/duration.h"
 #include "common/log.h"
 #include "common/strings.h"
+#include "cri/grpc_client.h"
 #include "kubelet/kuberuntime/helpers.h"
 
 namespace kubelet::kuberuntime {
 namespace {
-
-const char* GoCodeName(absl::StatusCode code) {
-  switch (code) {
-    case absl::StatusCode::kOk:
-      return "OK";
-    case absl::StatusCode::kCancelled:
-      return "Canceled";
-    case absl::StatusCode::kUnknown:
-      return "Unknown";
-    case absl::StatusCode::kInvalidArgument:
-      return "InvalidArgument";
-    case absl::StatusCode::kDeadlineExceeded:
-      return "DeadlineExceeded";
-    case absl::StatusCode::kNotFound:
-      return "NotFound";
-    case absl::StatusCode::kAlreadyExists:
-      return "AlreadyExists";
-    case absl::StatusCode::kPermissionDenied:
-      return "PermissionDenied";
-    case absl::StatusCode::kResourceExhausted:
-      return "ResourceExhausted";
-    case absl::StatusCode::kFailedPrecondition:
-      return "FailedPrecondition";
-    case absl::StatusCode::kAborted:
-      return "Aborted";
-    case absl::StatusCode::kOutOfRange:
-      return "OutOfRange";
-    case absl::StatusCode::kUnimplemented:
-      return "Unimplemented";
-    case absl::StatusCode::kInternal:
-      return "Internal";
-    case absl::StatusCode::kUnavailable:
-      return "Unavailable";
-    case absl::StatusCode::kDataLoss:
-      return "DataLoss";
-    case absl::StatusCode::kUnauthenticated:
-      return "Unauthenticated";
-    default:
-      return "Unknown";
-  }
-}
 
 std::string_view StripMethodPrefix(std::string_view msg) {
   const size_t colon = msg.find(": ");
@@ -82,12 +42,11 @@ std::string GrpcErrorMessage(const absl::Status& status) {
 }
 
 std::string GrpcCodeName(const absl::Status& status) {
-  return std::string(GoCodeName(status.code()));
+  return std::string(cri::GoCodeName(status.code()));
 }
 
 std::string GrpcErrorString(const absl::Status& status) {
-  return absl::StrCat("rpc error: code = ", GoCodeName(status.code()),
-                      " desc = ", GrpcErrorMessage(status));
+  return cri::GoRpcErrorText(status.code(), GrpcErrorMessage(status));
 }
 
 std::string PullErrorString(const absl::Status& status) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "cri/grpc_client.h"
 #include "kubelet/pluginmanager/proto/registration.grpc.pb.h"
 
 namespace kubelet::pluginmanager {
@@ -19,7 +20,7 @@ class GrpcRegistrationClient final : public RegistrationClient {
  public:
   absl::StatusOr<PluginInfo> GetInfo(const std::string& socket_path, absl::Duration dial_timeout,
                                      absl::Duration timeout) override {
-    std::shared_ptr<grpc::Channel> channel = Dial(socket_path);
+    std::shared_ptr<grpc::Channel> channel = cri::DialUnixSocket(socket_path);
     if (!channel->WaitForConnected(DeadlineIn(dial_timeout))) {
       return absl::UnavailableError(absl::StrCat("RegisterPlugin error -- dial failed at socket ",
                                                  socket_path, ", err: context deadline exceeded"));
@@ -48,7 +49,7 @@ class GrpcRegistrationClient final : public RegistrationClient {
 
   absl::Status NotifyRegistrationStatus(const std::string& socket_path, bool registered,
                                         const std::string& error, absl::Duration timeout) override {
-    auto stub = ::pluginregistration::Registration::NewStub(Dial(socket_path));
+    auto stub = ::pluginregistration::Registration::NewStub(cri::DialUnixSocket(socket_path));
     grpc::ClientContext ctx;
     ctx.set_deadline(DeadlineIn(timeout));
     ::pluginregistration::RegistrationStatus req;
@@ -60,15 +61,6 @@ class GrpcRegistrationClient final : public RegistrationClient {
       return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
     }
     return absl::OkStatus();
-  }
-
- private:
-  static std::shared_ptr<grpc::Channel> Dial(const std::string& socket_path) {
-    grpc::ChannelArguments args;
-    // A fresh connection per call: a plugin restarted on the same path is reached anew.
-    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    return grpc::CreateCustomChannel(absl::StrCat("unix:", socket_path),
-                                     grpc::InsecureChannelCredentials(), args);
   }
 };
 

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "common/log.h"
+#include "cri/grpc_client.h"
 
 namespace kubelet::prober {
 
@@ -47,17 +48,6 @@ const char* ServingStatusName(int s) {
       return "SERVICE_UNKNOWN";
   }
   return "UNKNOWN";
-}
-
-// Go's codes.Code String().
-const char* CodeName(grpc::StatusCode c) {
-  static const char* const kNames[] = {
-      "OK",       "Canceled",       "Unknown",          "InvalidArgument",   "DeadlineExceeded",
-      "NotFound", "AlreadyExists",  "PermissionDenied", "ResourceExhausted", "FailedPrecondition",
-      "Aborted",  "OutOfRange",     "Unimplemented",    "Internal",          "Unavailable",
-      "DataLoss", "Unauthenticated"};
-  const int i = static_cast<int>(c);
-  return i >= 0 && i < 17 ? kNames[i] : "Unknown";
 }
 
 // Go's time.Duration String() for whole seconds / milliseconds.
@@ -137,8 +127,8 @@ lifecycle::ProbeOutcome GrpcProbe(const std::string& host, int port, const std::
                  });
   done.WaitForNotification();
   if (!status.ok()) {
-    const std::string rpc_err = absl::StrCat("rpc error: code = ", CodeName(status.error_code()),
-                                             " desc = ", status.error_message());
+    const std::string rpc_err = cri::GoRpcErrorText(
+        static_cast<absl::StatusCode>(status.error_code()), status.error_message());
     switch (status.error_code()) {
       case grpc::StatusCode::UNIMPLEMENTED:
         out.output = absl::StrCat(
