@@ -475,4 +475,14 @@ TEST(CodecTest, DurationsAreGoDurationStrings) {
               testing::HasSubstr("unknown unit"));
 }
 
+TEST(MetadataMapsPatchTest, ChangedAddedAndRemovedKeys) {
+  ObjectMeta before, after;
+  before.labels = {{"keep", "1"}, {"change", "a"}, {"drop", "x"}};
+  after.labels = {{"keep", "1"}, {"change", "b"}, {"add", "y"}};
+  before.annotations = after.annotations = {{"same", "v"}};
+  EXPECT_EQ(SerializeJson(MetadataMapsPatch(before, after)),
+            R"({"metadata":{"labels":{"add":"y","change":"b","drop":null}}})");
+  EXPECT_EQ(SerializeJson(MetadataMapsPatch(before, before)), "{}");
+}
+
 }  // namespace kubelet::api

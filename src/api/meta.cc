@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "api/meta_codec.h"
 #include "common/strings.h"
 
 namespace kubelet::api {
@@ -58,6 +59,33 @@ absl::StatusOr<MicroTime> MicroTime::Parse(std::string_view s) {
 
 std::string IntOrString::ToString() const {
   return type == Type::kString ? str_val : std::to_string(int_val);
+}
+
+namespace {
+
+Json MapPatch(const StringMap& before, const StringMap& after) {
+  Json out = Json::object();
+  for (const auto& [k, v] : after) {
+    auto it = before.find(k);
+    if (it == before.end() || it->second != v) out[k] = v;
+  }
+  for (const auto& [k, v] : before) {
+    if (!after.count(k)) out[k] = nullptr;
+  }
+  return out;
+}
+
+}  // namespace
+
+Json MetadataMapsPatch(const ObjectMeta& before, const ObjectMeta& after) {
+  Json metadata = Json::object();
+  if (Json labels = MapPatch(before.labels, after.labels); !labels.empty()) {
+    metadata["labels"] = std::move(labels);
+  }
+  if (Json annotations = MapPatch(before.annotations, after.annotations); !annotations.empty()) {
+    metadata["annotations"] = std::move(annotations);
+  }
+  return metadata.empty() ? Json::object() : Json{{"metadata", std::move(metadata)}};
 }
 
 }  // namespace kubelet::api

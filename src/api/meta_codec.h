@@ -92,4 +92,14 @@ struct Fields<WatchEvent<T>> {
 
 }  // namespace kubelet::api::codec
 
+namespace kubelet::api {
+
+// {"metadata":{"labels":{...},"annotations":{...}}}: what takes `before`'s labels and annotations
+// to `after`'s, a changed or added key with its value and a removed one as null (each map only
+// when it differs); an empty object when both are the same. Valid as a JSON merge patch and as a
+// strategic merge patch.
+Json MetadataMapsPatch(const ObjectMeta& before, const ObjectMeta& after);
+
+}  // namespace kubelet::api
+
 #endif  // KUBELET_API_META_CODEC_H_

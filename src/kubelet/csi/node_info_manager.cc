@@ -9,8 +9,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "api/meta_codec.h"
+#include "api/node.h"
 #include "common/log.h"
 #include "common/strings.h"
 
@@ -22,15 +23,10 @@ using Json = nlohmann::json;
 constexpr char kCSINodesPath[] = "/apis/storage.k8s.io/v1/csinodes";
 constexpr char kNodesPath[] = "/api/v1/nodes";
 
-// The in-tree plugins whose CSI migration is on in v1.28 without a gate, sorted.
-constexpr const char* kMigratedPlugins[] = {
-    "kubernetes.io/aws-ebs", "kubernetes.io/azure-disk", "kubernetes.io/azure-file",
-    "kubernetes.io/cinder",  "kubernetes.io/gce-pd",     "kubernetes.io/vsphere-volume"};
-
-std::string MigratedPlugins() {
-  std::vector<std::string> names(std::begin(kMigratedPlugins), std::end(kMigratedPlugins));
-  return absl::StrJoin(names, ",");
-}
+// The in-tree plugins whose CSI migration is on in v1.28 without a gate, sorted and joined.
+constexpr char kMigratedPlugins[] =
+    "kubernetes.io/aws-ebs,kubernetes.io/azure-disk,kubernetes.io/azure-file,"
+    "kubernetes.io/cinder,kubernetes.io/gce-pd,kubernetes.io/vsphere-volume";
 
 class ApiNodeInfoManager final : public NodeInfoManager {
  public:
@@ -46,7 +42,8 @@ class ApiNodeInfoManager final : public NodeInfoManager {
     }
     absl::MutexLock lock(&mu_);
     absl::Status st = Retry("error updating node", [&] {
-      return UpdateNode([&](Json* node) { return AddNodeId(node, driver, node_id, topology); });
+      return UpdateNode(
+          [&](api::ObjectMeta* md) { return AddNodeId(md, driver, node_id, topology); });
     });
     if (!st.ok()) {
       return absl::Status(
@@ -77,21 +74,15 @@ class ApiNodeInfoManager final : public NodeInfoManager {
           st.code(),
           absl::StrCat("error removing CSI driver node info from CSINode object ", st.message()));
     }
-    st = Retry("error updating node",
-               [&] { return UpdateNode([&](Json* node) { return RemoveNodeId(node, driver); }); });
+    st = Retry("error updating node", [&] {
+      return UpdateNode([&](api::ObjectMeta* md) { return RemoveNodeId(md, driver); });
+    });
     if (!st.ok()) {
       return absl::Status(
           st.code(),
           absl::StrCat("error removing CSI driver node info from Node object ", st.message()));
     }
     return absl::OkStatus();
-  }
-
-  absl::Status InitializeCSINode() override {
-    absl::MutexLock lock(&mu_);
-    return Retry("error updating CSINode", [&] {
-      return UpdateCSINode([&](Json* csinode) { return SetMigrationAnnotation(csinode); });
-    });
   }
 
  private:
@@ -126,86 +117,77 @@ class ApiNodeInfoManager final : public NodeInfoManager {
     return absl::Status(last.code(), absl::StrCat(what, ": ", last.message()));
   }
 
-  // GETs the Node, applies `change` (true when it changed something), PATCHes the difference.
-  absl::Status UpdateNode(const std::function<absl::StatusOr<bool>(Json*)>& change) {
+  // The Node as the API server has it.
+  absl::StatusOr<api::Node> GetNode() {
     absl::StatusOr<apiclient::Response> got = Call("GET", absl::StrCat(kNodesPath, "/", node_));
     if (!got.ok()) return got.status();
     if (absl::Status st = apiclient::ResponseStatus(*got); !st.ok()) return st;
-    Json node = apiclient::ParseBoundedJson(got->body);
-    if (!node.is_object()) return absl::DataLossError("the Node is not a JSON object");
-    Json before = node;
-    absl::StatusOr<bool> changed = change(&node);
+    return api::FromJson<api::Node>(apiclient::ParseBoundedJson(got->body));
+  }
+
+  // GETs the Node, applies `change` to its metadata (true when it changed something), PATCHes
+  // the labels and annotations that differ.
+  absl::Status UpdateNode(const std::function<absl::StatusOr<bool>(api::ObjectMeta*)>& change) {
+    absl::StatusOr<api::Node> node = GetNode();
+    if (!node.ok()) return node.status();
+    const api::ObjectMeta before = node->metadata;
+    absl::StatusOr<bool> changed = change(&node->metadata);
     if (!changed.ok()) return changed.status();
     if (!*changed) return absl::OkStatus();
-    Json patch = {{"metadata", Json::object()}};
-    for (const char* part : {"annotations", "labels"}) {
-      const Json& a = before["metadata"].value(part, Json::object());
-      const Json& b = node["metadata"].value(part, Json::object());
-      Json diff = Json::object();
-      for (auto it = b.begin(); it != b.end(); ++it) {
-        if (!a.contains(it.key()) || a[it.key()] != it.value()) diff[it.key()] = it.value();
-      }
-      for (auto it = a.begin(); it != a.end(); ++it) {
-        if (!b.contains(it.key())) diff[it.key()] = nullptr;
-      }
-      if (!diff.empty()) patch["metadata"][part] = diff;
-    }
-    absl::StatusOr<apiclient::Response> r = Call("PATCH", absl::StrCat(kNodesPath, "/", node_),
-                                                 patch.dump(), apiclient::kStrategicMergePatchType);
+    absl::StatusOr<apiclient::Response> r =
+        Call("PATCH", absl::StrCat(kNodesPath, "/", node_),
+             api::SerializeJson(api::MetadataMapsPatch(before, node->metadata)),
+             apiclient::kStrategicMergePatchType);
     if (!r.ok()) return r.status();
     return apiclient::ResponseStatus(*r);
   }
 
-  static absl::StatusOr<bool> AddNodeId(Json* node, const std::string& driver,
+  // The driver -> node ID map of the annotation (empty when absent).
+  static absl::StatusOr<Json> NodeIds(const api::ObjectMeta& md) {
+    auto it = md.annotations.find(kNodeIdAnnotation);
+    if (it == md.annotations.end()) return Json::object();
+    Json ids = apiclient::ParseBoundedJson(it->second);
+    if (!ids.is_object()) {
+      return absl::InvalidArgumentError(absl::StrCat("failed to parse node's \"", kNodeIdAnnotation,
+                                                     "\" annotation value (",
+                                                     log::Quote(it->second), ")"));
+    }
+    return ids;
+  }
+
+  static absl::StatusOr<bool> AddNodeId(api::ObjectMeta* md, const std::string& driver,
                                         const std::string& node_id,
                                         const std::map<std::string, std::string>& topology) {
-    Json& md = (*node)["metadata"];
+    absl::StatusOr<Json> ids = NodeIds(*md);
+    if (!ids.ok()) return ids.status();
     bool changed = false;
-    Json ids = Json::object();
-    if (md.contains("annotations") && md["annotations"].contains(kNodeIdAnnotation)) {
-      const Json& v = md["annotations"][kNodeIdAnnotation];
-      ids = v.is_string() ? apiclient::ParseBoundedJson(v.get<std::string>()) : Json();
-      if (!ids.is_object()) {
-        return absl::InvalidArgumentError(absl::StrCat("failed to parse node's \"",
-                                                       kNodeIdAnnotation, "\" annotation value (",
-                                                       v.dump(), ")"));
-      }
-    }
-    if (ids.value(driver, "") != node_id) {
-      ids[driver] = node_id;
-      md["annotations"][kNodeIdAnnotation] = ids.dump();  // keys sorted, compact
+    if (ids->value(driver, "") != node_id) {
+      (*ids)[driver] = node_id;
+      md->annotations[kNodeIdAnnotation] = ids->dump();  // keys sorted, compact
       changed = true;
     }
     for (const auto& [k, v] : topology) {
-      const Json& labels = md.value("labels", Json::object());
-      if (labels.contains(k)) {
-        const std::string cur = labels[k].is_string() ? labels[k].get<std::string>() : "";
-        if (cur != v) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("detected topology value collision: driver reported \"", k, "\":\"", v,
-                           "\" but existing label is \"", k, "\":\"", cur, "\""));
-        }
-        continue;
+      auto it = md->labels.find(k);
+      if (it == md->labels.end()) {
+        md->labels[k] = v;
+        changed = true;
+      } else if (it->second != v) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("detected topology value collision: driver reported \"", k, "\":\"", v,
+                         "\" but existing label is \"", k, "\":\"", it->second, "\""));
       }
-      md["labels"][k] = v;
-      changed = true;
     }
     return changed;
   }
 
-  static absl::StatusOr<bool> RemoveNodeId(Json* node, const std::string& driver) {
-    Json& md = (*node)["metadata"];
-    if (!md.contains("annotations") || !md["annotations"].contains(kNodeIdAnnotation)) {
-      return false;
-    }
-    const Json& v = md["annotations"][kNodeIdAnnotation];
-    Json ids = v.is_string() ? apiclient::ParseBoundedJson(v.get<std::string>()) : Json();
-    if (!ids.is_object() || !ids.contains(driver)) return false;
-    ids.erase(driver);
-    if (ids.empty()) {
-      md["annotations"].erase(kNodeIdAnnotation);
+  static absl::StatusOr<bool> RemoveNodeId(api::ObjectMeta* md, const std::string& driver) {
+    absl::StatusOr<Json> ids = NodeIds(*md);
+    if (!ids.ok() || !ids->contains(driver)) return false;
+    ids->erase(driver);
+    if (ids->empty()) {
+      md->annotations.erase(kNodeIdAnnotation);
     } else {
-      md["annotations"][kNodeIdAnnotation] = ids.dump();
+      md->annotations[kNodeIdAnnotation] = ids->dump();
     }
     return true;
   }
@@ -237,18 +219,15 @@ class ApiNodeInfoManager final : public NodeInfoManager {
   }
 
   absl::StatusOr<Json> CreateCSINode() {
-    absl::StatusOr<apiclient::Response> got = Call("GET", absl::StrCat(kNodesPath, "/", node_));
-    if (!got.ok()) return got.status();
-    if (absl::Status st = apiclient::ResponseStatus(*got); !st.ok()) return st;
-    Json node = apiclient::ParseBoundedJson(got->body);
-    const std::string uid =
-        node.is_object() ? node["metadata"].value("uid", std::string()) : std::string();
+    absl::StatusOr<api::Node> node = GetNode();
+    if (!node.ok()) return node.status();
+    const std::string& uid = node->metadata.uid;
     Json csinode = {
         {"apiVersion", "storage.k8s.io/v1"},
         {"kind", "CSINode"},
         {"metadata",
          {{"name", node_},
-          {"annotations", {{kMigratedPluginsAnnotation, MigratedPlugins()}}},
+          {"annotations", {{kMigratedPluginsAnnotation, kMigratedPlugins}}},
           {"ownerReferences",
            Json::array(
                {{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node_}, {"uid", uid}}})}}},
@@ -263,10 +242,10 @@ class ApiNodeInfoManager final : public NodeInfoManager {
 
   static bool SetMigrationAnnotation(Json* csinode) {
     Json& ann = (*csinode)["metadata"]["annotations"];
-    if (ann.is_object() && ann.value(kMigratedPluginsAnnotation, "") == MigratedPlugins()) {
+    if (ann.is_object() && ann.value(kMigratedPluginsAnnotation, "") == kMigratedPlugins) {
       return false;
     }
-    ann[kMigratedPluginsAnnotation] = MigratedPlugins();
+    ann[kMigratedPluginsAnnotation] = kMigratedPlugins;
     return true;
   }
 

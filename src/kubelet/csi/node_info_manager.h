@@ -37,8 +37,6 @@ class NodeInfoManager {
                                      int64_t max_volumes,
                                      const std::map<std::string, std::string>& topology) = 0;
   virtual absl::Status UninstallDriver(const std::string& driver) = 0;
-  // Creates the CSINode (or sets its migration annotation) when the kubelet starts.
-  virtual absl::Status InitializeCSINode() = 0;
 };
 
 // On the API client; `client` and `clock` are borrowed.

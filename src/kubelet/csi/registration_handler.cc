@@ -35,13 +35,6 @@ std::optional<Driver> DriverRegistry::Get(const std::string& name) const {
   return it->second;
 }
 
-std::vector<std::string> DriverRegistry::Names() const {
-  absl::MutexLock lock(&mu_);
-  std::vector<std::string> out;
-  for (const auto& [name, d] : drivers_) out.push_back(name);
-  return out;
-}
-
 absl::StatusOr<Version> RegistrationHandler::ValidateVersions(
     const std::string& caller, const std::string& name, const std::vector<std::string>& versions) {
   const std::string failed =

@@ -35,7 +35,6 @@ class DriverRegistry {
   void Set(const std::string& name, Driver d);
   void Delete(const std::string& name);
   std::optional<Driver> Get(const std::string& name) const;
-  std::vector<std::string> Names() const;
 
  private:
   mutable absl::Mutex mu_;

@@ -43,7 +43,6 @@ class FakeNodeInfo final : public NodeInfoManager {
     calls.push_back(absl::StrCat("uninstall ", driver));
     return absl::OkStatus();
   }
-  absl::Status InitializeCSINode() override { return absl::OkStatus(); }
   absl::Status install;
   std::vector<std::string> calls;
 };

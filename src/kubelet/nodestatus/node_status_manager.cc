@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "api/codec.h"
+#include "api/meta_codec.h"
 #include "common/cancellation.h"
 #include "common/guarded.h"
 #include "common/log.h"
@@ -239,26 +240,8 @@ class Manager final : public NodeStatusManager {
     if (!existing.ok()) return RegisterFailed(existing.status());
     api::Node before = *existing;
     if (ReconcileExistingNode(initial, &*existing)) {
-      nlohmann::json patch = nlohmann::json::object();
-      nlohmann::json labels = nlohmann::json::object();
-      nlohmann::json annotations = nlohmann::json::object();
-      for (const auto& [k, v] : existing->metadata.labels) {
-        auto it = before.metadata.labels.find(k);
-        if (it == before.metadata.labels.end() || it->second != v) labels[k] = v;
-      }
-      for (const auto& [k, v] : before.metadata.labels) {
-        if (!existing->metadata.labels.count(k)) labels[k] = nullptr;
-      }
-      for (const auto& [k, v] : existing->metadata.annotations) {
-        auto it = before.metadata.annotations.find(k);
-        if (it == before.metadata.annotations.end() || it->second != v) annotations[k] = v;
-      }
-      for (const auto& [k, v] : before.metadata.annotations) {
-        if (!existing->metadata.annotations.count(k)) annotations[k] = nullptr;
-      }
-      if (!labels.empty()) patch["metadata"]["labels"] = labels;
-      if (!annotations.empty()) patch["metadata"]["annotations"] = annotations;
-      auto p = Do("PATCH", absl::StrCat(kNodesPath, "/", o_.node_name), patch.dump(),
+      auto p = Do("PATCH", absl::StrCat(kNodesPath, "/", o_.node_name),
+                  api::SerializeJson(api::MetadataMapsPatch(before.metadata, existing->metadata)),
                   apiclient::kMergePatchType);
       st = StatusOf(p);
       if (!st.ok()) return RegisterFailed(st);
