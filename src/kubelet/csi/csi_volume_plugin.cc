@@ -4,16 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/codec.h"
 #include "apiclient/rest_client.h"
+#include "common/files.h"
 #include "common/log.h"
 #include "kubelet/volume/mount_utils.h"
 
@@ -57,21 +54,6 @@ std::string VolData(const std::map<std::string, std::string>& m) {
   return api::SerializeJson(j) + "\n";
 }
 
-absl::Status WriteFile(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    f << content;
-    f.flush();
-    if (!f) return absl::UnavailableError(absl::StrCat("failed to write ", tmp));
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::UnavailableError(
-        absl::StrCat("failed to rename ", tmp, ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 std::string CsiHandle(const std::string& data) {
@@ -90,13 +72,9 @@ bool CsiVolumePlugin::CanSupport(const api::Volume& volume) const {
   return volume.other_sources.count("csi") != 0;
 }
 
-bool CsiVolumePlugin::ReadOnly(const api::Volume& volume) const {
-  absl::StatusOr<InlineSource> s = ParseInline(volume);
-  return s.ok() && s->read_only;
-}
-
-absl::StatusOr<std::string> CsiVolumePlugin::SetUp(const api::Pod& pod, const api::Volume& volume,
-                                                   const std::string& dir) {
+absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUp(const api::Pod& pod,
+                                                              const api::Volume& volume,
+                                                              const std::string& dir) {
   absl::StatusOr<InlineSource> src = ParseInline(volume);
   if (!src.ok()) return src.status();
   std::optional<Driver> driver = drivers_.Get(src->driver);
@@ -132,7 +110,8 @@ absl::StatusOr<std::string> CsiVolumePlugin::SetUp(const api::Pod& pod, const ap
       {"nodeName", node_name_},
       {"attachmentID", CsiHandle(handle + src->driver + node_name_)},
       {"volumeLifecycleMode", "Ephemeral"}};
-  if (absl::Status st = WriteFile(absl::StrCat(dir, "/", kVolDataFile), VolData(vol_data));
+  if (absl::Status st =
+          WriteFileAtomically(absl::StrCat(dir, "/", kVolDataFile), VolData(vol_data), 0644);
       !st.ok()) {
     return st;
   }
@@ -154,17 +133,14 @@ absl::StatusOr<std::string> CsiVolumePlugin::SetUp(const api::Pod& pod, const ap
   }
   KLOG_V(4, "kubernetes.io/csi: mounter.SetUp successfully requested NodePublish", "volume",
          volume.name, "target", r.target_path);
-  return r.target_path;
+  return volume::ExternalVolume{r.target_path, r.readonly};
 }
 
 absl::Status CsiVolumePlugin::TearDown(const std::string& pod_uid, const std::string& dir) {
   const std::string data_path = absl::StrCat(dir, "/", kVolDataFile);
   const std::string target = absl::StrCat(dir, "/mount");
-  std::ifstream in(data_path);
-  if (in) {
-    std::stringstream ss;
-    ss << in.rdbuf();
-    nlohmann::json data = apiclient::ParseBoundedJson(ss.str());
+  if (absl::StatusOr<std::string> text = ReadFileToString(data_path); text.ok()) {
+    nlohmann::json data = apiclient::ParseBoundedJson(*text);
     const std::string driver_name = data.is_object() ? data.value("driverName", "") : "";
     const std::string handle = data.is_object() ? data.value("volumeHandle", "") : "";
     std::optional<Driver> driver = drivers_.Get(driver_name);

@@ -46,9 +46,8 @@ class CsiVolumePlugin final : public volume::ExternalVolumePlugin {
 
   std::string Name() const override { return kCSIPluginName; }
   bool CanSupport(const api::Volume& volume) const override;
-  absl::StatusOr<std::string> SetUp(const api::Pod& pod, const api::Volume& volume,
-                                    const std::string& dir) override;
-  bool ReadOnly(const api::Volume& volume) const override;
+  absl::StatusOr<volume::ExternalVolume> SetUp(const api::Pod& pod, const api::Volume& volume,
+                                               const std::string& dir) override;
   absl::Status TearDown(const std::string& pod_uid, const std::string& dir) override;
 
  private:

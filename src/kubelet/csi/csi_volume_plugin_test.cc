@@ -79,9 +79,10 @@ class CsiVolumePluginTest : public ::testing::Test {
 
 TEST_F(CsiVolumePluginTest, PublishesAnInlineVolumeWithPodInfoAndVolData) {
   ASSERT_TRUE(plugin_.CanSupport(vol_));
-  absl::StatusOr<std::string> path = plugin_.SetUp(pod_, vol_, Dir());
-  ASSERT_TRUE(path.ok()) << path.status();
-  EXPECT_EQ(*path, Dir() + "/mount");
+  absl::StatusOr<volume::ExternalVolume> set_up = plugin_.SetUp(pod_, vol_, Dir());
+  ASSERT_TRUE(set_up.ok()) << set_up.status();
+  EXPECT_EQ(set_up->path, Dir() + "/mount");
+  EXPECT_FALSE(set_up->read_only);
   ASSERT_EQ(client_.published.size(), 1u);
   const PublishRequest& r = client_.published[0];
   const std::string handle = CsiHandle("uid-1scratch");

@@ -14,18 +14,22 @@
 
 namespace kubelet::volume {
 
+// What SetUp made: the path containers mount, and whether they mount it read-only.
+struct ExternalVolume {
+  std::string path;
+  bool read_only = false;
+};
+
 class ExternalVolumePlugin {
  public:
   virtual ~ExternalVolumePlugin() = default;
   // The plugin name, e.g. "kubernetes.io/csi".
   virtual std::string Name() const = 0;
   virtual bool CanSupport(const api::Volume& volume) const = 0;
-  // Sets up `volume` of `pod` below `dir` (created by the plugin); idempotent. Returns the path
-  // containers mount. An error is reported as a failed MountVolume.SetUp and retried.
-  virtual absl::StatusOr<std::string> SetUp(const api::Pod& pod, const api::Volume& volume,
-                                            const std::string& dir) = 0;
-  // Whether the volume is mounted read-only into containers.
-  virtual bool ReadOnly(const api::Volume& volume) const = 0;
+  // Sets up `volume` of `pod` below `dir` (created by the plugin); idempotent. An error is
+  // reported as a failed MountVolume.SetUp and retried.
+  virtual absl::StatusOr<ExternalVolume> SetUp(const api::Pod& pod, const api::Volume& volume,
+                                               const std::string& dir) = 0;
   // Tears down the volume at `dir` from what is on disk (also after a kubelet restart) and
   // removes `dir`; an error keeps it for a later attempt.
   virtual absl::Status TearDown(const std::string& pod_uid, const std::string& dir) = 0;

@@ -177,11 +177,11 @@ absl::StatusOr<VolumeManager::MountedVolume> VolumeManager::SetUpVolume(const ap
   }
   if (ExternalVolumePlugin* plugin = ExternalPluginFor(vol)) {
     mv.plugin = plugin->Name();
-    absl::StatusOr<std::string> path =
+    absl::StatusOr<ExternalVolume> ev =
         plugin->SetUp(pod, vol, VolumeDir(uid, plugin->Name(), vol.name));
-    if (!path.ok()) return path.status();
-    mv.host_path = *std::move(path);
-    mv.read_only = plugin->ReadOnly(vol);
+    if (!ev.ok()) return ev.status();
+    mv.host_path = std::move(ev->path);
+    mv.read_only = ev->read_only;
     return mv;
   }
   return absl::UnimplementedError(absl::StrCat("volume type ", log::Quote(SourceName(vol)),
@@ -288,13 +288,11 @@ ExternalVolumePlugin* VolumeManager::ExternalPluginFor(const api::Volume& vol) c
   return nullptr;
 }
 
-absl::Status VolumeManager::TearDownVolumeDir(const std::string& escaped_plugin,
+absl::Status VolumeManager::TearDownVolumeDir(const std::string& uid,
+                                              const std::string& escaped_plugin,
                                               const std::string& dir) {
   for (ExternalVolumePlugin* p : options_.external_plugins) {
-    if (p != nullptr && EscapePluginName(p->Name()) == escaped_plugin) {
-      const std::string uid = fs::path(dir).parent_path().parent_path().parent_path().filename();
-      return p->TearDown(uid, dir);
-    }
+    if (p != nullptr && EscapePluginName(p->Name()) == escaped_plugin) return p->TearDown(uid, dir);
   }
   // Plugins whose volumes are (wrapped) emptyDirs: a directory, maybe a tmpfs on it. Besides
   // ours, the ones an upstream kubelet this one replaced may have left behind.
@@ -328,7 +326,7 @@ absl::Status VolumeManager::TearDownPod(const std::string& uid) {
     for (const std::string& name : ListDir(plugin_dir)) {
       if (pinned.count(name)) continue;
       const std::string dir = absl::StrCat(plugin_dir, "/", name);
-      if (absl::Status st = TearDownVolumeDir(plugin, dir); !st.ok()) {
+      if (absl::Status st = TearDownVolumeDir(uid, plugin, dir); !st.ok()) {
         KLOG_ERROR(st, "UnmountVolume.TearDown failed for volume", "podUID", uid, "volume", name,
                    "plugin", plugin);
         errors.push_back(std::string(st.message()));

@@ -154,8 +154,9 @@ class VolumeManager final : public container::PodLifecycleParticipant {
   absl::Status TearDownPod(const std::string& uid);
   // The external plugin for `vol`, or null.
   ExternalVolumePlugin* ExternalPluginFor(const api::Volume& vol) const;
-  // Tears down one volume directory of a plugin (escaped name) on disk.
-  absl::Status TearDownVolumeDir(const std::string& escaped_plugin, const std::string& dir);
+  // Tears down one volume directory of pod `uid`'s plugin (escaped name) on disk.
+  absl::Status TearDownVolumeDir(const std::string& uid, const std::string& escaped_plugin,
+                                 const std::string& dir);
   std::shared_ptr<absl::Mutex> PodLock(const std::string& uid) const;
   std::set<std::string> PodsOnDisk() const;
   void CheckUsage();

@@ -192,12 +192,11 @@ class DirPlugin final : public ExternalVolumePlugin {
  public:
   std::string Name() const override { return "example.com/dir"; }
   bool CanSupport(const api::Volume& v) const override { return v.other_sources.count("nfs") != 0; }
-  absl::StatusOr<std::string> SetUp(const api::Pod&, const api::Volume&,
-                                    const std::string& dir) override {
+  absl::StatusOr<ExternalVolume> SetUp(const api::Pod&, const api::Volume&,
+                                       const std::string& dir) override {
     fs::create_directories(dir + "/data");
-    return dir + "/data";
+    return ExternalVolume{dir + "/data", true};
   }
-  bool ReadOnly(const api::Volume&) const override { return true; }
   absl::Status TearDown(const std::string& uid, const std::string& dir) override {
     torn_down.push_back(uid + " " + dir);
     fs::remove_all(dir);
