@@ -111,8 +111,8 @@ absl::Status ParseCommandLine(const std::vector<std::string>& args, Settings* se
     }
   }
   for (const std::string& name : fs.ChangedFlags()) {
-    std::string_view field = config::ConfigFieldForFlag(name);
-    if (!field.empty()) settings->changed_flags.emplace_back(field);
+    std::string field = config::ConfigFieldForFlag(fs, settings->config, name);
+    if (!field.empty()) settings->changed_flags.push_back(std::move(field));
   }
   // Configuration complete: logging can be set up.
   log::Format format;

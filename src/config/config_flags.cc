@@ -394,30 +394,12 @@ absl::StatusOr<Taint> ParseTaint(std::string_view st) {
   return taint;
 }
 
-// --------------------------------------------------------------------------------------------
-// Flag -> JSON path: the path of the field each flag writes, found by its target's address.
-
-const std::map<std::string, std::string, std::less<>>& FlagFields() {
-  static const auto* m = [] {
-    auto* out = new std::map<std::string, std::string, std::less<>>;
-    KubeletConfiguration c;
-    FlagSet fs("kubelet");
-    AddKubeletConfigFlags(fs, &c);
-    for (const Flag* f : fs.Flags()) {
-      std::string path = ConfigFieldPathAt(c, f->target);
-      if (!path.empty()) out->emplace(f->name, std::move(path));
-    }
-    return out;
-  }();
-  return *m;
-}
-
 }  // namespace
 
-std::string_view ConfigFieldForFlag(std::string_view flag_name) {
-  const auto& m = FlagFields();
-  auto it = m.find(FlagSet::Normalize(flag_name));
-  return it == m.end() ? std::string_view() : std::string_view(it->second);
+std::string ConfigFieldForFlag(const FlagSet& fs, const KubeletConfiguration& config,
+                               std::string_view flag_name) {
+  const Flag* f = fs.Lookup(flag_name);
+  return f == nullptr ? std::string() : ConfigFieldPathAt(config, f->target);
 }
 
 absl::StatusOr<std::vector<Taint>> ParseRegisterWithTaints(std::string_view value) {

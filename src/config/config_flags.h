@@ -47,10 +47,12 @@ inline constexpr char kConfigFlagDeprecation[] =
 // shows upstream's defaults.
 void AddKubeletConfigFlags(FlagSet& fs, KubeletConfiguration* config);
 
-// The v1beta1 JSON path of the field a config-bound flag sets ("sync-frequency" ->
-// "syncFrequency", "anonymous-auth" -> "authentication.anonymous.enabled", "v" ->
-// "logging.verbosity"); empty for flags that are not config-bound.
-std::string_view ConfigFieldForFlag(std::string_view flag_name);
+// The v1beta1 JSON path of the field flag `flag_name` of `fs` sets, when AddKubeletConfigFlags
+// bound it to `config` ("sync-frequency" -> "syncFrequency", "anonymous-auth" ->
+// "authentication.anonymous.enabled", "v" -> "logging.verbosity"): found from the member the flag
+// writes. Empty for other flags and unknown names.
+std::string ConfigFieldForFlag(const FlagSet& fs, const KubeletConfiguration& config,
+                               std::string_view flag_name);
 
 // --register-with-taints value syntax (utiltaints.ParseTaints): "<key>=<value>:<effect>",
 // "<key>:<effect>"; entries ending in "-" (removals) are ignored. Errors as upstream, e.g.

@@ -305,6 +305,12 @@ TEST_F(ConfigFlagsTest, CommandLineWinsOverFileAndFeatureGatesMerge) {
 }
 
 TEST(ConfigFieldForFlagTest, Maps) {
+  KubeletConfiguration c;
+  FlagSet fs("kubelet");
+  AddKubeletConfigFlags(fs, &c);
+  auto ConfigFieldForFlag = [&](std::string_view name) {
+    return config::ConfigFieldForFlag(fs, c, name);
+  };
   EXPECT_EQ(ConfigFieldForFlag("sync-frequency"), "syncFrequency");
   EXPECT_EQ(ConfigFieldForFlag("anonymous-auth"), "authentication.anonymous.enabled");
   EXPECT_EQ(ConfigFieldForFlag("v"), "logging.verbosity");
@@ -325,7 +331,7 @@ TEST(ConfigFieldForFlagTest, EveryConfigurationFlagHasItsField) {
   AddKubeletConfigFlags(fs, &c);
   size_t n = 0;
   for (const Flag* f : fs.Flags()) {
-    EXPECT_NE(ConfigFieldForFlag(f->name), "") << f->name;
+    EXPECT_NE(ConfigFieldForFlag(fs, c, f->name), "") << f->name;
     ++n;
   }
   EXPECT_EQ(n, 106u);

@@ -10,7 +10,6 @@
 #include <string>
 #include <string_view>
 #include <tuple>
-#include <vector>
 
 #include "api/codec.h"
 #include "config/kubelet_configuration.h"
@@ -101,23 +100,24 @@ struct Fields<config::VModuleItem> {
                  Field("verbosity", &S::verbosity, 0, "v1.VerbosityLevel"));
 };
 
-// OutputRoutingOptions is inlined into both: its members, under each type's own name.
+// OutputRoutingOptions, inlined into both TextOptions and JSONOptions: its members, under each
+// type's own Go name.
+template <typename S>
+constexpr auto OutputRoutingFields() {
+  return std::tuple(Field<S, bool>("splitStream", &S::split_stream, kOmitEmpty),
+                    Field<S, Quantity>("infoBufferSize", &S::info_buffer_size));
+}
+
 template <>
 struct Fields<config::LoggingTextOptions> {
-  using S = config::LoggingTextOptions;
   static constexpr std::string_view kGoName = "TextOptions";
-  static constexpr auto kList =
-      std::tuple(Field<S, bool>("splitStream", &S::split_stream, kOmitEmpty),
-                 Field<S, Quantity>("infoBufferSize", &S::info_buffer_size));
+  static constexpr auto kList = OutputRoutingFields<config::LoggingTextOptions>();
 };
 
 template <>
 struct Fields<config::LoggingJsonOptions> {
-  using S = config::LoggingJsonOptions;
   static constexpr std::string_view kGoName = "JSONOptions";
-  static constexpr auto kList =
-      std::tuple(Field<S, bool>("splitStream", &S::split_stream, kOmitEmpty),
-                 Field<S, Quantity>("infoBufferSize", &S::info_buffer_size));
+  static constexpr auto kList = OutputRoutingFields<config::LoggingJsonOptions>();
 };
 
 template <>
@@ -281,11 +281,6 @@ std::string ConfigFieldPathAt(const KubeletConfiguration& c, const void* member)
 
 // Whether `path` ("syncFrequency", "authentication.webhook.enabled") names a field of the tables.
 bool IsConfigFieldPath(std::string_view path);
-
-// The JSON names of the top-level fields, in Go order (apiVersion and kind not included).
-inline std::vector<std::string_view> KubeletConfigurationFieldNames() {
-  return api::codec::FieldNames<KubeletConfiguration>();
-}
 
 }  // namespace kubelet::config
 

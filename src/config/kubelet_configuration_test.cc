@@ -939,8 +939,8 @@ TEST(KubeletConfigurationFieldsTest, PathsNameTableFields) {
   EXPECT_FALSE(IsConfigFieldPath("syncFrequency.x"));
   EXPECT_FALSE(IsConfigFieldPath("authentication.webhook.bogus"));
   EXPECT_FALSE(IsConfigFieldPath(""));
-  EXPECT_EQ(KubeletConfigurationFieldNames().front(), "enableServer");
-  EXPECT_EQ(KubeletConfigurationFieldNames().back(), "imageServiceEndpoint");
+  EXPECT_EQ(api::codec::FieldNames<KubeletConfiguration>().front(), "enableServer");
+  EXPECT_EQ(api::codec::FieldNames<KubeletConfiguration>().back(), "imageServiceEndpoint");
 }
 
 }  // namespace

@@ -133,7 +133,7 @@ class PluginManager {
   void Loop();
   void DrainWatcher();
   void Reconcile();
-  // One registration attempt; false when it failed before the plugin was recorded.
+  // One registration attempt (its error as upstream words it).
   absl::Status Register(const std::string& socket, uint64_t generation);
   void Unregister(const std::string& socket);
   void NoteFailure(const std::string& socket, const absl::Status& st);
