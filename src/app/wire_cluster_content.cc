@@ -73,6 +73,7 @@ absl::Status WireClusterContent(WiringStage stage, WiringContext& ctx) {
     ctx.components.object_source = objects;
     ctx.components.keep_alive.push_back(token_client);  // the TokenManager borrows it
     ctx.components.token_manager = tokens;
+    ctx.components.claim_source = std::make_shared<clustercontent::RestClaimSource>(ctx.api_client);
     ctx.AtShutdown([objects] { objects->Stop(); });
 
     ctx.runtime_options->get_config_map =

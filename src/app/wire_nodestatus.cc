@@ -22,6 +22,7 @@
 #include "apiclient/reflector.h"
 #include "app/version.h"
 #include "app/wiring.h"
+#include "kubelet/volume/volume_manager.h"
 #include "common/log.h"
 #include "kubelet/cm/container_manager.h"
 #include "kubelet/eviction/eviction.h"
@@ -140,6 +141,12 @@ absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx) {
   };
   // NodeHasSufficientMemory, NodeReady, ... about the Node.
   o.recorder = ctx.recorder;
+  if (std::shared_ptr<volume::VolumeManager> vm = ctx.components.volume_manager) {
+    o.volumes_in_use = [vm] { return vm->GetVolumesInUse(); };
+    o.volumes_reported = [vm](const std::vector<std::string>& names) {
+      vm->MarkVolumesAsReportedInUse(names);
+    };
+  }
 
   std::shared_ptr<nodestatus::NodeStatusManager> manager =
       nodestatus::NewNodeStatusManager(std::move(o), ctx.api_client, *ctx.clock);
@@ -147,6 +154,9 @@ absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx) {
   KLOG_INFO("Started node status and lease updates", "node", ctx.node_name);
   ctx.components.keep_alive.push_back(manager);
   ctx.AtShutdown([manager] { manager->Stop(); });
+  // Runs before the Stop above (last registered, first run).
+  ctx.components.late_node_status->store(manager.get());
+  ctx.AtShutdown([late = ctx.components.late_node_status] { late->store(nullptr); });
   return absl::OkStatus();
 }
 

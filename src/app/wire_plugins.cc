@@ -14,6 +14,7 @@
 #include "kubelet/csi/csi_volume_plugin.h"
 #include "kubelet/csi/node_info_manager.h"
 #include "kubelet/csi/registration_handler.h"
+#include "kubelet/nodestatus/node_status.h"
 #include "kubelet/pluginmanager/plugin_manager.h"
 #include "kubelet/pluginmanager/registration_client.h"
 
@@ -24,13 +25,25 @@ absl::Status WirePlugins(WiringStage stage, WiringContext& ctx) {
     auto drivers = std::make_shared<csi::DriverRegistry>();
     std::shared_ptr<csi::CsiClient> client = csi::NewGrpcCsiClient();
     std::shared_ptr<csi::CSIDriverLister> lister;
-    if (ctx.api_client) lister = csi::NewApiCSIDriverLister(*ctx.api_client);
-    auto plugin =
-        std::make_shared<csi::CsiVolumePlugin>(*drivers, *client, lister.get(), ctx.node_name);
+    std::shared_ptr<csi::VolumeAttachmentGetter> attachments;
+    if (ctx.api_client) {
+      lister = csi::NewApiCSIDriverLister(*ctx.api_client);
+      attachments = csi::NewApiVolumeAttachmentGetter(*ctx.api_client);
+    }
+    csi::CsiVolumePluginOptions po;
+    po.node_name = ctx.node_name;
+    po.root_dir = ctx.settings->flags.root_directory;
+    // volumesInUse changed: the Node status goes out now rather than at its next period.
+    po.in_use_changed = [late = ctx.components.late_node_status] {
+      if (nodestatus::NodeStatusManager* m = late->load()) m->RequestStatusUpdate();
+    };
+    auto plugin = std::make_shared<csi::CsiVolumePlugin>(*drivers, *client, lister.get(),
+                                                         attachments.get(), std::move(po));
     ctx.components.csi_drivers = drivers;
     ctx.components.csi_client = client;
     ctx.components.external_volume_plugins.push_back(plugin);
     ctx.components.keep_alive.push_back(lister);
+    ctx.components.keep_alive.push_back(attachments);
     return absl::OkStatus();
   }
   if (stage != WiringStage::kAfterKubeletStart) return absl::OkStatus();

@@ -2,7 +2,8 @@
 // allocatable resources, hands the runtime manager its container_mounts hook, registers the
 // manager as a pod lifecycle participant and, once the Kubelet runs, lets it see which pods are
 // still desired. In API-server mode the configMap, secret and projected plugins read their
-// objects and service account tokens from what WireClusterContent built
+// objects and service account tokens, and claims their PVCs and PVs, from what
+// WireClusterContent built
 // (kubelet/clustercontent/api_content.h); standalone they fail with upstream's errors.
 #include <cstdint>
 #include <fstream>
@@ -79,8 +80,10 @@ absl::Status WireVolumeManager(WiringStage stage, WiringContext& ctx) {
       // Built by WireClusterContent (null standalone); the hook below keeps them alive.
       std::shared_ptr<volume::ObjectSource> objects = ctx.components.object_source;
       std::shared_ptr<volume::TokenManager> tokens = ctx.components.token_manager;
+      std::shared_ptr<volume::ClaimSource> claims = ctx.components.claim_source;
       o.objects = objects.get();
       o.tokens = tokens.get();
+      o.claims = claims.get();
       // Built by WirePlugins (CSI); kept alive by the components until shutdown.
       for (const auto& p : ctx.components.external_volume_plugins) {
         o.external_plugins.push_back(p.get());
@@ -89,7 +92,7 @@ absl::Status WireVolumeManager(WiringStage stage, WiringContext& ctx) {
       ctx.components.volume_manager = vm;
       // The hook holds its own reference, whatever the order of destruction in app::Run.
       ctx.runtime_options->container_mounts =
-          [vm, objects, tokens](const api::Pod& pod, const api::Container& container) {
+          [vm, objects, tokens, claims](const api::Pod& pod, const api::Container& container) {
             return vm->ContainerMounts(pod, container);
           };
       return absl::OkStatus();

@@ -50,6 +50,7 @@ namespace volume {
 class ExternalVolumePlugin;
 class VolumeManager;
 class ObjectSource;
+class ClaimSource;
 class TokenManager;
 }  // namespace volume
 namespace prober {
@@ -71,6 +72,9 @@ namespace csi {
 class DriverRegistry;
 class CsiClient;
 }  // namespace csi
+namespace nodestatus {
+class NodeStatusManager;
+}
 }  // namespace kubelet
 
 namespace kubelet::app {
@@ -83,6 +87,7 @@ struct Components {
   // API-server mode: configMaps/secrets and service account tokens (null standalone).
   std::shared_ptr<volume::ObjectSource> object_source;
   std::shared_ptr<volume::TokenManager> token_manager;
+  std::shared_ptr<volume::ClaimSource> claim_source;
   // CSI (WirePlugins): registered drivers, the client to them, and the volume plugins of other
   // components the volume manager asks for the volumes it does not support itself (declared
   // before it, so they outlive it).
@@ -95,6 +100,10 @@ struct Components {
   std::shared_ptr<stats::StatsProvider> stats_provider;
   std::shared_ptr<images::ImageGCManager> image_gc_manager;
   std::shared_ptr<eviction::Manager> eviction_manager;
+  // The node status manager for hooks built before it (API-server mode): null until
+  // kAfterKubeletStart, null again once shutdown begins.
+  std::shared_ptr<std::atomic<nodestatus::NodeStatusManager*>> late_node_status =
+      std::make_shared<std::atomic<nodestatus::NodeStatusManager*>>(nullptr);
   // Anything else a wiring function must keep alive until shutdown.
   std::vector<std::shared_ptr<void>> keep_alive;
 };

@@ -119,7 +119,17 @@ Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
     };
     d.terminated = [this](const api::Pod& p) {
       const std::string& uid = p.metadata.uid;
-      if (pod_workers_->IsFinished(uid)) return true;
+      if (pod_workers_->IsFinished(uid)) {
+        // Upstream PodResourcesAreReclaimed: the object stays until the volumes are gone.
+        for (container::PodLifecycleParticipant* part : options_.participants) {
+          if (!part->PodResourcesReclaimed(uid)) {
+            KLOG_V(3, "Pod is terminated, but some resources have not been reclaimed yet", "pod",
+                   api::PodKey(p), "subsystem", part->Name());
+            return false;
+          }
+        }
+        return true;
+      }
       // Rejected at admission: never had a worker, ends Failed.
       auto st = status_manager_.GetPodStatus(uid);
       return !pod_workers_->IsKnown(uid) && st && status::IsTerminalPhase(st->status.phase);
@@ -589,7 +599,13 @@ void Kubelet::Housekeeping() {
       it = desired.count(it->first) ? std::next(it) : terminal_overrides_.erase(it);
     }
   }
-  std::set<std::string> active = desired;
+  // A pod whose worker finished (terminated and cleaned up once) is not active even while its
+  // object is still here, so a clean-up that failed is retried (upstream's volume manager drops
+  // terminated pods from its desired state the same way).
+  std::set<std::string> active;
+  for (const std::string& uid : desired) {
+    if (!pod_workers_->IsFinished(uid)) active.insert(uid);
+  }
   for (const std::string& uid : pod_workers_->KnownUIDs()) {
     if (pod_workers_->CouldHaveRunningContainers(uid)) active.insert(uid);
   }

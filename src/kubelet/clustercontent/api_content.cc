@@ -403,6 +403,32 @@ absl::StatusOr<api::Secret> SimpleObjectSource::GetSecret(const std::string& ns,
 
 // ---- Tokens -----------------------------------------------------------------------------------
 
+namespace {
+
+template <typename T>
+absl::StatusOr<T> GetObject(apiclient::RestClient& client, const std::string& path) {
+  apiclient::Request req;
+  req.path = path;
+  absl::StatusOr<apiclient::Response> resp = client.Do(req);
+  if (!resp.ok()) return resp.status();
+  if (!resp->ok()) return apiclient::ResponseStatus(*resp);
+  return api::Decode<T>(resp->body);
+}
+
+}  // namespace
+
+absl::StatusOr<api::PersistentVolumeClaim> RestClaimSource::GetPersistentVolumeClaim(
+    const std::string& ns, const std::string& name) {
+  return GetObject<api::PersistentVolumeClaim>(
+      *client_, absl::StrCat("/api/v1/namespaces/", ns, "/persistentvolumeclaims/", name));
+}
+
+absl::StatusOr<api::PersistentVolume> RestClaimSource::GetPersistentVolume(
+    const std::string& name) {
+  return GetObject<api::PersistentVolume>(*client_,
+                                          absl::StrCat("/api/v1/persistentvolumes/", name));
+}
+
 absl::StatusOr<api::TokenRequest> RestTokenClient::CreateToken(const std::string& ns,
                                                                const std::string& name,
                                                                const api::TokenRequest& request) {

@@ -193,6 +193,20 @@ class SimpleObjectSource final : public ClusterObjectSource {
   const std::shared_ptr<apiclient::RestClient> client_;
 };
 
+//   RestClaimSource  GET /api/v1/namespaces/<ns>/persistentvolumeclaims/<name> and
+//                    /api/v1/persistentvolumes/<name> on every call.
+class RestClaimSource final : public volume::ClaimSource {
+ public:
+  explicit RestClaimSource(std::shared_ptr<apiclient::RestClient> client)
+      : client_(std::move(client)) {}
+  absl::StatusOr<api::PersistentVolumeClaim> GetPersistentVolumeClaim(
+      const std::string& ns, const std::string& name) override;
+  absl::StatusOr<api::PersistentVolume> GetPersistentVolume(const std::string& name) override;
+
+ private:
+  const std::shared_ptr<apiclient::RestClient> client_;
+};
+
 class RestTokenClient final : public volume::TokenClient {
  public:
   explicit RestTokenClient(std::shared_ptr<apiclient::RestClient> client)

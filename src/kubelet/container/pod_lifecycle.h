@@ -63,6 +63,13 @@ class PodLifecycleParticipant {
     (void)pod;
     return absl::OkStatus();
   }
+  // Whether everything the participant held for the terminated pod `uid` is released (upstream
+  // PodResourcesAreReclaimed, e.g. its volumes unmounted); a deleted pod's object is removed
+  // from the API server only once every participant says so.
+  virtual bool PodResourcesReclaimed(const std::string& uid) const {
+    (void)uid;
+    return true;
+  }
   // Periodic clean-up (housekeeping thread): `active` holds the UIDs of pods that are desired or
   // may still have running containers. Anything a participant keeps for other UIDs (mounted
   // volumes, pod cgroups, probe workers) is orphaned and must be released. Only called once every

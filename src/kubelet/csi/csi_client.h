@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,18 +23,56 @@ struct NodeInfo {
   std::map<std::string, std::string> topology;  // accessible_topology.segments
 };
 
-// NodePublishVolume's arguments (a mount volume; block volumes are not published yet).
-struct PublishRequest {
-  std::string volume_id;
-  std::string staging_target_path;  // empty: the driver does not stage
-  std::string target_path;
+// NodeGetCapabilities' answer (csi.v1 NodeServiceCapability.RPC types).
+struct NodeCapabilities {
+  bool stage_unstage = false;             // STAGE_UNSTAGE_VOLUME
+  bool get_volume_stats = false;          // GET_VOLUME_STATS
+  bool expand = false;                    // EXPAND_VOLUME
+  bool volume_condition = false;          // VOLUME_CONDITION
+  bool single_node_multi_writer = false;  // SINGLE_NODE_MULTI_WRITER
+  bool volume_mount_group = false;        // VOLUME_MOUNT_GROUP
+};
+
+// csi.v1 VolumeCapability: a block or a mount volume, and its access mode.
+struct VolumeCapability {
+  bool block = false;
   std::string fs_type;
   std::vector<std::string> mount_flags;
-  int access_mode = 1;  // csi.v1 VolumeCapability.AccessMode.Mode (1: SINGLE_NODE_WRITER)
-  bool readonly = false;
+  std::string volume_mount_group;
+  int access_mode = 1;  // VolumeCapability.AccessMode.Mode (1: SINGLE_NODE_WRITER)
+};
+
+struct StageRequest {
+  std::string volume_id;
   std::map<std::string, std::string> publish_context;
-  std::map<std::string, std::string> volume_context;
+  std::string staging_target_path;
+  VolumeCapability capability;
   std::map<std::string, std::string> secrets;
+  std::map<std::string, std::string> volume_context;
+};
+
+struct PublishRequest {
+  std::string volume_id;
+  std::map<std::string, std::string> publish_context;
+  std::string staging_target_path;  // empty: the driver does not stage
+  std::string target_path;
+  VolumeCapability capability;
+  bool readonly = false;
+  std::map<std::string, std::string> secrets;
+  std::map<std::string, std::string> volume_context;
+};
+
+// NodeGetVolumeStats' answer; a usage the driver did not report stays nullopt.
+struct VolumeUsage {
+  int64_t available = 0;
+  int64_t total = 0;
+  int64_t used = 0;
+};
+struct VolumeStats {
+  std::optional<VolumeUsage> bytes;
+  std::optional<VolumeUsage> inodes;
+  bool abnormal = false;  // volume_condition
+  std::string message;
 };
 
 // Errors carry the gRPC code as the absl code and Go's text ("rpc error: code = NotFound desc =
@@ -43,12 +82,23 @@ class CsiClient {
   virtual ~CsiClient() = default;
   virtual absl::StatusOr<NodeInfo> NodeGetInfo(const std::string& endpoint,
                                                absl::Duration timeout) = 0;
+  virtual absl::StatusOr<NodeCapabilities> NodeGetCapabilities(const std::string& endpoint,
+                                                               absl::Duration timeout) = 0;
+  virtual absl::Status NodeStageVolume(const std::string& endpoint, const StageRequest& r,
+                                       absl::Duration timeout) = 0;
+  virtual absl::Status NodeUnstageVolume(const std::string& endpoint, const std::string& volume_id,
+                                         const std::string& staging_target_path,
+                                         absl::Duration timeout) = 0;
   virtual absl::Status NodePublishVolume(const std::string& endpoint, const PublishRequest& r,
                                          absl::Duration timeout) = 0;
   virtual absl::Status NodeUnpublishVolume(const std::string& endpoint,
                                            const std::string& volume_id,
                                            const std::string& target_path,
                                            absl::Duration timeout) = 0;
+  virtual absl::StatusOr<VolumeStats> NodeGetVolumeStats(const std::string& endpoint,
+                                                         const std::string& volume_id,
+                                                         const std::string& volume_path,
+                                                         absl::Duration timeout) = 0;
 };
 
 std::unique_ptr<CsiClient> NewGrpcCsiClient();

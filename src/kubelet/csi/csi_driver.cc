@@ -51,7 +51,32 @@ class ApiCSIDriverLister final : public CSIDriverLister {
   apiclient::RestClient& client_;
 };
 
+class ApiVolumeAttachmentGetter final : public VolumeAttachmentGetter {
+ public:
+  explicit ApiVolumeAttachmentGetter(apiclient::RestClient& client) : client_(client) {}
+
+  absl::StatusOr<std::optional<api::VolumeAttachment>> Get(const std::string& name) override {
+    apiclient::Request r;
+    r.path = absl::StrCat("/apis/storage.k8s.io/v1/volumeattachments/", name);
+    absl::StatusOr<apiclient::Response> got = client_.Do(r);
+    if (!got.ok()) return got.status();
+    if (got->code == 404) return std::optional<api::VolumeAttachment>();
+    if (absl::Status st = apiclient::ResponseStatus(*got); !st.ok()) return st;
+    absl::StatusOr<api::VolumeAttachment> va = api::Decode<api::VolumeAttachment>(got->body);
+    if (!va.ok()) return va.status();
+    return std::optional<api::VolumeAttachment>(*std::move(va));
+  }
+
+ private:
+  apiclient::RestClient& client_;
+};
+
 }  // namespace
+
+std::unique_ptr<VolumeAttachmentGetter> NewApiVolumeAttachmentGetter(
+    apiclient::RestClient& client) {
+  return std::make_unique<ApiVolumeAttachmentGetter>(client);
+}
 
 std::unique_ptr<CSIDriverLister> NewApiCSIDriverLister(apiclient::RestClient& client) {
   return std::make_unique<ApiCSIDriverLister>(client);

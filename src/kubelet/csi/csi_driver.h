@@ -1,4 +1,5 @@
-// What a CSIDriver object (storage.k8s.io/v1) tells the kubelet about a driver. Without the
+// What a CSIDriver object (storage.k8s.io/v1) tells the kubelet about a driver, and the
+// VolumeAttachments it waits for. Without the
 // object (or without an API server) a driver gets upstream's defaults: attach required, no pod
 // info on mount, Persistent volumes only, fsGroupPolicy ReadWriteOnceWithFSType.
 #ifndef KUBELET_KUBELET_CSI_CSI_DRIVER_H_
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "api/storage.h"
 #include "apiclient/rest_client.h"
 
 namespace kubelet::csi {
@@ -33,6 +35,19 @@ class CSIDriverLister {
 
 // GETs the object on each call (`client` borrowed).
 std::unique_ptr<CSIDriverLister> NewApiCSIDriverLister(apiclient::RestClient& client);
+
+// VolumeAttachments (storage.k8s.io/v1), made by the attach/detach controller and the driver's
+// external-attacher.
+class VolumeAttachmentGetter {
+ public:
+  virtual ~VolumeAttachmentGetter() = default;
+  // nullopt when there is no such object; an error when it could not be read.
+  virtual absl::StatusOr<std::optional<api::VolumeAttachment>> Get(const std::string& name) = 0;
+};
+
+// GETs the object on each call (`client` borrowed).
+std::unique_ptr<VolumeAttachmentGetter> NewApiVolumeAttachmentGetter(
+    apiclient::RestClient& client);
 
 }  // namespace kubelet::csi
 

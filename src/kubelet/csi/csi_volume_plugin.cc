@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
@@ -12,12 +13,16 @@
 #include "apiclient/rest_client.h"
 #include "common/files.h"
 #include "common/log.h"
+#include "kubelet/volume/content_plugins.h"
 #include "kubelet/volume/mount_utils.h"
+#include "kubelet/volume/plugins.h"
 
 namespace kubelet::csi {
 namespace {
 
 constexpr char kVolDataFile[] = "vol_data.json";
+constexpr char kPersistent[] = "Persistent";
+constexpr char kEphemeral[] = "Ephemeral";
 
 // The `csi:` source of a volume (opaque in api::Volume).
 struct InlineSource {
@@ -54,13 +59,71 @@ std::string VolData(const std::map<std::string, std::string>& m) {
   return api::SerializeJson(j) + "\n";
 }
 
+// A vol_data.json file as a map (empty when missing or unreadable).
+std::map<std::string, std::string> ReadVolData(const std::string& path) {
+  std::map<std::string, std::string> out;
+  absl::StatusOr<std::string> text = ReadFileToString(path);
+  if (!text.ok()) return out;
+  nlohmann::json j = apiclient::ParseBoundedJson(*text);
+  if (!j.is_object()) return out;
+  for (auto e = j.begin(); e != j.end(); ++e) {
+    if (e.value().is_string()) out[e.key()] = e.value().get<std::string>();
+  }
+  return out;
+}
+
+std::string UniqueName(const std::string& driver, const std::string& handle) {
+  return absl::StrCat(kCSIPluginName, "/", driver, "^", handle);
+}
+
+std::string DriverNotFound(const std::string& driver) {
+  return absl::StrCat("driver name ", driver, " not found in the list of registered CSI drivers");
+}
+
+absl::Status MakeDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return absl::UnavailableError(absl::StrCat("failed to create ", dir, ": ", ec.message()));
+  ::chmod(dir.c_str(), 0750);
+  return absl::OkStatus();
+}
+
+// Upstream's access mode mapping (csi_client.go asCSIAccessModeV1), from the PV's first mode.
+int AccessMode(const api::PersistentVolume& pv, bool single_node_multi_writer) {
+  const std::string mode = pv.spec.access_modes.empty() ? "" : pv.spec.access_modes[0];
+  if (mode == api::kReadOnlyMany) return 3;   // MULTI_NODE_READER_ONLY
+  if (mode == api::kReadWriteMany) return 5;  // MULTI_NODE_MULTI_WRITER
+  if (mode == api::kReadWriteOncePod) return single_node_multi_writer ? 6 : 1;
+  return single_node_multi_writer ? 7 : 1;  // ReadWriteOnce (and the default)
+}
+
+// gRPC codes after which the driver may still be working on the volume (upstream
+// isFinalError's complement): the volume is in an uncertain state and must not be cleaned up.
+bool IsFinal(const absl::Status& st) {
+  switch (st.code()) {
+    case absl::StatusCode::kCancelled:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kAborted:
+      return false;
+    default:
+      return true;
+  }
+}
+
+absl::Status RpcError(const char* rpc, const absl::Status& st) {
+  return absl::Status(st.code(), absl::StrCat("rpc error: ", rpc, ": ", st.message()));
+}
+
 }  // namespace
 
-std::string CsiHandle(const std::string& data) {
+std::string Sha256Hex(const std::string& data) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
   static const char kHex[] = "0123456789abcdef";
-  std::string out = "csi-";
+  std::string out;
+  out.reserve(2 * SHA256_DIGEST_LENGTH);
   for (unsigned char c : digest) {
     out.push_back(kHex[c >> 4]);
     out.push_back(kHex[c & 15]);
@@ -68,29 +131,64 @@ std::string CsiHandle(const std::string& data) {
   return out;
 }
 
-bool CsiVolumePlugin::CanSupport(const api::Volume& volume) const {
-  return volume.other_sources.count("csi") != 0;
+std::string CsiHandle(const std::string& data) { return "csi-" + Sha256Hex(data); }
+
+CsiVolumePlugin::CsiVolumePlugin(DriverRegistry& drivers, CsiClient& client,
+                                 CSIDriverLister* drivers_api,
+                                 VolumeAttachmentGetter* attachments,
+                                 CsiVolumePluginOptions options)
+    : drivers_(drivers),
+      client_(client),
+      drivers_api_(drivers_api),
+      attachments_(attachments),
+      options_(std::move(options)) {}
+
+bool CsiVolumePlugin::CanSupport(const volume::VolumeSpec& spec) const {
+  if (spec.pv != nullptr) return spec.pv->spec.csi.has_value();
+  return spec.volume != nullptr && spec.volume->other_sources.count("csi") != 0;
+}
+
+std::string CsiVolumePlugin::StagingPath(const std::string& driver,
+                                         const std::string& handle) const {
+  return absl::StrCat(options_.root_dir, "/plugins/", kCSIPluginName, "/", driver, "/",
+                      Sha256Hex(handle), "/globalmount");
+}
+
+std::shared_ptr<absl::Mutex> CsiVolumePlugin::VolumeLock(const std::string& unique) {
+  absl::MutexLock lock(&mu_);
+  std::shared_ptr<absl::Mutex>& m = volume_locks_[unique];
+  if (m == nullptr) m = std::make_shared<absl::Mutex>();
+  return m;
+}
+
+absl::StatusOr<CSIDriverInfo> CsiVolumePlugin::DriverInfo(const std::string& driver) {
+  CSIDriverInfo info;
+  if (drivers_api_ == nullptr) return info;
+  absl::StatusOr<std::optional<CSIDriverInfo>> got = drivers_api_->Get(driver);
+  if (!got.ok()) return got.status();
+  if (got->has_value()) info = **got;
+  return info;
 }
 
 absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUp(const api::Pod& pod,
-                                                              const api::Volume& volume,
+                                                              const volume::VolumeSpec& spec,
                                                               const std::string& dir) {
+  if (spec.pv != nullptr) return SetUpPersistent(pod, spec, dir);
+  return SetUpInline(pod, *spec.volume, dir);
+}
+
+absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpInline(const api::Pod& pod,
+                                                                    const api::Volume& volume,
+                                                                    const std::string& dir) {
   absl::StatusOr<InlineSource> src = ParseInline(volume);
   if (!src.ok()) return src.status();
   std::optional<Driver> driver = drivers_.Get(src->driver);
-  if (!driver.has_value()) {
-    return absl::UnavailableError(absl::StrCat("driver name ", src->driver,
-                                               " not found in the list of registered CSI drivers"));
-  }
-  CSIDriverInfo info;
-  if (drivers_api_ != nullptr) {
-    absl::StatusOr<std::optional<CSIDriverInfo>> got = drivers_api_->Get(src->driver);
-    if (!got.ok()) return got.status();
-    if (got->has_value()) info = **got;
-  }
-  if (info.lifecycle_modes.count("Ephemeral") == 0) {
+  if (!driver.has_value()) return absl::UnavailableError(DriverNotFound(src->driver));
+  absl::StatusOr<CSIDriverInfo> info = DriverInfo(src->driver);
+  if (!info.ok()) return info.status();
+  if (info->lifecycle_modes.count(kEphemeral) == 0) {
     std::vector<std::string> modes;
-    for (const std::string& m : info.lifecycle_modes) modes.push_back(absl::StrCat("\"", m, "\""));
+    for (const std::string& m : info->lifecycle_modes) modes.push_back(absl::StrCat("\"", m, "\""));
     return absl::FailedPreconditionError(
         absl::StrCat("volume mode \"Ephemeral\" not supported by driver ", src->driver,
                      " (only supports [", absl::StrJoin(modes, " "), "])"));
@@ -99,17 +197,14 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUp(const api::Pod& po
     return absl::UnimplementedError("nodePublishSecretRef is not supported by this kubelet yet");
   }
   const std::string handle = CsiHandle(pod.metadata.uid + volume.name);
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return absl::UnavailableError(absl::StrCat("failed to create ", dir, ": ", ec.message()));
-  ::chmod(dir.c_str(), 0750);
+  if (absl::Status st = MakeDir(dir); !st.ok()) return st;
   const std::map<std::string, std::string> vol_data = {
       {"specVolID", volume.name},
       {"volumeHandle", handle},
       {"driverName", src->driver},
-      {"nodeName", node_name_},
-      {"attachmentID", CsiHandle(handle + src->driver + node_name_)},
-      {"volumeLifecycleMode", "Ephemeral"}};
+      {"nodeName", options_.node_name},
+      {"attachmentID", CsiHandle(handle + src->driver + options_.node_name)},
+      {"volumeLifecycleMode", kEphemeral}};
   if (absl::Status st =
           WriteFileAtomically(absl::StrCat(dir, "/", kVolDataFile), VolData(vol_data), 0644);
       !st.ok()) {
@@ -118,48 +213,355 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUp(const api::Pod& po
   PublishRequest r;
   r.volume_id = handle;
   r.target_path = absl::StrCat(dir, "/mount");
-  r.fs_type = src->fs_type;
+  r.capability.fs_type = src->fs_type;
   r.readonly = src->read_only;
   r.volume_context = src->attributes;
-  if (info.pod_info_on_mount) {
+  if (info->pod_info_on_mount) {
     r.volume_context["csi.storage.k8s.io/pod.name"] = pod.metadata.name;
     r.volume_context["csi.storage.k8s.io/pod.namespace"] = pod.metadata.namespace_;
     r.volume_context["csi.storage.k8s.io/pod.uid"] = pod.metadata.uid;
     r.volume_context["csi.storage.k8s.io/serviceAccount.name"] = pod.spec.service_account_name;
     r.volume_context["csi.storage.k8s.io/ephemeral"] = "true";
   }
-  if (absl::Status st = client_.NodePublishVolume(driver->endpoint, r, timeout_); !st.ok()) {
-    return absl::Status(st.code(), absl::StrCat("rpc error: NodePublishVolume: ", st.message()));
+  if (absl::Status st = client_.NodePublishVolume(driver->endpoint, r, options_.timeout);
+      !st.ok()) {
+    return RpcError("NodePublishVolume", st);
   }
   KLOG_V(4, "kubernetes.io/csi: mounter.SetUp successfully requested NodePublish", "volume",
          volume.name, "target", r.target_path);
   return volume::ExternalVolume{r.target_path, r.readonly};
 }
 
-absl::Status CsiVolumePlugin::TearDown(const std::string& pod_uid, const std::string& dir) {
-  const std::string data_path = absl::StrCat(dir, "/", kVolDataFile);
-  const std::string target = absl::StrCat(dir, "/mount");
-  if (absl::StatusOr<std::string> text = ReadFileToString(data_path); text.ok()) {
-    nlohmann::json data = apiclient::ParseBoundedJson(*text);
-    const std::string driver_name = data.is_object() ? data.value("driverName", "") : "";
-    const std::string handle = data.is_object() ? data.value("volumeHandle", "") : "";
-    std::optional<Driver> driver = drivers_.Get(driver_name);
-    if (!driver.has_value()) {
-      return absl::UnavailableError(absl::StrCat(
-          "driver name ", driver_name, " not found in the list of registered CSI drivers"));
+absl::Status CsiVolumePlugin::WaitReportedInUse(const std::string& unique) {
+  bool added = false;
+  {
+    absl::MutexLock lock(&mu_);
+    added = in_use_.insert(unique).second;
+  }
+  if (added && options_.in_use_changed) options_.in_use_changed();
+  absl::MutexLock lock(&mu_);
+  auto reported = [this, &unique]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return reported_.count(unique) > 0;
+  };
+  if (mu_.AwaitWithTimeout(absl::Condition(&reported), options_.attach_wait)) {
+    return absl::OkStatus();
+  }
+  return absl::UnavailableError(
+      absl::StrCat("volume ", unique,
+                   " has not been added to the list of VolumesInUse in the node's volume status"));
+}
+
+absl::StatusOr<std::map<std::string, std::string>> CsiVolumePlugin::WaitForAttach(
+    const std::string& name, const std::string& pv_name) {
+  if (attachments_ == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "volume ", pv_name, " needs attaching, which is not possible without an API server"));
+  }
+  const absl::Time deadline = absl::Now() + options_.attach_wait;
+  absl::Duration delay = absl::Milliseconds(50);
+  std::string last;
+  while (true) {
+    absl::StatusOr<std::optional<api::VolumeAttachment>> va = attachments_->Get(name);
+    if (!va.ok()) {
+      last = absl::StrCat("volume attachment ", name, " could not be read: ", va.status().message());
+    } else if (!va->has_value()) {
+      last = absl::StrCat("volumeattachments.storage.k8s.io \"", name, "\" not found");
+    } else if ((*va)->metadata.deletion_timestamp.has_value()) {
+      last = absl::StrCat("volume attachment is being deleted");
+    } else if ((*va)->status.attached) {
+      return (*va)->status.attachment_metadata;
+    } else if ((*va)->status.attach_error.has_value()) {
+      return absl::UnavailableError(absl::StrCat("rpc error: code = Unknown desc = ",
+                                                 (*va)->status.attach_error->message));
+    } else {
+      last = absl::StrCat("volume ", pv_name, " is not attached yet");
     }
-    if (absl::Status st = client_.NodeUnpublishVolume(driver->endpoint, handle, target, timeout_);
+    if (absl::Now() + delay > deadline) break;
+    absl::SleepFor(delay);
+    delay = std::min(delay * 3 / 2, absl::Seconds(1));
+  }
+  return absl::DeadlineExceededError(
+      absl::StrCat("timed out waiting for external-attacher of ", kCSIPluginName,
+                   " CSI driver to attach volume ", pv_name, ": ", last));
+}
+
+absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
+    const api::Pod& pod, const volume::VolumeSpec& spec, const std::string& dir) {
+  Reconstruct();
+  const api::PersistentVolume& pv = *spec.pv;
+  const api::CSIPersistentVolumeSource& src = *pv.spec.csi;
+  if (pv.spec.volume_mode == api::kVolumeModeBlock) {
+    return absl::UnimplementedError("raw block CSI volumes are not supported by this kubelet yet");
+  }
+  if (src.node_stage_secret_ref.has_value() || src.node_publish_secret_ref.has_value()) {
+    return absl::UnimplementedError(
+        "nodeStageSecretRef and nodePublishSecretRef are not supported by this kubelet yet");
+  }
+  std::optional<Driver> driver = drivers_.Get(src.driver);
+  if (!driver.has_value()) return absl::UnavailableError(DriverNotFound(src.driver));
+  absl::StatusOr<CSIDriverInfo> info = DriverInfo(src.driver);
+  if (!info.ok()) return info.status();
+  const std::string unique = UniqueName(src.driver, src.volume_handle);
+  const std::string attachment = CsiHandle(src.volume_handle + src.driver + options_.node_name);
+
+  std::map<std::string, std::string> publish_context;
+  if (info->attach_required) {
+    if (absl::Status st = WaitReportedInUse(unique); !st.ok()) return st;
+    absl::StatusOr<std::map<std::string, std::string>> ctx =
+        WaitForAttach(attachment, pv.metadata.name);
+    if (!ctx.ok()) return ctx.status();
+    publish_context = *std::move(ctx);
+  }
+  absl::StatusOr<NodeCapabilities> caps =
+      client_.NodeGetCapabilities(driver->endpoint, options_.timeout);
+  if (!caps.ok()) return RpcError("NodeGetCapabilities", caps.status());
+
+  VolumeCapability capability;
+  capability.fs_type = src.fs_type;
+  capability.mount_flags = pv.spec.mount_options;
+  capability.access_mode = AccessMode(pv, caps->single_node_multi_writer);
+  const std::optional<int64_t> fs_group =
+      pod.spec.security_context.has_value() ? pod.spec.security_context->fs_group : std::nullopt;
+  const bool delegate_fs_group = caps->volume_mount_group && fs_group.has_value() &&
+                                 info->fs_group_policy != "None";
+  if (delegate_fs_group) capability.volume_mount_group = std::to_string(*fs_group);
+
+  std::shared_ptr<absl::Mutex> vlock = VolumeLock(unique);
+  absl::MutexLock vl(vlock.get());
+  // Stage (MountDevice): once per volume on this node.
+  const std::string staging = StagingPath(src.driver, src.volume_handle);
+  bool staged;
+  {
+    absl::MutexLock lock(&mu_);
+    staged = staged_.count(unique) > 0;
+  }
+  if (!staged) {
+    if (absl::Status st = MakeDir(staging); !st.ok()) return st;
+    const std::string data = absl::StrCat(std::filesystem::path(staging).parent_path().string(),
+                                          "/", kVolDataFile);
+    if (absl::Status st = WriteFileAtomically(
+            data, VolData({{"driverName", src.driver}, {"volumeHandle", src.volume_handle}}),
+            0644);
         !st.ok()) {
-      return absl::Status(st.code(),
-                          absl::StrCat("rpc error: NodeUnpublishVolume: ", st.message()));
+      return st;
     }
-    KLOG_V(4, "kubernetes.io/csi: mounter.TearDownAt successfully unmounted dir", "podUID", pod_uid,
-           "target", target);
+    if (caps->stage_unstage) {
+      StageRequest r;
+      r.volume_id = src.volume_handle;
+      r.publish_context = publish_context;
+      r.staging_target_path = staging;
+      r.capability = capability;
+      r.volume_context = src.volume_attributes;
+      if (absl::Status st = client_.NodeStageVolume(driver->endpoint, r, options_.timeout);
+          !st.ok()) {
+        if (IsFinal(st)) {
+          (void)volume::RemoveAllNoCrossMounts(
+              std::filesystem::path(staging).parent_path().string());
+        }
+        return RpcError("NodeStageVolume", st);
+      }
+      KLOG_INFO(absl::StrCat("MountVolume.MountDevice succeeded for volume ",
+                             log::Quote(pv.metadata.name), " device mount path ",
+                             log::Quote(staging)),
+                "pod", absl::StrCat(pod.metadata.namespace_, "/", pod.metadata.name));
+    } else {
+      KLOG_V(4,
+             "kubernetes.io/csi: attacher.MountDevice STAGE_UNSTAGE_VOLUME capability not set. "
+             "Skipping MountDevice...");
+    }
+    absl::MutexLock lock(&mu_);
+    staged_.insert(unique);
+  }
+  // Publish (SetUp).
+  if (absl::Status st = MakeDir(dir); !st.ok()) return st;
+  const std::map<std::string, std::string> vol_data = {
+      {"specVolID", pv.metadata.name},       {"volumeHandle", src.volume_handle},
+      {"driverName", src.driver},            {"nodeName", options_.node_name},
+      {"attachmentID", attachment},          {"volumeLifecycleMode", kPersistent}};
+  if (absl::Status st =
+          WriteFileAtomically(absl::StrCat(dir, "/", kVolDataFile), VolData(vol_data), 0644);
+      !st.ok()) {
+    return st;
+  }
+  PublishRequest r;
+  r.volume_id = src.volume_handle;
+  r.publish_context = publish_context;
+  if (caps->stage_unstage) r.staging_target_path = staging;
+  r.target_path = absl::StrCat(dir, "/mount");
+  r.capability = capability;
+  r.readonly = spec.read_only || src.read_only;
+  r.volume_context = src.volume_attributes;
+  if (info->pod_info_on_mount) {
+    r.volume_context["csi.storage.k8s.io/pod.name"] = pod.metadata.name;
+    r.volume_context["csi.storage.k8s.io/pod.namespace"] = pod.metadata.namespace_;
+    r.volume_context["csi.storage.k8s.io/pod.uid"] = pod.metadata.uid;
+    r.volume_context["csi.storage.k8s.io/serviceAccount.name"] = pod.spec.service_account_name;
+    r.volume_context["csi.storage.k8s.io/ephemeral"] = "false";
+  }
+  if (absl::Status st = client_.NodePublishVolume(driver->endpoint, r, options_.timeout);
+      !st.ok()) {
+    if (IsFinal(st) && !volume::IsMountPoint(r.target_path)) {
+      (void)volume::RemoveAllNoCrossMounts(dir);
+    }
+    return RpcError("NodePublishVolume", st);
+  }
+  // fsGroup (upstream supportsFSGroup).
+  bool apply_fs_group = false;
+  if (fs_group.has_value() && !delegate_fs_group && !r.readonly) {
+    if (info->fs_group_policy == "File") {
+      apply_fs_group = true;
+    } else if (info->fs_group_policy == "ReadWriteOnceWithFSType") {
+      apply_fs_group = !src.fs_type.empty() && (pv.spec.access_modes.empty() ||
+                                                (pv.spec.access_modes.size() == 1 &&
+                                                 pv.spec.access_modes[0] == api::kReadWriteOnce));
+    }
+  }
+  if (apply_fs_group) {
+    if (absl::Status st = volume::ApplyFsGroup(pod, r.target_path, false); !st.ok()) return st;
+  }
+  KLOG_V(4, "kubernetes.io/csi: mounter.SetUp successfully requested NodePublish", "volume",
+         pv.metadata.name, "target", r.target_path);
+  return volume::ExternalVolume{r.target_path, r.readonly};
+}
+
+absl::Status CsiVolumePlugin::TearDown(const std::string& pod_uid, const std::string& dir) {
+  Reconstruct();
+  const std::map<std::string, std::string> data =
+      ReadVolData(absl::StrCat(dir, "/", kVolDataFile));
+  const std::string target = absl::StrCat(dir, "/mount");
+  auto field = [&data](const char* k) {
+    auto it = data.find(k);
+    return it == data.end() ? std::string() : it->second;
+  };
+  const std::string driver_name = field("driverName");
+  const std::string handle = field("volumeHandle");
+  const bool persistent = field("volumeLifecycleMode") != kEphemeral;
+  if (!driver_name.empty() && !handle.empty()) {
+    std::optional<Driver> driver = drivers_.Get(driver_name);
+    if (!driver.has_value()) return absl::UnavailableError(DriverNotFound(driver_name));
+    std::shared_ptr<absl::Mutex> vlock = VolumeLock(UniqueName(driver_name, handle));
+    absl::MutexLock vl(vlock.get());
+    if (absl::Status st =
+            client_.NodeUnpublishVolume(driver->endpoint, handle, target, options_.timeout);
+        !st.ok()) {
+      return RpcError("NodeUnpublishVolume", st);
+    }
+    KLOG_V(4, "kubernetes.io/csi: mounter.TearDownAt successfully unmounted dir", "podUID",
+           pod_uid, "target", target);
+    if (volume::IsMountPoint(target)) {
+      return absl::FailedPreconditionError(absl::StrCat(target, " is still mounted"));
+    }
+    if (absl::Status st = volume::RemoveAllNoCrossMounts(dir); !st.ok()) return st;
+    if (persistent) return ReleaseIfUnused(driver_name, handle);
+    return absl::OkStatus();
   }
   if (volume::IsMountPoint(target)) {
     return absl::FailedPreconditionError(absl::StrCat(target, " is still mounted"));
   }
   return volume::RemoveAllNoCrossMounts(dir);
+}
+
+absl::Status CsiVolumePlugin::ReleaseIfUnused(const std::string& driver_name,
+                                              const std::string& handle) {
+  // Any pod dir still publishing the volume keeps it staged (upstream: the device stays
+  // mounted while the actual state has a pod mounting it). Disk is the truth, also after a
+  // restart; the caller holds the volume lock, so no publish of it is under way.
+  const std::string pods_dir = absl::StrCat(options_.root_dir, "/pods");
+  for (const std::string& uid : volume::ListDir(pods_dir)) {
+    const std::string plugin_dir =
+        absl::StrCat(pods_dir, "/", uid, "/volumes/", volume::EscapePluginName(kCSIPluginName));
+    for (const std::string& name : volume::ListDir(plugin_dir)) {
+      std::map<std::string, std::string> d =
+          ReadVolData(absl::StrCat(plugin_dir, "/", name, "/", kVolDataFile));
+      if (d["driverName"] == driver_name && d["volumeHandle"] == handle) return absl::OkStatus();
+    }
+  }
+  const std::string unique = UniqueName(driver_name, handle);
+  const std::string staging = StagingPath(driver_name, handle);
+  const std::string volume_dir = std::filesystem::path(staging).parent_path().string();
+  const std::string data_path = absl::StrCat(volume_dir, "/", kVolDataFile);
+  if (::access(data_path.c_str(), F_OK) == 0) {
+    std::optional<Driver> driver = drivers_.Get(driver_name);
+    if (!driver.has_value()) return absl::UnavailableError(DriverNotFound(driver_name));
+    absl::StatusOr<NodeCapabilities> caps =
+        client_.NodeGetCapabilities(driver->endpoint, options_.timeout);
+    if (!caps.ok()) return RpcError("NodeGetCapabilities", caps.status());
+    if (caps->stage_unstage) {
+      if (absl::Status st =
+              client_.NodeUnstageVolume(driver->endpoint, handle, staging, options_.timeout);
+          !st.ok()) {
+        return RpcError("NodeUnstageVolume", st);
+      }
+    }
+    if (volume::IsMountPoint(staging)) {
+      return absl::FailedPreconditionError(absl::StrCat(staging, " is still mounted"));
+    }
+    if (absl::Status st = volume::RemoveAllNoCrossMounts(volume_dir); !st.ok()) return st;
+    KLOG_INFO(absl::StrCat("UnmountDevice succeeded for volume ", log::Quote(unique)),
+              "devicePath", staging);
+  }
+  bool removed;
+  {
+    absl::MutexLock lock(&mu_);
+    staged_.erase(unique);
+    removed = in_use_.erase(unique) > 0;
+  }
+  if (removed && options_.in_use_changed) options_.in_use_changed();
+  return absl::OkStatus();
+}
+
+void CsiVolumePlugin::Reconstruct() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (reconstructed_) return;
+  }
+  // Volumes published into pod dirs or still staged when the previous kubelet stopped.
+  std::set<std::pair<std::string, std::string>> found;  // (driver, handle)
+  const std::string pods_dir = absl::StrCat(options_.root_dir, "/pods");
+  for (const std::string& uid : volume::ListDir(pods_dir)) {
+    const std::string plugin_dir =
+        absl::StrCat(pods_dir, "/", uid, "/volumes/", volume::EscapePluginName(kCSIPluginName));
+    for (const std::string& name : volume::ListDir(plugin_dir)) {
+      std::map<std::string, std::string> d =
+          ReadVolData(absl::StrCat(plugin_dir, "/", name, "/", kVolDataFile));
+      if (d["volumeLifecycleMode"] == kEphemeral || d["driverName"].empty()) continue;
+      found.emplace(d["driverName"], d["volumeHandle"]);
+    }
+  }
+  const std::string plugin_root = absl::StrCat(options_.root_dir, "/plugins/", kCSIPluginName);
+  for (const std::string& driver : volume::ListDir(plugin_root)) {
+    for (const std::string& sha : volume::ListDir(absl::StrCat(plugin_root, "/", driver))) {
+      std::map<std::string, std::string> d =
+          ReadVolData(absl::StrCat(plugin_root, "/", driver, "/", sha, "/", kVolDataFile));
+      if (!d["driverName"].empty()) found.emplace(d["driverName"], d["volumeHandle"]);
+    }
+  }
+  std::set<std::string> attachable;
+  for (const auto& [driver, handle] : found) {
+    // A volume of a driver that does not need attaching is not reported in use (upstream
+    // reports attachable volumes only); when that cannot be told, it is reported.
+    absl::StatusOr<CSIDriverInfo> info = DriverInfo(driver);
+    if (!info.ok() || info->attach_required) attachable.insert(UniqueName(driver, handle));
+  }
+  absl::MutexLock lock(&mu_);
+  if (reconstructed_) return;
+  reconstructed_ = true;
+  in_use_.insert(attachable.begin(), attachable.end());
+  if (!found.empty()) {
+    KLOG_INFO("Reconstructed CSI volumes from disk", "volumes", found.size(), "inUse",
+              attachable.size());
+  }
+}
+
+std::vector<std::string> CsiVolumePlugin::VolumesInUse() {
+  Reconstruct();
+  absl::MutexLock lock(&mu_);
+  return std::vector<std::string>(in_use_.begin(), in_use_.end());
+}
+
+void CsiVolumePlugin::MarkVolumesAsReportedInUse(const std::vector<std::string>& names) {
+  absl::MutexLock lock(&mu_);
+  reported_ = std::set<std::string>(names.begin(), names.end());
 }
 
 }  // namespace kubelet::csi

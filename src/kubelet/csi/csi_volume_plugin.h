@@ -1,24 +1,48 @@
-// The CSI volume plugin ("kubernetes.io/csi") for the VolumeManager (volume/external_plugin.h).
-// This step: CSI inline ephemeral volumes (a pod's `csi:` volume), as upstream v1.28:
+// The CSI volume plugin ("kubernetes.io/csi") for the VolumeManager (volume/external_plugin.h),
+// as upstream v1.28's pkg/volume/csi.
+//
+// Persistent volumes (a claim bound to a PV with a `csi` source):
 //  * the driver must be registered ("driver name D not found in the list of registered CSI
-//    drivers") and its CSIDriver must allow the Ephemeral lifecycle mode ("volume mode
-//    \"Ephemeral\" not supported by driver D (only supports [...])");
-//  * the volume handle is "csi-" + hex(sha256(pod UID + volume name)); nothing is attached or
-//    staged;
-//  * <volume dir>/vol_data.json (specVolID, volumeHandle, driverName, nodeName, attachmentID,
-//    volumeLifecycleMode, as Go's json.Encoder writes them) is written before NodePublishVolume;
-//    the target is <volume dir>/mount, created by the driver;
-//  * the volume context is the volume's volumeAttributes plus, with podInfoOnMount,
-//    csi.storage.k8s.io/{pod.name, pod.namespace, pod.uid, serviceAccount.name, ephemeral};
-//  * tear-down reads vol_data.json (also after a kubelet restart), calls NodeUnpublishVolume and
-//    removes the mount dir (never across a mount), the file and the directory.
-// Not yet: PVC-backed volumes, staging, attach, nodePublishSecretRef, fsGroup, block volumes.
-// Thread-safety: stateless but for the borrowed collaborators (all thread-safe).
+//    drivers");
+//  * attach (when the CSIDriver says attachRequired, the default without one): the volume's
+//    unique name "kubernetes.io/csi/<driver>^<handle>" joins volumesInUse at once (the Node
+//    status is asked for an update), and nothing is mounted before the Node reports it; then
+//    the VolumeAttachment "csi-" + hex(sha256(handle + driver + node)) that the attach/detach
+//    controller creates must be attached; its attachmentMetadata is the publish context;
+//  * stage (when the driver has STAGE_UNSTAGE_VOLUME): NodeStageVolume once per volume on
+//    <root>/plugins/kubernetes.io/csi/<driver>/<hex(sha256(handle))>/globalmount, with
+//    vol_data.json (driverName, volumeHandle) beside it;
+//  * publish: NodePublishVolume on <volume dir>/mount (the volume dir is named after the PV),
+//    with vol_data.json (specVolID, volumeHandle, driverName, nodeName, attachmentID,
+//    volumeLifecycleMode) written first; the access mode from the PV's first access mode, the
+//    PV's fsType and mountOptions, readOnly from the claim or the PV, the volume context from
+//    the PV's volumeAttributes plus the pod's info with podInfoOnMount; then the pod's fsGroup
+//    per the CSIDriver's fsGroupPolicy (File: always; ReadWriteOnceWithFSType, the default: when
+//    the PV has an fsType and is ReadWriteOnce; None: never), or handed to the driver as
+//    volume_mount_group when it has VOLUME_MOUNT_GROUP;
+//  * tear-down: NodeUnpublishVolume, the volume dir removed; when no pod dir on disk uses the
+//    volume any more, NodeUnstageVolume and the staging dir removed, and the volume leaves
+//    volumesInUse (so the controller may detach it).
+// Inline ephemeral volumes (a pod's `csi:` volume): the CSIDriver must allow the Ephemeral
+// lifecycle mode ("volume mode \"Ephemeral\" not supported by driver D (only supports [...])"),
+// the handle is "csi-" + hex(sha256(pod UID + volume name)), nothing is attached or staged, and
+// the volume context gets csi.storage.k8s.io/ephemeral "true".
+// Everything is found again on disk after a kubelet restart (vol_data.json files), so volumes
+// in use are neither remounted nor forgotten.
+// Not yet: node stage/publish secrets, tokenRequests, block volumes, SELinux mount context.
+// Thread-safety: thread-safe; calls for one volume (unique name) are serialized.
 #ifndef KUBELET_KUBELET_CSI_CSI_VOLUME_PLUGIN_H_
 #define KUBELET_KUBELET_CSI_CSI_VOLUME_PLUGIN_H_
 
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "kubelet/csi/csi_client.h"
 #include "kubelet/csi/csi_driver.h"
@@ -31,31 +55,72 @@ inline constexpr char kCSIPluginName[] = "kubernetes.io/csi";
 
 // "csi-" + lowercase hex SHA-256 of `data`.
 std::string CsiHandle(const std::string& data);
+// Lowercase hex SHA-256 of `data`.
+std::string Sha256Hex(const std::string& data);
+
+struct CsiVolumePluginOptions {
+  std::string node_name;
+  std::string root_dir = "/var/lib/kubelet";
+  // Bound of each call to the driver (upstream csiTimeout).
+  absl::Duration timeout = absl::Minutes(2);
+  // How long one SetUp waits for the volume to be reported in use and attached before it fails
+  // (the volume manager retries it).
+  absl::Duration attach_wait = absl::Seconds(30);
+  // The volumes in use changed: the Node status should be updated now. Called without locks.
+  std::function<void()> in_use_changed;
+};
 
 class CsiVolumePlugin final : public volume::ExternalVolumePlugin {
  public:
-  // Borrowed; `drivers_api` may be null (standalone: every driver has the defaults, so inline
-  // volumes are refused, as upstream without a CSIDriver).
+  // Borrowed; `drivers_api` and `attachments` may be null (standalone: every driver has the
+  // defaults, so inline volumes are refused, as upstream without a CSIDriver, and volumes that
+  // need attaching wait forever).
   CsiVolumePlugin(DriverRegistry& drivers, CsiClient& client, CSIDriverLister* drivers_api,
-                  std::string node_name, absl::Duration timeout = absl::Minutes(2))
-      : drivers_(drivers),
-        client_(client),
-        drivers_api_(drivers_api),
-        node_name_(std::move(node_name)),
-        timeout_(timeout) {}
+                  VolumeAttachmentGetter* attachments, CsiVolumePluginOptions options);
 
   std::string Name() const override { return kCSIPluginName; }
-  bool CanSupport(const api::Volume& volume) const override;
-  absl::StatusOr<volume::ExternalVolume> SetUp(const api::Pod& pod, const api::Volume& volume,
+  bool CanSupport(const volume::VolumeSpec& spec) const override;
+  absl::StatusOr<volume::ExternalVolume> SetUp(const api::Pod& pod,
+                                               const volume::VolumeSpec& spec,
                                                const std::string& dir) override;
   absl::Status TearDown(const std::string& pod_uid, const std::string& dir) override;
+  std::vector<std::string> VolumesInUse() override;
+  void MarkVolumesAsReportedInUse(const std::vector<std::string>& names) override;
+
+  // <root>/plugins/kubernetes.io/csi/<driver>/<hex(sha256(handle))>/globalmount.
+  std::string StagingPath(const std::string& driver, const std::string& handle) const;
 
  private:
+  absl::StatusOr<volume::ExternalVolume> SetUpInline(const api::Pod& pod,
+                                                     const api::Volume& volume,
+                                                     const std::string& dir);
+  absl::StatusOr<volume::ExternalVolume> SetUpPersistent(const api::Pod& pod,
+                                                         const volume::VolumeSpec& spec,
+                                                         const std::string& dir);
+  absl::StatusOr<CSIDriverInfo> DriverInfo(const std::string& driver);
+  // Adds `unique` to volumesInUse and waits until the Node reports it (attach_wait at most).
+  absl::Status WaitReportedInUse(const std::string& unique);
+  // Waits for the VolumeAttachment `name` to be attached; returns its attachmentMetadata.
+  absl::StatusOr<std::map<std::string, std::string>> WaitForAttach(const std::string& name,
+                                                                   const std::string& pv_name);
+  // After the last pod dir using (driver, handle) is gone: unstage and drop it from in-use.
+  absl::Status ReleaseIfUnused(const std::string& driver, const std::string& handle);
+  // Rebuilds in_use_ from the vol_data.json files on disk, once.
+  void Reconstruct();
+  std::shared_ptr<absl::Mutex> VolumeLock(const std::string& unique);
+
   DriverRegistry& drivers_;
   CsiClient& client_;
   CSIDriverLister* drivers_api_;
-  const std::string node_name_;
-  const absl::Duration timeout_;
+  VolumeAttachmentGetter* attachments_;
+  const CsiVolumePluginOptions options_;
+
+  absl::Mutex mu_;
+  bool reconstructed_ ABSL_GUARDED_BY(mu_) = false;
+  std::set<std::string> in_use_ ABSL_GUARDED_BY(mu_);    // attachable volumes in use
+  std::set<std::string> reported_ ABSL_GUARDED_BY(mu_);  // what the Node reports in use
+  std::set<std::string> staged_ ABSL_GUARDED_BY(mu_);    // staged by this process
+  std::map<std::string, std::shared_ptr<absl::Mutex>> volume_locks_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kubelet::csi

@@ -7,30 +7,13 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kubelet/csi/testing/fake_csi_client.h"
 
 namespace kubelet::csi {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-class FakeCsiClient final : public CsiClient {
- public:
-  absl::StatusOr<NodeInfo> NodeGetInfo(const std::string& endpoint, absl::Duration) override {
-    endpoints.push_back(endpoint);
-    return answer;
-  }
-  absl::Status NodePublishVolume(const std::string&, const PublishRequest&,
-                                 absl::Duration) override {
-    return absl::UnimplementedError("not used");
-  }
-  absl::Status NodeUnpublishVolume(const std::string&, const std::string&, const std::string&,
-                                   absl::Duration) override {
-    return absl::UnimplementedError("not used");
-  }
-  absl::StatusOr<NodeInfo> answer = NodeInfo{"node-1", 0, {{"topology.hostpath.csi/node", "n"}}};
-  std::vector<std::string> endpoints;
-};
 
 class FakeNodeInfo final : public NodeInfoManager {
  public:
@@ -50,7 +33,10 @@ class FakeNodeInfo final : public NodeInfoManager {
 class RegistrationHandlerTest : public ::testing::Test {
  protected:
   DriverRegistry drivers_;
-  FakeCsiClient client_;
+  RegistrationHandlerTest() {
+    client_.node_info = NodeInfo{"node-1", 0, {{"topology.hostpath.csi/node", "n"}}};
+  }
+  testing::FakeCsiClient client_;
   FakeNodeInfo node_info_;
   RegistrationHandler handler_{drivers_, client_, &node_info_};
 };
@@ -58,7 +44,7 @@ class RegistrationHandlerTest : public ::testing::Test {
 TEST_F(RegistrationHandlerTest, RegistersTheDriverAndItsNodeInfo) {
   ASSERT_TRUE(handler_.ValidatePlugin("hostpath.csi.k8s.io", "/p/csi.sock", {"1.0.0"}).ok());
   ASSERT_TRUE(handler_.RegisterPlugin("hostpath.csi.k8s.io", "/p/csi.sock", {"1.0.0"}).ok());
-  EXPECT_THAT(client_.endpoints, ElementsAre("/p/csi.sock"));
+  EXPECT_THAT(client_.Calls("NodeGetInfo"), ElementsAre("NodeGetInfo /p/csi.sock"));
   EXPECT_THAT(node_info_.calls, ElementsAre("install hostpath.csi.k8s.io node-1"));
   ASSERT_TRUE(drivers_.Get("hostpath.csi.k8s.io").has_value());
   EXPECT_EQ(drivers_.Get("hostpath.csi.k8s.io")->endpoint, "/p/csi.sock");
@@ -83,11 +69,11 @@ TEST_F(RegistrationHandlerTest, VersionsAndNameClashesAreValidated) {
 }
 
 TEST_F(RegistrationHandlerTest, AFailedNodeGetInfoOrInstallUndoesTheRegistration) {
-  client_.answer = absl::UnavailableError("rpc error: code = Unavailable");
+  client_.node_info = absl::UnavailableError("rpc error: code = Unavailable");
   EXPECT_FALSE(handler_.RegisterPlugin("d", "/e", {"1.0.0"}).ok());
   EXPECT_FALSE(drivers_.Get("d").has_value());
 
-  client_.answer = NodeInfo{"node-1", 0, {}};
+  client_.node_info = NodeInfo{"node-1", 0, {}};
   node_info_.install = absl::InvalidArgumentError("collision");
   EXPECT_FALSE(handler_.RegisterPlugin("d", "/e", {"1.0.0"}).ok());
   EXPECT_FALSE(drivers_.Get("d").has_value());

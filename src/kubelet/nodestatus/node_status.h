@@ -110,6 +110,13 @@ struct NodeStatusOptions {
     bool pid = false;
   };
   std::function<Pressure()> pressure;
+  // status.volumesInUse: the unique names of the attachable volumes this node uses or is about
+  // to use (upstream volumeManager.GetVolumesInUse, sorted). Unset: none.
+  std::function<std::vector<std::string>()> volumes_in_use;
+  // Called with the volumesInUse the Node's status holds after a successful round (upstream
+  // MarkVolumesAsReportedInUse): the volume manager mounts an attachable volume only once it
+  // was reported, so the attach/detach controller never detaches a volume being mounted.
+  std::function<void(const std::vector<std::string>&)> volumes_reported;
 
   // Node events (upstream recordNodeStatusEvent), "Node <name> status is now: <reason>" about
   // events::NodeRef(node_name): NodeHasSufficientMemory / NodeHasNoDiskPressure /
@@ -172,6 +179,9 @@ class NodeStatusManager {
   virtual absl::Status SyncNodeStatus() = 0;
   // One lease round: create or renew (conflict: re-read and retry, up to 5 tries).
   virtual absl::Status RenewLease() = 0;
+
+  // Asks the status thread for a round now (e.g. volumesInUse changed); non-blocking.
+  virtual void RequestStatusUpdate() = 0;
 
   virtual bool Registered() const = 0;
   // The uid of the registered Node ("" before registration).

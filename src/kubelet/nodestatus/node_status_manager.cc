@@ -174,6 +174,7 @@ class Manager final : public NodeStatusManager {
     MachineFacts machine;
     std::vector<ImageInfo> images;
     std::vector<std::string> readiness_errors;
+    std::vector<std::string> volumes_in_use;
   };
   Inputs Gather() {
     Inputs in;
@@ -193,6 +194,7 @@ class Manager final : public NodeStatusManager {
       }
     }
     if (o_.readiness_errors) in.readiness_errors = o_.readiness_errors();
+    if (o_.volumes_in_use) in.volumes_in_use = o_.volumes_in_use();
     return in;
   }
 
@@ -205,6 +207,7 @@ class Manager final : public NodeStatusManager {
     api::Node node = initial;
     SetNodeStatus(o_, in.machine, runtime_version_, in.images, in.readiness_errors, clock_.Now(),
                   &node);
+    node.status.volumes_in_use = in.volumes_in_use;
     auto r = Do("POST", kNodesPath, api::Encode(node));
     absl::Status st = StatusOf(r);
     // NodeRestriction refuses labels a node may not set on itself (the role labels OpenShift's
@@ -295,12 +298,14 @@ class Manager final : public NodeStatusManager {
     api::Node node = *original;
     const absl::Time now = clock_.Now();
     SetNodeStatus(o_, in.machine, runtime_version_, in.images, in.readiness_errors, now, &node);
+    node.status.volumes_in_use = in.volumes_in_use;
     last_ready_ = false;
     for (const api::NodeCondition& c : node.status.conditions) {
       if (c.type == api::kNodeReady) last_ready_ = c.status == api::kConditionTrue;
     }
     const bool changed = NodeStatusChanged(original->status, node.status);
     if (!changed && last_report_.has_value() && now - *last_report_ < o_.report_frequency) {
+      if (o_.volumes_reported) o_.volumes_reported(original->status.volumes_in_use);
       return absl::OkStatus();
     }
     auto r = Do("PATCH", absl::StrCat(path, "/status"), StatusPatch(*original, node),
@@ -309,6 +314,11 @@ class Manager final : public NodeStatusManager {
     if (absl::IsNotFound(st)) return NodeGone();
     if (!st.ok()) return st;
     last_report_ = now;
+    if (o_.volumes_reported) {
+      auto updated = api::Decode<api::Node>(r->body);
+      o_.volumes_reported(updated.ok() ? updated->status.volumes_in_use
+                                       : node.status.volumes_in_use);
+    }
     return absl::OkStatus();
   }
 
@@ -351,6 +361,12 @@ class Manager final : public NodeStatusManager {
       }
     }
     out["conditions"] = conditions;
+    // A list without a patch strategy: replaced as a whole, removed by null.
+    if (!node.status.volumes_in_use.empty()) {
+      out["volumesInUse"] = status["volumesInUse"];
+    } else if (!original.status.volumes_in_use.empty()) {
+      out["volumesInUse"] = nullptr;
+    }
     return api::SerializeJson(api::Json{{"status", out}});
   }
 
@@ -395,10 +411,22 @@ class Manager final : public NodeStatusManager {
         api::OwnerReference{.api_version = "v1", .kind = "Node", .name = o_.node_name, .uid = uid}};
   }
 
-  // Waits until `until` (by the injected clock) or Stop(); false when stopping.
-  bool WaitUntil(absl::Time until) {
+  void RequestStatusUpdate() override {
+    absl::MutexLock lock(&mu_);
+    status_requested_ = true;
+    cv_.SignalAll();
+  }
+
+  // Waits until `until` (by the injected clock), a RequestStatusUpdate() (sets *requested) or
+  // Stop(); false when stopping.
+  bool WaitUntil(absl::Time until, bool* requested) {
     absl::MutexLock lock(&mu_);
     while (!stopping_) {
+      if (status_requested_) {
+        status_requested_ = false;
+        *requested = true;
+        return true;
+      }
       absl::Duration left = until - clock_.Now();
       if (left <= absl::ZeroDuration()) return true;
       cv_.WaitWithTimeout(&mu_, left);
@@ -416,8 +444,11 @@ class Manager final : public NodeStatusManager {
     absl::Duration register_step = absl::Milliseconds(100);
     absl::Duration lease_step = absl::Milliseconds(100);
     int lease_failures = 0;
-    while (WaitUntil(std::min(next_status, next_lease))) {
+    bool requested = false;
+    while (WaitUntil(std::min(next_status, next_lease), &requested)) {
       absl::Time now = clock_.Now();
+      if (requested && Registered()) next_status = std::min(next_status, now);
+      requested = false;
       if (now >= next_status) {
         const bool was_registered = Registered();
         absl::Status st = SyncNodeStatus();
@@ -473,6 +504,7 @@ class Manager final : public NodeStatusManager {
   absl::CondVar cv_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool status_requested_ ABSL_GUARDED_BY(mu_) = false;
   bool registered_ ABSL_GUARDED_BY(mu_) = false;
   std::string node_uid_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<Cancellation> cancel_ ABSL_GUARDED_BY(mu_);

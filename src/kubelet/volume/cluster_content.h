@@ -7,6 +7,8 @@
 //                 unregisters them when the pod's volumes are torn down; an implementation may
 //                 serve Get* from a per-object watch kept only while some pod references it
 //                 (upstream's watch-based strategy, the default).
+//   ClaimSource   PersistentVolumeClaims and PersistentVolumes, read when a pod's claims are
+//                 resolved (upstream's desired-state populator GETs them each time).
 //   TokenClient   the TokenRequest call (POST .../serviceaccounts/<name>/token), used by the
 //                 TokenManager (token_manager.h) which caches and refreshes the tokens.
 //
@@ -24,6 +26,7 @@
 #include "api/authentication.h"
 #include "api/core_misc.h"
 #include "api/pod.h"
+#include "api/storage.h"
 
 namespace kubelet::volume {
 
@@ -50,6 +53,16 @@ class ObjectSource {
   virtual absl::StatusOr<api::ConfigMap> GetConfigMap(const std::string& ns,
                                                       const std::string& name) = 0;
   virtual absl::StatusOr<api::Secret> GetSecret(const std::string& ns, const std::string& name) = 0;
+};
+
+class ClaimSource {
+ public:
+  virtual ~ClaimSource() = default;
+  // The object, or NotFound with the API server's message
+  // (`persistentvolumeclaims "x" not found`); other failures as errors of another code.
+  virtual absl::StatusOr<api::PersistentVolumeClaim> GetPersistentVolumeClaim(
+      const std::string& ns, const std::string& name) = 0;
+  virtual absl::StatusOr<api::PersistentVolume> GetPersistentVolume(const std::string& name) = 0;
 };
 
 class TokenClient {

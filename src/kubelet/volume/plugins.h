@@ -28,6 +28,7 @@ namespace kubelet::volume {
 inline constexpr char kEmptyDirPluginName[] = "kubernetes.io/empty-dir";
 inline constexpr char kHostPathPluginName[] = "kubernetes.io/host-path";
 inline constexpr char kDownwardAPIPluginName[] = "kubernetes.io/downward-api";
+inline constexpr char kLocalVolumePluginName[] = "kubernetes.io/local-volume";
 
 // "kubernetes.io/empty-dir" -> "kubernetes.io~empty-dir" (upstream EscapeQualifiedName).
 std::string EscapePluginName(std::string_view plugin_name);

@@ -46,6 +46,19 @@ bool Republished(const api::Volume& v) {
          v.projected.has_value();
 }
 
+// upstream WaitForAttachAndMount's error: "unmounted volumes=[a b], unattached volumes=[b],
+// failed to process volumes=[a]: <cause>" (names sorted).
+std::string WaitDetail(std::vector<std::string> unmounted, std::vector<std::string> unattached,
+                       std::vector<std::string> unprocessed, const std::string& cause) {
+  std::sort(unmounted.begin(), unmounted.end());
+  std::sort(unattached.begin(), unattached.end());
+  std::sort(unprocessed.begin(), unprocessed.end());
+  return absl::StrCat("unmounted volumes=[", absl::StrJoin(unmounted, " "),
+                      "], unattached volumes=[", absl::StrJoin(unattached, " "),
+                      "], failed to process volumes=[", absl::StrJoin(unprocessed, " "),
+                      "]: ", cause);
+}
+
 std::string SourceName(const api::Volume& v) {
   if (v.secret.has_value()) return "secret";
   if (v.config_map.has_value()) return "configMap";
@@ -175,10 +188,11 @@ absl::StatusOr<VolumeManager::MountedVolume> VolumeManager::SetUpVolume(const ap
     mv.read_only = true;
     return mv;
   }
-  if (ExternalVolumePlugin* plugin = ExternalPluginFor(vol)) {
+  const VolumeSpec spec{.volume = &vol};
+  if (ExternalVolumePlugin* plugin = ExternalPluginFor(spec)) {
     mv.plugin = plugin->Name();
     absl::StatusOr<ExternalVolume> ev =
-        plugin->SetUp(pod, vol, VolumeDir(uid, plugin->Name(), vol.name));
+        plugin->SetUp(pod, spec, VolumeDir(uid, plugin->Name(), vol.name));
     if (!ev.ok()) return ev.status();
     mv.host_path = std::move(ev->path);
     mv.read_only = ev->read_only;
@@ -202,6 +216,13 @@ absl::Status VolumeManager::PrepareForSync(const api::Pod& pod) {
   const absl::Time real_deadline = absl::Now() + options_.mount_timeout;
   absl::Duration delay = options_.retry_period;
   std::vector<std::string> unmounted;
+  // Claim-backed volumes whose claim resolved but which are not set up (upstream: attachable
+  // volumes not attached yet), and volumes whose claim did not resolve (upstream: not added to
+  // the desired state), with the errors of the latter.
+  std::vector<std::string> unattached;
+  std::vector<std::string> unprocessed;
+  std::set<std::string> processing_errors;
+  bool processing_reported = false;
   std::string cause;  // why the wait ended without every volume set up
   while (true) {
     {
@@ -212,6 +233,9 @@ absl::Status VolumeManager::PrepareForSync(const api::Pod& pod) {
         pods_[uid].prepared_generation = generation_;
       }
       unmounted.clear();
+      unattached.clear();
+      unprocessed.clear();
+      processing_errors.clear();
       for (const api::Volume& vol : pod.spec.volumes) {
         bool mounted = false;
         {
@@ -223,7 +247,22 @@ absl::Status VolumeManager::PrepareForSync(const api::Pod& pod) {
         // republished on every sync (upstream remounts such volumes so label / annotation /
         // object changes and refreshed tokens reach the files).
         if (mounted && !Republished(vol)) continue;
-        absl::StatusOr<MountedVolume> mv = SetUpVolume(pod, vol);
+        absl::StatusOr<MountedVolume> mv;
+        if (IsClaimVolume(vol)) {
+          absl::StatusOr<BoundClaim> claim = ResolveClaim(pod, vol);
+          if (!claim.ok()) {
+            KLOG_ERROR(claim.status(), "Error processing volume", "pod", PodKey(pod), "volumeName",
+                       vol.name);
+            processing_errors.insert(std::string(claim.status().message()));
+            unprocessed.push_back(vol.name);
+            unmounted.push_back(vol.name);
+            continue;
+          }
+          mv = SetUpClaimVolume(pod, vol, *claim);
+          if (!mv.ok()) unattached.push_back(vol.name);
+        } else {
+          mv = SetUpVolume(pod, vol);
+        }
         if (!mv.ok()) {
           KLOG_ERROR(mv.status(),
                      absl::StrCat(mounted ? "MountVolume.SetUp failed (remount) for volume "
@@ -248,6 +287,17 @@ absl::Status VolumeManager::PrepareForSync(const api::Pod& pod) {
       KLOG_V(3, "All volumes are attached and mounted for pod", "pod", PodKey(pod));
       return absl::OkStatus();
     }
+    // Upstream's wait ends at once on such errors (the pod worker retries the sync later); this
+    // one reports them the same way, once, and keeps waiting so a claim bound meanwhile is
+    // mounted without a sync's back-off.
+    if (!processing_errors.empty() && !processing_reported) {
+      processing_reported = true;
+      Recorder().Record(
+          events::PodRef(pod), events::kWarning, events::kFailedMountVolume,
+          absl::StrCat("Unable to attach or mount volumes: ",
+                       WaitDetail(unmounted, unattached, unprocessed,
+                                  absl::StrJoin(processing_errors, "; "))));
+    }
     // Both clocks bound the wait: the injected one for tests, the real one because we sleep.
     if (clock_.Now() + delay > deadline || absl::Now() + delay > real_deadline) break;
     // Sleep in slices, to notice Stop() at once and a pod that went away within a slice.
@@ -267,13 +317,11 @@ absl::Status VolumeManager::PrepareForSync(const api::Pod& pod) {
     delay = std::min(delay * 2, absl::Seconds(16));
   }
   const bool timed_out = cause.empty();
-  if (timed_out) cause = "timed out waiting for the condition";
-  std::sort(unmounted.begin(), unmounted.end());
-  std::vector<std::string> all;
-  for (const api::Volume& vol : pod.spec.volumes) all.push_back(vol.name);
-  const std::string detail =
-      absl::StrCat("unmounted volumes=[", absl::StrJoin(unmounted, " "), "], unattached volumes=[",
-                   absl::StrJoin(all, " "), "]: ", cause);
+  if (timed_out) {
+    cause = processing_errors.empty() ? "timed out waiting for the condition"
+                                      : absl::StrJoin(processing_errors, "; ");
+  }
+  const std::string detail = WaitDetail(unmounted, unattached, unprocessed, cause);
   if (timed_out) {
     Recorder().Record(events::PodRef(pod), events::kWarning, events::kFailedMountVolume,
                       "Unable to attach or mount volumes: " + detail);
@@ -281,11 +329,155 @@ absl::Status VolumeManager::PrepareForSync(const api::Pod& pod) {
   return absl::DeadlineExceededError("unable to attach or mount volumes: " + detail);
 }
 
-ExternalVolumePlugin* VolumeManager::ExternalPluginFor(const api::Volume& vol) const {
+ExternalVolumePlugin* VolumeManager::ExternalPluginFor(const VolumeSpec& spec) const {
   for (ExternalVolumePlugin* p : options_.external_plugins) {
-    if (p != nullptr && p->CanSupport(vol)) return p;
+    if (p != nullptr && p->CanSupport(spec)) return p;
   }
   return nullptr;
+}
+
+absl::StatusOr<VolumeManager::BoundClaim> VolumeManager::ResolveClaim(
+    const api::Pod& pod, const api::Volume& vol) const {
+  const bool ephemeral = !vol.persistent_volume_claim.has_value();
+  // A generic ephemeral volume's claim is named <pod>-<volume> (ephemeral.VolumeClaimName).
+  const std::string claim_name = ephemeral ? absl::StrCat(pod.metadata.name, "-", vol.name)
+                                           : vol.persistent_volume_claim->claim_name;
+  const std::string& ns = pod.metadata.namespace_;
+  // Upstream's populator errors (createVolumeSpec, getPVCExtractPV, getPVSpec).
+  const std::string prefix = absl::StrCat("error processing PVC ", ns, "/", claim_name, ": ");
+  if (options_.claims == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(prefix, "failed to fetch PVC from API server: ", kStandaloneObjectError));
+  }
+  absl::StatusOr<api::PersistentVolumeClaim> pvc =
+      options_.claims->GetPersistentVolumeClaim(ns, claim_name);
+  if (!pvc.ok()) {
+    return absl::Status(pvc.status().code(),
+                        absl::StrCat(prefix, "failed to fetch PVC from API server: ",
+                                     pvc.status().message()));
+  }
+  if (pvc->metadata.deletion_timestamp.has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat(prefix, "PVC is being deleted"));
+  }
+  if (pvc->status.phase != api::kClaimBound) {
+    return absl::FailedPreconditionError(absl::StrCat(prefix, "PVC is not bound"));
+  }
+  if (pvc->spec.volume_name.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(prefix, "PVC has empty pvc.Spec.VolumeName"));
+  }
+  if (ephemeral) {
+    // ephemeral.VolumeIsForPod: the claim must be controlled by this pod (no prefix upstream).
+    bool owned = false;
+    for (const api::OwnerReference& o : pvc->metadata.owner_references) {
+      owned |= o.controller.value_or(false) && o.uid == pod.metadata.uid;
+    }
+    if (!owned || pvc->metadata.namespace_ != ns) {
+      return absl::FailedPreconditionError(absl::StrCat("PVC ", ns, "/", claim_name,
+                                                        " was not created for pod ", ns, "/",
+                                                        pod.metadata.name, " (pod is not owner)"));
+    }
+  }
+  absl::StatusOr<api::PersistentVolume> pv =
+      options_.claims->GetPersistentVolume(pvc->spec.volume_name);
+  if (!pv.ok()) {
+    return absl::Status(pv.status().code(),
+                        absl::StrCat(prefix, "failed to fetch PV ", pvc->spec.volume_name,
+                                     " from API server: ", pv.status().message()));
+  }
+  if (!pv->spec.claim_ref.has_value()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(prefix, "found PV object ", pv->metadata.name,
+                     " but it has a nil pv.Spec.ClaimRef indicating it is not yet bound to the "
+                     "claim"));
+  }
+  if (pv->spec.claim_ref->uid != pvc->metadata.uid) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        prefix, "found PV object ", pv->metadata.name, " but its pv.Spec.ClaimRef.UID ",
+        pv->spec.claim_ref->uid, " does not point to claim.UID ", pvc->metadata.uid));
+  }
+  return BoundClaim{*std::move(pv), !ephemeral && vol.persistent_volume_claim->read_only};
+}
+
+absl::StatusOr<VolumeManager::MountedVolume> VolumeManager::SetUpClaimVolume(
+    const api::Pod& pod, const api::Volume& vol, const BoundClaim& claim) {
+  const api::PersistentVolume* pv = &claim.pv;
+  const bool read_only = claim.read_only;
+  MountedVolume mv;
+  mv.read_only = read_only;
+  if (pv->spec.volume_mode == api::kVolumeModeBlock) {
+    return absl::UnimplementedError(absl::StrCat(
+        "PersistentVolume ", pv->metadata.name,
+        " has volumeMode Block, which this kubelet does not support yet"));
+  }
+  if (pv->spec.host_path.has_value()) {
+    if (absl::Status st = CheckHostPathType(pv->spec.host_path->path, pv->spec.host_path->type);
+        !st.ok()) {
+      return st;
+    }
+    mv.plugin = kHostPathPluginName;
+    mv.host_path = pv->spec.host_path->path;
+    return mv;
+  }
+  if (pv->spec.local.has_value()) {
+    // The local disk or directory is mounted as it is (upstream bind-mounts it into the pod's
+    // volume dir first); it must exist.
+    struct stat st;
+    if (::stat(pv->spec.local->path.c_str(), &st) != 0) {
+      return absl::NotFoundError(
+          absl::StrCat("path ", log::Quote(pv->spec.local->path), " does not exist"));
+    }
+    if (!read_only) {
+      if (absl::Status s = ApplyFsGroup(pod, pv->spec.local->path, false); !s.ok()) return s;
+    }
+    mv.plugin = kLocalVolumePluginName;
+    mv.host_path = pv->spec.local->path;
+    return mv;
+  }
+  const VolumeSpec spec{.volume = &vol, .pv = pv, .read_only = read_only};
+  ExternalVolumePlugin* plugin = ExternalPluginFor(spec);
+  if (plugin == nullptr) {
+    return absl::UnimplementedError(absl::StrCat("the volume source of PersistentVolume ",
+                                                 pv->metadata.name,
+                                                 " is not supported by this kubelet"));
+  }
+  mv.plugin = plugin->Name();
+  absl::StatusOr<ExternalVolume> ev =
+      plugin->SetUp(pod, spec, VolumeDir(pod.metadata.uid, plugin->Name(), spec.Name()));
+  if (!ev.ok()) return ev.status();
+  mv.host_path = std::move(ev->path);
+  mv.read_only = ev->read_only;
+  return mv;
+}
+
+std::vector<std::string> VolumeManager::GetVolumesInUse() const {
+  std::set<std::string> names;
+  for (ExternalVolumePlugin* p : options_.external_plugins) {
+    if (p == nullptr) continue;
+    for (std::string& n : p->VolumesInUse()) names.insert(std::move(n));
+  }
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+void VolumeManager::MarkVolumesAsReportedInUse(const std::vector<std::string>& names) {
+  for (ExternalVolumePlugin* p : options_.external_plugins) {
+    if (p != nullptr) p->MarkVolumesAsReportedInUse(names);
+  }
+}
+
+bool VolumeManager::PodResourcesReclaimed(const std::string& pod_uid) const {
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = pods_.find(pod_uid);
+    if (it != pods_.end() && !it->second.volumes.empty()) return false;
+  }
+  const std::string pod_dir = PodDir(pod_uid);
+  if (!ListDir(absl::StrCat(pod_dir, "/", kVolumeSubPathsDir)).empty()) return false;
+  const std::string volumes_dir = absl::StrCat(pod_dir, "/volumes");
+  for (const std::string& plugin : ListDir(volumes_dir)) {
+    if (!ListDir(absl::StrCat(volumes_dir, "/", plugin)).empty()) return false;
+  }
+  return true;
 }
 
 absl::Status VolumeManager::TearDownVolumeDir(const std::string& uid,

@@ -6,6 +6,10 @@
 // State:
 //   desired  pods whose volumes should be set up: added by PrepareForSync, removed by
 //            CleanupTerminatedPod and by Housekeeping for pods no longer `active`.
+//   claims   persistentVolumeClaim and generic ephemeral volumes are resolved (through
+//            `claims`) to the PersistentVolume their claim is bound to, as upstream's
+//            desired-state populator does, with its errors ("error processing PVC ns/name:
+//            ..."); hostPath and local PVs are mounted as they are, CSI PVs go to the CSI plugin.
 //   actual   volumes that are set up, per pod (host path, plugin, medium, sizeLimit); rebuilt
 //            after a kubelet restart from <root>/pods/<uid>/volumes/kubernetes.io~<plugin>/<name>
 //            (orphans found there are torn down by Housekeeping; volumes of pods still desired
@@ -85,6 +89,9 @@ struct VolumeManagerOptions {
   ObjectSource* objects = nullptr;
   // Service account tokens of projected volumes; null: standalone. Borrowed.
   TokenManager* tokens = nullptr;
+  // PersistentVolumeClaims and PersistentVolumes (API-server mode); null: standalone, where
+  // claims fail. Borrowed; must outlive the manager.
+  ClaimSource* claims = nullptr;
   // Plugins of other components (CSI), asked in order for volumes none of ours supports.
   // Borrowed; must outlive the manager.
   std::vector<ExternalVolumePlugin*> external_plugins;
@@ -121,6 +128,15 @@ class VolumeManager final : public container::PodLifecycleParticipant {
   absl::StatusOr<std::vector<runtime::v1::Mount>> ContainerMounts(
       const api::Pod& pod, const api::Container& container) const;
 
+  // Node status.volumesInUse (sorted unique names of the external plugins' attachable volumes),
+  // and what the Node reported of them (forwarded to the plugins).
+  std::vector<std::string> GetVolumesInUse() const;
+  void MarkVolumesAsReportedInUse(const std::vector<std::string>& names);
+
+  // Whether no volume of the pod is set up any more, in memory or on disk (upstream
+  // podVolumesExist): a deleted pod's object is removed from the API server only then.
+  bool PodResourcesReclaimed(const std::string& pod_uid) const override;
+
   // Volumes set up for a pod, by name (e.g. for stats): name -> host path.
   std::map<std::string, std::string> MountedVolumes(const std::string& pod_uid) const;
   // UIDs of pods with volumes set up (in memory or found on disk).
@@ -149,11 +165,24 @@ class VolumeManager final : public container::PodLifecycleParticipant {
 
   // Sets up one volume; returns what to record as mounted.
   absl::StatusOr<MountedVolume> SetUpVolume(const api::Pod& pod, const api::Volume& vol);
+  // A claim-backed volume (persistentVolumeClaim or ephemeral) resolved to its bound PV.
+  struct BoundClaim {
+    api::PersistentVolume pv;
+    bool read_only = false;  // the claim's readOnly
+  };
+  static bool IsClaimVolume(const api::Volume& vol) {
+    return vol.persistent_volume_claim.has_value() || vol.other_sources.count("ephemeral") != 0;
+  }
+  // The PV the volume's claim is bound to, or upstream's "error processing PVC" error.
+  absl::StatusOr<BoundClaim> ResolveClaim(const api::Pod& pod, const api::Volume& vol) const;
+  // Sets up a resolved claim-backed volume (hostPath, local or an external plugin's PV).
+  absl::StatusOr<MountedVolume> SetUpClaimVolume(const api::Pod& pod, const api::Volume& vol,
+                                                 const BoundClaim& claim);
   // Tears down every volume of `uid` found in memory or on disk; keeps the pod's entry if any
   // teardown failed (retried later).
   absl::Status TearDownPod(const std::string& uid);
-  // The external plugin for `vol`, or null.
-  ExternalVolumePlugin* ExternalPluginFor(const api::Volume& vol) const;
+  // The external plugin for `spec`, or null.
+  ExternalVolumePlugin* ExternalPluginFor(const VolumeSpec& spec) const;
   // Tears down one volume directory of pod `uid`'s plugin (escaped name) on disk.
   absl::Status TearDownVolumeDir(const std::string& uid, const std::string& escaped_plugin,
                                  const std::string& dir);

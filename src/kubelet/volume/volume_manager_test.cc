@@ -156,7 +156,7 @@ TEST_F(VolumeManagerTest, WrongHostPathTypeFailsWithUpstreamMessage) {
   absl::Status st = vm.PrepareForSync(pod);
   EXPECT_EQ(std::string(st.message()),
             "unable to attach or mount volumes: unmounted volumes=[host], unattached "
-            "volumes=[cache host]: timed out waiting for the condition");
+            "volumes=[], failed to process volumes=[]: timed out waiting for the condition");
   // What `kubectl describe pod` shows: why the volume failed, then that the wait gave up.
   std::vector<events::FakeRecorder::Entry> failed = recorder.WithReason(events::kFailedMountVolume);
   ASSERT_GE(failed.size(), 2u);
@@ -167,7 +167,7 @@ TEST_F(VolumeManagerTest, WrongHostPathTypeFailsWithUpstreamMessage) {
                 "/host/data is not a file");
   EXPECT_EQ(failed.back().message,
             "Unable to attach or mount volumes: unmounted volumes=[host], unattached "
-            "volumes=[cache host]: timed out waiting for the condition");
+            "volumes=[], failed to process volumes=[]: timed out waiting for the condition");
   // The volumes that could be set up are; the missing one cannot be mounted.
   EXPECT_TRUE(fs::is_directory(VolDir("uid-2", "empty-dir", "cache")));
   EXPECT_EQ(std::string(vm.ContainerMounts(pod, pod.spec.containers[0]).status().message()),
@@ -191,8 +191,10 @@ TEST_F(VolumeManagerTest, UnsupportedVolumeTypeFails) {
 class DirPlugin final : public ExternalVolumePlugin {
  public:
   std::string Name() const override { return "example.com/dir"; }
-  bool CanSupport(const api::Volume& v) const override { return v.other_sources.count("nfs") != 0; }
-  absl::StatusOr<ExternalVolume> SetUp(const api::Pod&, const api::Volume&,
+  bool CanSupport(const VolumeSpec& s) const override {
+    return s.pv == nullptr && s.volume->other_sources.count("nfs") != 0;
+  }
+  absl::StatusOr<ExternalVolume> SetUp(const api::Pod&, const VolumeSpec&,
                                        const std::string& dir) override {
     fs::create_directories(dir + "/data");
     return ExternalVolume{dir + "/data", true};
@@ -319,7 +321,7 @@ TEST_F(VolumeManagerTest, WaitEndsWhenThePodIsNoLongerDesired) {
   pod.spec.volumes.back().host_path->type = "Socket";
   EXPECT_EQ(std::string(vm.PrepareForSync(pod).message()),
             "unable to attach or mount volumes: unmounted volumes=[host], unattached "
-            "volumes=[cache host]: pod is no longer desired");
+            "volumes=[], failed to process volumes=[]: pod is no longer desired");
   ASSERT_TRUE(vm.CleanupTerminatedPod(pod).ok());
 }
 
@@ -443,6 +445,165 @@ TEST_F(VolumeManagerTest, OrphanedSubPathBindMountsAreCleanedAfterRestart) {
   EXPECT_THAT(MountPointsUnder(root_ + "/kubelet"), IsEmpty());
   EXPECT_FALSE(fs::exists(subpaths));
   EXPECT_EQ(ReadFile(root_ + "/host/data/conf/app.ini"), "k=v");
+}
+
+// PVCs and PVs by name; a missing one is NotFound with the API server's message.
+class MapClaims final : public ClaimSource {
+ public:
+  absl::StatusOr<api::PersistentVolumeClaim> GetPersistentVolumeClaim(
+      const std::string& ns, const std::string& name) override {
+    auto it = pvcs.find(ns + "/" + name);
+    if (it == pvcs.end()) {
+      return absl::NotFoundError("persistentvolumeclaims \"" + name + "\" not found");
+    }
+    return it->second;
+  }
+  absl::StatusOr<api::PersistentVolume> GetPersistentVolume(const std::string& name) override {
+    auto it = pvs.find(name);
+    if (it == pvs.end()) {
+      return absl::NotFoundError("persistentvolumes \"" + name + "\" not found");
+    }
+    return it->second;
+  }
+  // A bound claim ns/claim with uid claim-uid, and its hostPath PV `pv` at `path`.
+  void Bind(const std::string& claim, const std::string& pv_name, const std::string& path) {
+    api::PersistentVolumeClaim pvc;
+    pvc.metadata.name = claim;
+    pvc.metadata.namespace_ = "default";
+    pvc.metadata.uid = claim + "-uid";
+    pvc.spec.volume_name = pv_name;
+    pvc.status.phase = "Bound";
+    pvcs["default/" + claim] = pvc;
+    api::PersistentVolume pv;
+    pv.metadata.name = pv_name;
+    pv.spec.host_path = api::HostPathVolumeSource{path, std::nullopt};
+    pv.spec.claim_ref = api::ObjectReference{};
+    pv.spec.claim_ref->uid = claim + "-uid";
+    pvs[pv_name] = pv;
+  }
+  std::map<std::string, api::PersistentVolumeClaim> pvcs;
+  std::map<std::string, api::PersistentVolume> pvs;
+};
+
+api::Volume ClaimVolume(const std::string& name, const std::string& claim) {
+  api::Volume v;
+  v.name = name;
+  v.persistent_volume_claim = api::PersistentVolumeClaimVolumeSource{claim, false};
+  return v;
+}
+
+TEST_F(VolumeManagerTest, ClaimsResolveToTheirBoundVolumes) {
+  MapClaims claims;
+  claims.Bind("data", "pv-1", root_ + "/host/data");
+  VolumeManagerOptions o = Options();
+  o.claims = &claims;
+  VolumeManager vm(o, clock_);
+  api::Pod pod = MakePod("uid-claim", false);
+  pod.spec.volumes = {ClaimVolume("store", "data")};
+  ASSERT_TRUE(vm.PrepareForSync(pod).ok());
+  EXPECT_EQ(vm.MountedVolumes("uid-claim").at("store"), root_ + "/host/data");
+
+  // A generic ephemeral volume's claim <pod>-<volume> must be controlled by the pod.
+  api::Pod eph = MakePod("uid-eph", false);
+  api::Volume scratch;
+  scratch.name = "scratch";
+  scratch.other_sources["ephemeral"] = api::RawJson{R"({"volumeClaimTemplate":{"spec":{}}})"};
+  eph.spec.volumes = {scratch};
+  claims.Bind("web-scratch", "pv-2", root_ + "/host/data");
+  EXPECT_EQ(std::string(vm.PrepareForSync(eph).message()),
+            "unable to attach or mount volumes: unmounted volumes=[scratch], unattached "
+            "volumes=[], failed to process volumes=[scratch]: PVC default/web-scratch was not "
+            "created for pod default/web (pod is not owner)");
+  claims.pvcs["default/web-scratch"].metadata.owner_references = {
+      {"v1", "Pod", "web", "uid-eph", true, true}};
+  ASSERT_TRUE(vm.PrepareForSync(eph).ok());
+  EXPECT_EQ(vm.MountedVolumes("uid-eph").at("scratch"), root_ + "/host/data");
+}
+
+TEST_F(VolumeManagerTest, UnusableClaimsHoldThePodWithUpstreamErrors) {
+  events::FakeRecorder recorder;
+  MapClaims claims;
+  VolumeManagerOptions o = Options();
+  o.claims = &claims;
+  o.recorder = &recorder;
+  VolumeManager vm(o, clock_);
+  api::Pod pod = MakePod("uid-wait", false);
+  pod.spec.volumes = {ClaimVolume("store", "data")};
+  auto message = [&] { return std::string(vm.PrepareForSync(pod).message()); };
+  const std::string head =
+      "unable to attach or mount volumes: unmounted volumes=[store], unattached volumes=[], "
+      "failed to process volumes=[store]: error processing PVC default/data: ";
+  EXPECT_EQ(message(), head + "failed to fetch PVC from API server: persistentvolumeclaims "
+                              "\"data\" not found");
+  std::vector<events::FakeRecorder::Entry> failed = recorder.WithReason(events::kFailedMountVolume);
+  ASSERT_FALSE(failed.empty());
+  EXPECT_EQ(failed.front().message,
+            "Unable to attach or mount volumes: unmounted volumes=[store], unattached volumes=[], "
+            "failed to process volumes=[store]: error processing PVC default/data: failed to "
+            "fetch PVC from API server: persistentvolumeclaims \"data\" not found");
+
+  claims.Bind("data", "pv-1", root_ + "/host/data");
+  claims.pvcs["default/data"].status.phase = "Pending";
+  EXPECT_EQ(message(), head + "PVC is not bound");
+  claims.pvcs["default/data"].status.phase = "Bound";
+  claims.pvs["pv-1"].spec.claim_ref->uid = "someone-else";
+  EXPECT_EQ(message(), head + "found PV object pv-1 but its pv.Spec.ClaimRef.UID someone-else "
+                              "does not point to claim.UID data-uid");
+  claims.pvs.clear();
+  EXPECT_EQ(message(), head + "failed to fetch PV pv-1 from API server: persistentvolumes "
+                              "\"pv-1\" not found");
+  EXPECT_TRUE(vm.MountedVolumes("uid-wait").empty());
+
+  // Standalone: no API server to read claims from.
+  VolumeManager standalone(Options(), clock_);
+  EXPECT_THAT(std::string(standalone.PrepareForSync(pod).message()),
+              ::testing::HasSubstr("failed to fetch PVC from API server: not supported due to "
+                                   "running kubelet in standalone mode"));
+}
+
+TEST_F(VolumeManagerTest, ResourcesAreReclaimedOnceVolumesAreGone) {
+  VolumeManager vm(Options(), clock_);
+  api::Pod pod = MakePod("uid-r", false);
+  EXPECT_TRUE(vm.PodResourcesReclaimed("uid-r"));
+  ASSERT_TRUE(vm.PrepareForSync(pod).ok());
+  EXPECT_FALSE(vm.PodResourcesReclaimed("uid-r"));
+  ASSERT_TRUE(vm.CleanupTerminatedPod(pod).ok());
+  EXPECT_TRUE(vm.PodResourcesReclaimed("uid-r"));
+}
+
+// Plugins' volumes in use, merged and sorted for the Node status; the report goes back to them.
+class InUsePlugin final : public ExternalVolumePlugin {
+ public:
+  explicit InUsePlugin(std::vector<std::string> in_use) : in_use_(std::move(in_use)) {}
+  std::string Name() const override { return "example.com/in-use"; }
+  bool CanSupport(const VolumeSpec&) const override { return false; }
+  absl::StatusOr<ExternalVolume> SetUp(const api::Pod&, const VolumeSpec&,
+                                       const std::string&) override {
+    return absl::UnimplementedError("unused");
+  }
+  absl::Status TearDown(const std::string&, const std::string&) override {
+    return absl::OkStatus();
+  }
+  std::vector<std::string> VolumesInUse() override { return in_use_; }
+  void MarkVolumesAsReportedInUse(const std::vector<std::string>& names) override {
+    reported = names;
+  }
+  std::vector<std::string> reported;
+
+ private:
+  std::vector<std::string> in_use_;
+};
+
+TEST_F(VolumeManagerTest, VolumesInUseComeFromThePlugins) {
+  InUsePlugin a({"kubernetes.io/csi/d^b"});
+  InUsePlugin b({"kubernetes.io/csi/d^a", "kubernetes.io/csi/d^b"});
+  VolumeManagerOptions o = Options();
+  o.external_plugins = {&a, &b};
+  VolumeManager vm(o, clock_);
+  EXPECT_THAT(vm.GetVolumesInUse(), ElementsAre("kubernetes.io/csi/d^a", "kubernetes.io/csi/d^b"));
+  vm.MarkVolumesAsReportedInUse({"kubernetes.io/csi/d^a"});
+  EXPECT_THAT(a.reported, ElementsAre("kubernetes.io/csi/d^a"));
+  EXPECT_THAT(b.reported, ElementsAre("kubernetes.io/csi/d^a"));
 }
 
 }  // namespace
