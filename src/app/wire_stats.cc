@@ -8,6 +8,7 @@
 #include "kubelet/kubelet.h"
 #include "kubelet/stats/cri_stats_provider.h"
 #include "kubelet/stats/resource_metrics.h"
+#include "kubelet/volume/volume_manager.h"
 
 namespace kubelet::app {
 
@@ -37,6 +38,54 @@ absl::Status WireStats(WiringStage stage, WiringContext& ctx) {
     if (k == nullptr || !alive->load()) return {};
     return k->GetPodsWithStatus();
   };
+  // CSI and claim-backed volumes are measured by their plugins (volume manager).
+  std::shared_ptr<volume::VolumeManager> vm = ctx.components.volume_manager;
+  auto volume_stats = [vm](const std::string& uid) {
+    std::vector<stats::VolumeStats> out;
+    if (vm == nullptr) return out;
+    for (const volume::VolumeManager::PodVolumeStats& v : vm->GetVolumeStats(uid)) {
+      stats::VolumeStats s;
+      s.name = v.name;
+      auto u64 = [](const std::optional<int64_t>& x) -> std::optional<uint64_t> {
+        if (!x || *x < 0) return std::nullopt;
+        return static_cast<uint64_t>(*x);
+      };
+      s.fs.capacity_bytes = u64(v.usage.capacity_bytes);
+      s.fs.available_bytes = u64(v.usage.available_bytes);
+      s.fs.used_bytes = u64(v.usage.used_bytes);
+      s.fs.inodes = u64(v.usage.inodes);
+      s.fs.inodes_free = u64(v.usage.inodes_free);
+      s.fs.inodes_used = u64(v.usage.inodes_used);
+      s.abnormal = v.usage.abnormal;
+      out.push_back(std::move(s));
+      if (!v.pvc_name.empty()) out.back().pvc_ref = stats::PVCReference{v.pvc_name, ""};
+    }
+    return out;
+  };
+  o.external_volume_stats = [volume_stats, k, alive](const std::string& uid) {
+    std::vector<stats::VolumeStats> out = volume_stats(uid);
+    if (k == nullptr || !alive->load()) return out;
+    if (api::PodPtr pod = k->pod_manager().GetPodByUID(uid)) {
+      for (stats::VolumeStats& v : out) {
+        if (v.pvc_ref) v.pvc_ref->namespace_ = pod->metadata.namespace_;
+      }
+    }
+    return out;
+  };
+  // kubelet_volume_stats_* on /metrics: the claims of the pods the kubelet holds.
+  stats::RegisterVolumeStatsCollector([volume_stats, k, alive] {
+    std::vector<stats::PodStats> out;
+    if (k == nullptr || !alive->load()) return out;
+    for (const api::PodPtr& pod : k->pod_manager().GetPods()) {
+      stats::PodStats ps;
+      ps.volumes = volume_stats(pod->metadata.uid);
+      for (stats::VolumeStats& v : ps.volumes) {
+        if (v.pvc_ref) v.pvc_ref->namespace_ = pod->metadata.namespace_;
+      }
+      if (!ps.volumes.empty()) out.push_back(std::move(ps));
+    }
+    return out;
+  });
   auto provider = std::make_shared<stats::CRIStatsProvider>(std::move(o));
   stats::RegisterStatsCollectors(provider);
   ctx.components.stats_provider = provider;

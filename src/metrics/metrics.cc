@@ -253,6 +253,15 @@ KubeletMetrics& Kubelet() {
             .Name("kubelet_evictions")
             .Help("[ALPHA] Cumulative number of pod evictions by eviction signal")
             .Register(r),
+        prometheus::BuildHistogram()
+            .Name("storage_operation_duration_seconds")
+            .Help("[ALPHA] Storage operation duration")
+            .Register(r),
+        prometheus::BuildHistogram()
+            .Name("csi_operations_seconds")
+            .Help("[ALPHA] Container Storage Interface operation duration with gRPC error code "
+                  "status total")
+            .Register(r),
     };
   }();
   return *m;
@@ -336,6 +345,38 @@ void ObserveRuntimeOperation(const std::string& operation_type, double seconds, 
   k.runtime_operations.Add({{"operation_type", operation_type}}).Increment();
   k.runtime_operations_duration.Add({{"operation_type", operation_type}}, buckets).Observe(seconds);
   if (error) k.runtime_operations_errors.Add({{"operation_type", operation_type}}).Increment();
+}
+
+namespace {
+const prometheus::Histogram::BucketBoundaries& StorageBuckets() {
+  static const auto* b = new prometheus::Histogram::BucketBoundaries{
+      .1, .25, .5, 1, 2.5, 5, 10, 15, 25, 50, 120, 300, 600};
+  return *b;
+}
+}  // namespace
+
+void ObserveStorageOperation(const std::string& volume_plugin, const std::string& operation_name,
+                             bool success, double seconds) {
+  Kubelet()
+      .storage_operation_duration
+      .Add({{"volume_plugin", volume_plugin},
+            {"operation_name", operation_name},
+            {"status", success ? "success" : "fail-unknown"},
+            {"migrated", "false"}},
+           StorageBuckets())
+      .Observe(seconds);
+}
+
+void ObserveCsiOperation(const std::string& driver_name, const std::string& method_name,
+                         const std::string& grpc_status_code, double seconds) {
+  Kubelet()
+      .csi_operations
+      .Add({{"driver_name", driver_name},
+            {"method_name", method_name},
+            {"grpc_status_code", grpc_status_code},
+            {"migrated", "false"}},
+           StorageBuckets())
+      .Observe(seconds);
 }
 
 void ObserveProbe(const std::string& probe_type, const std::string& result,

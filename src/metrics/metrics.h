@@ -90,6 +90,13 @@ struct KubeletMetrics {
   prometheus::Family<prometheus::Counter>& restarted_pods;
   // kubelet_evictions{eviction_signal} (kept for the eviction manager).
   prometheus::Family<prometheus::Counter>& evictions;
+  // storage_operation_duration_seconds{volume_plugin,operation_name,status,migrated}: volume
+  // operations (volume_mount, volume_unmount, unmount_device, ...), status "success" or
+  // "fail-unknown", migrated "false"; the CSI plugin as "kubernetes.io/csi:<driver>".
+  prometheus::Family<prometheus::Histogram>& storage_operation_duration;
+  // csi_operations_seconds{driver_name,method_name,grpc_status_code,migrated}: calls to CSI
+  // drivers, method as "/csi.v1.Node/NodePublishVolume", code as gRPC names it ("OK").
+  prometheus::Family<prometheus::Histogram>& csi_operations;
   // kubelet_container_log_filesystem_used_bytes is a stats metric; not here.
 };
 KubeletMetrics& Kubelet();
@@ -114,6 +121,11 @@ void ObservePodWorkerStart(double seconds);
 void ObservePlegEventToPodWorker(double seconds);
 void ObserveRelist(double duration_seconds, double interval_seconds /* <0: first relist */);
 void ObserveRuntimeOperation(const std::string& operation_type, double seconds, bool error);
+// Storage: upstream's buckets {.1, .25, .5, 1, 2.5, 5, 10, 15, 25, 50, 120, 300, 600}.
+void ObserveStorageOperation(const std::string& volume_plugin, const std::string& operation_name,
+                             bool success, double seconds);
+void ObserveCsiOperation(const std::string& driver_name, const std::string& method_name,
+                         const std::string& grpc_status_code, double seconds);
 // result: "successful", "failed" or "unknown"; probe_type: "Liveness", "Readiness", "Startup".
 void ObserveProbe(const std::string& probe_type, const std::string& result,
                   const std::string& container, const std::string& pod,

@@ -10,97 +10,19 @@
 //
 // Without the CSI binaries the suite skips, unless KUBELET_CSI_REQUIRED=1 (set by the test
 // script when they are at hand): then that is a failure.
-#include <sys/stat.h>
-
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "test/e2e/api_mode_fixture.h"
-#include "test/e2e/kubelet_process.h"
+#include "test/e2e/csi_fixture.h"
 
 namespace kubelet::e2e {
 namespace {
 
-constexpr char kDriver[] = "hostpath.csi.k8s.io";
-
-class CsiRegistrationTest : public ApiModeTest {
- protected:
-  void SetUp() override {
-    ApiModeTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    const char* assets = std::getenv("KUBEBUILDER_ASSETS");
-    const std::string dir = assets != nullptr ? assets : "";
-    plugin_ = dir + "/hostpathplugin";
-    registrar_ = dir + "/csi-node-driver-registrar";
-    if (!std::filesystem::exists(plugin_) || !std::filesystem::exists(registrar_)) {
-      const char* required = std::getenv("KUBELET_CSI_REQUIRED");
-      if (required != nullptr && std::string(required) == "1") {
-        FAIL() << "CSI binaries missing from KUBEBUILDER_ASSETS (" << dir << ")";
-      }
-      GTEST_SKIP() << kControlPlaneSkipMarker
-                   << "hostpathplugin / csi-node-driver-registrar not in KUBEBUILDER_ASSETS";
-    }
-  }
-
-  void TearDown() override {
-    registrar_proc_.reset();
-    driver_proc_.reset();
-    ApiModeTest::TearDown();
-  }
-
-  std::string Root() const { return dir_ + "/root"; }
-  std::string DriverSocket() const { return Root() + "/plugins/csi-hostpath/csi.sock"; }
-
-  void StartDriver() {
-    std::filesystem::create_directories(Root() + "/plugins/csi-hostpath");
-    std::filesystem::create_directories(dir_ + "/csi-state");
-    auto p = KubeletProcess::Start(
-        plugin_,
-        {"--endpoint=unix://" + DriverSocket(), "--nodeid=" + node_,
-         absl::StrCat("--drivername=", kDriver), "--statedir=" + dir_ + "/csi-state", "--v=3"},
-        {}, dir_ + "/hostpathplugin.log");
-    ASSERT_TRUE(p.ok()) << p.status();
-    driver_proc_ = std::move(*p);
-    ASSERT_TRUE(
-        WaitUntil([&] { return std::filesystem::exists(DriverSocket()); }, absl::Seconds(30)))
-        << driver_proc_->Log();
-  }
-
-  void StartRegistrar() {
-    auto p = KubeletProcess::Start(
-        registrar_,
-        {"--csi-address=" + DriverSocket(), "--kubelet-registration-path=" + DriverSocket(),
-         "--plugin-registration-path=" + Root() + "/plugins_registry", "--v=5"},
-        {}, dir_ + "/registrar.log");
-    ASSERT_TRUE(p.ok()) << p.status();
-    registrar_proc_ = std::move(*p);
-  }
-
-  // The CSINode's driver entries (null when there is no CSINode; an empty list reads back as
-  // null from the API server).
-  json Drivers() {
-    json c = GetJson({"get", "csinode", node_});
-    if (!c.is_object()) return json();
-    json d = c["spec"].value("drivers", json::array());
-    return d.is_null() ? json::array() : d;
-  }
-  std::string NodeIdAnnotation() {
-    json n = GetNode();
-    if (!n.is_object()) return "";
-    return n["metadata"]
-        .value("annotations", json::object())
-        .value("csi.volume.kubernetes.io/nodeid", "");
-  }
-
-  std::string plugin_, registrar_;
-  std::unique_ptr<KubeletProcess> driver_proc_, registrar_proc_;
-};
+using CsiRegistrationTest = CsiTest;
 
 TEST_F(CsiRegistrationTest, TheDriverRegistersDeregistersAndRegistersAgain) {
   StartKubelet({"--kubeconfig", kubeconfig_});
@@ -148,13 +70,7 @@ TEST_F(CsiRegistrationTest, TheDriverRegistersDeregistersAndRegistersAgain) {
 }
 
 TEST_F(CsiRegistrationTest, AnInlineEphemeralVolumeComesAndGoesWithItsPod) {
-  ASSERT_TRUE(Apply(absl::StrCat("apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata:\n"
-                                 "  name: ",
-                                 kDriver,
-                                 "\nspec:\n  attachRequired: false\n  podInfoOnMount: true\n"
-                                 "  volumeLifecycleModes: [Persistent, Ephemeral]\n"
-                                 "  fsGroupPolicy: File\n"))
-                  .ok());
+  ApplyCSIDriver(/*attach_required=*/false);
   StartKubelet({"--kubeconfig", kubeconfig_});
   ASSERT_TRUE(WaitNodeReady(absl::Seconds(90)).ok());
   StartDriver();

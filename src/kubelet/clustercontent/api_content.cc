@@ -411,7 +411,13 @@ absl::StatusOr<T> GetObject(apiclient::RestClient& client, const std::string& pa
   req.path = path;
   absl::StatusOr<apiclient::Response> resp = client.Do(req);
   if (!resp.ok()) return resp.status();
-  if (!resp->ok()) return apiclient::ResponseStatus(*resp);
+  if (!resp->ok()) {
+    // The API server's own message (`persistentvolumeclaims "x" not found`), as client-go's
+    // error prints it.
+    const absl::Status st = apiclient::ResponseStatus(*resp);
+    const apiclient::ApiError e = apiclient::DecodeApiError(*resp);
+    return e.message.empty() ? st : absl::Status(st.code(), e.message);
+  }
   return api::Decode<T>(resp->body);
 }
 

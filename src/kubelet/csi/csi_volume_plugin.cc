@@ -13,6 +13,8 @@
 #include "apiclient/rest_client.h"
 #include "common/files.h"
 #include "common/log.h"
+#include "cri/grpc_client.h"
+#include "metrics/metrics.h"
 #include "kubelet/volume/content_plugins.h"
 #include "kubelet/volume/mount_utils.h"
 #include "kubelet/volume/plugins.h"
@@ -112,6 +114,41 @@ bool IsFinal(const absl::Status& st) {
   }
 }
 
+const absl::Status& StatusOf(const absl::Status& st) { return st; }
+template <typename T>
+absl::Status StatusOf(const absl::StatusOr<T>& st) {
+  return st.status();
+}
+
+// Runs one call to the driver and records it in csi_operations_seconds.
+template <typename F>
+auto Timed(const std::string& driver, const char* method, F&& call) {
+  const absl::Time start = absl::Now();
+  auto result = call();
+  metrics::ObserveCsiOperation(driver, absl::StrCat("/csi.v1.Node/", method),
+                               std::string(cri::GoCodeName(StatusOf(result).code())),
+                               absl::ToDoubleSeconds(absl::Now() - start));
+  return result;
+}
+
+// storage_operation_duration_seconds of one operation on a volume of `driver`.
+class StorageOp {
+ public:
+  StorageOp(std::string driver, const char* op) : driver_(std::move(driver)), op_(op) {}
+  template <typename R>
+  R Done(R result) {
+    metrics::ObserveStorageOperation(absl::StrCat(kCSIPluginName, ":", driver_), op_,
+                                     StatusOf(result).ok(),
+                                     absl::ToDoubleSeconds(absl::Now() - start_));
+    return result;
+  }
+
+ private:
+  const std::string driver_;
+  const char* op_;
+  const absl::Time start_ = absl::Now();
+};
+
 absl::Status RpcError(const char* rpc, const absl::Status& st) {
   return absl::Status(st.code(), absl::StrCat("rpc error: ", rpc, ": ", st.message()));
 }
@@ -173,8 +210,13 @@ absl::StatusOr<CSIDriverInfo> CsiVolumePlugin::DriverInfo(const std::string& dri
 absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUp(const api::Pod& pod,
                                                               const volume::VolumeSpec& spec,
                                                               const std::string& dir) {
-  if (spec.pv != nullptr) return SetUpPersistent(pod, spec, dir);
-  return SetUpInline(pod, *spec.volume, dir);
+  if (spec.pv != nullptr) {
+    return StorageOp(spec.pv->spec.csi->driver, "volume_mount")
+        .Done(SetUpPersistent(pod, spec, dir));
+  }
+  absl::StatusOr<InlineSource> src = ParseInline(*spec.volume);
+  return StorageOp(src.ok() ? src->driver : "", "volume_mount")
+      .Done(SetUpInline(pod, *spec.volume, dir));
 }
 
 absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpInline(const api::Pod& pod,
@@ -223,7 +265,7 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpInline(const api::P
     r.volume_context["csi.storage.k8s.io/serviceAccount.name"] = pod.spec.service_account_name;
     r.volume_context["csi.storage.k8s.io/ephemeral"] = "true";
   }
-  if (absl::Status st = client_.NodePublishVolume(driver->endpoint, r, options_.timeout);
+  if (absl::Status st = Timed(src->driver, "NodePublishVolume", [&] { return client_.NodePublishVolume(driver->endpoint, r, options_.timeout); });
       !st.ok()) {
     return RpcError("NodePublishVolume", st);
   }
@@ -312,8 +354,9 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
     if (!ctx.ok()) return ctx.status();
     publish_context = *std::move(ctx);
   }
-  absl::StatusOr<NodeCapabilities> caps =
-      client_.NodeGetCapabilities(driver->endpoint, options_.timeout);
+  absl::StatusOr<NodeCapabilities> caps = Timed(src.driver, "NodeGetCapabilities", [&] {
+    return client_.NodeGetCapabilities(driver->endpoint, options_.timeout);
+  });
   if (!caps.ok()) return RpcError("NodeGetCapabilities", caps.status());
 
   VolumeCapability capability;
@@ -352,7 +395,11 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
       r.staging_target_path = staging;
       r.capability = capability;
       r.volume_context = src.volume_attributes;
-      if (absl::Status st = client_.NodeStageVolume(driver->endpoint, r, options_.timeout);
+      if (absl::Status st = Timed(src.driver, "NodeStageVolume",
+                                  [&] {
+                                    return client_.NodeStageVolume(driver->endpoint, r,
+                                                                   options_.timeout);
+                                  });
           !st.ok()) {
         if (IsFinal(st)) {
           (void)volume::RemoveAllNoCrossMounts(
@@ -398,7 +445,11 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
     r.volume_context["csi.storage.k8s.io/serviceAccount.name"] = pod.spec.service_account_name;
     r.volume_context["csi.storage.k8s.io/ephemeral"] = "false";
   }
-  if (absl::Status st = client_.NodePublishVolume(driver->endpoint, r, options_.timeout);
+  if (absl::Status st = Timed(src.driver, "NodePublishVolume",
+                              [&] {
+                                return client_.NodePublishVolume(driver->endpoint, r,
+                                                                 options_.timeout);
+                              });
       !st.ok()) {
     if (IsFinal(st) && !volume::IsMountPoint(r.target_path)) {
       (void)volume::RemoveAllNoCrossMounts(dir);
@@ -425,6 +476,7 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
 }
 
 absl::Status CsiVolumePlugin::TearDown(const std::string& pod_uid, const std::string& dir) {
+  const absl::Time start = absl::Now();
   Reconstruct();
   const std::map<std::string, std::string> data =
       ReadVolData(absl::StrCat(dir, "/", kVolDataFile));
@@ -441,8 +493,11 @@ absl::Status CsiVolumePlugin::TearDown(const std::string& pod_uid, const std::st
     if (!driver.has_value()) return absl::UnavailableError(DriverNotFound(driver_name));
     std::shared_ptr<absl::Mutex> vlock = VolumeLock(UniqueName(driver_name, handle));
     absl::MutexLock vl(vlock.get());
-    if (absl::Status st =
-            client_.NodeUnpublishVolume(driver->endpoint, handle, target, options_.timeout);
+    if (absl::Status st = Timed(driver_name, "NodeUnpublishVolume",
+                                [&] {
+                                  return client_.NodeUnpublishVolume(driver->endpoint, handle,
+                                                                     target, options_.timeout);
+                                });
         !st.ok()) {
       return RpcError("NodeUnpublishVolume", st);
     }
@@ -452,7 +507,12 @@ absl::Status CsiVolumePlugin::TearDown(const std::string& pod_uid, const std::st
       return absl::FailedPreconditionError(absl::StrCat(target, " is still mounted"));
     }
     if (absl::Status st = volume::RemoveAllNoCrossMounts(dir); !st.ok()) return st;
-    if (persistent) return ReleaseIfUnused(driver_name, handle);
+    metrics::ObserveStorageOperation(absl::StrCat(kCSIPluginName, ":", driver_name),
+                                     "volume_unmount", true,
+                                     absl::ToDoubleSeconds(absl::Now() - start));
+    if (persistent) {
+      return StorageOp(driver_name, "unmount_device").Done(ReleaseIfUnused(driver_name, handle));
+    }
     return absl::OkStatus();
   }
   if (volume::IsMountPoint(target)) {
@@ -483,12 +543,16 @@ absl::Status CsiVolumePlugin::ReleaseIfUnused(const std::string& driver_name,
   if (::access(data_path.c_str(), F_OK) == 0) {
     std::optional<Driver> driver = drivers_.Get(driver_name);
     if (!driver.has_value()) return absl::UnavailableError(DriverNotFound(driver_name));
-    absl::StatusOr<NodeCapabilities> caps =
-        client_.NodeGetCapabilities(driver->endpoint, options_.timeout);
+    absl::StatusOr<NodeCapabilities> caps = Timed(driver_name, "NodeGetCapabilities", [&] {
+      return client_.NodeGetCapabilities(driver->endpoint, options_.timeout);
+    });
     if (!caps.ok()) return RpcError("NodeGetCapabilities", caps.status());
     if (caps->stage_unstage) {
-      if (absl::Status st =
-              client_.NodeUnstageVolume(driver->endpoint, handle, staging, options_.timeout);
+      if (absl::Status st = Timed(driver_name, "NodeUnstageVolume",
+                                  [&] {
+                                    return client_.NodeUnstageVolume(driver->endpoint, handle,
+                                                                     staging, options_.timeout);
+                                  });
           !st.ok()) {
         return RpcError("NodeUnstageVolume", st);
       }
@@ -551,6 +615,39 @@ void CsiVolumePlugin::Reconstruct() {
     KLOG_INFO("Reconstructed CSI volumes from disk", "volumes", found.size(), "inUse",
               attachable.size());
   }
+}
+
+absl::StatusOr<volume::VolumeUsageStats> CsiVolumePlugin::GetVolumeStats(const std::string& dir) {
+  std::map<std::string, std::string> data = ReadVolData(absl::StrCat(dir, "/", kVolDataFile));
+  const std::string driver_name = data["driverName"];
+  std::optional<Driver> driver = drivers_.Get(driver_name);
+  if (!driver.has_value()) return absl::UnavailableError(DriverNotFound(driver_name));
+  absl::StatusOr<NodeCapabilities> caps = Timed(driver_name, "NodeGetCapabilities", [&] {
+    return client_.NodeGetCapabilities(driver->endpoint, options_.timeout);
+  });
+  if (!caps.ok()) return RpcError("NodeGetCapabilities", caps.status());
+  if (!caps->get_volume_stats) {
+    return absl::UnimplementedError(
+        absl::StrCat("driver ", driver_name, " does not support NodeGetVolumeStats"));
+  }
+  absl::StatusOr<VolumeStats> st = Timed(driver_name, "NodeGetVolumeStats", [&] {
+    return client_.NodeGetVolumeStats(driver->endpoint, data["volumeHandle"],
+                                      absl::StrCat(dir, "/mount"), options_.timeout);
+  });
+  if (!st.ok()) return RpcError("NodeGetVolumeStats", st.status());
+  volume::VolumeUsageStats out;
+  if (st->bytes.has_value()) {
+    out.capacity_bytes = st->bytes->total;
+    out.available_bytes = st->bytes->available;
+    out.used_bytes = st->bytes->used;
+  }
+  if (st->inodes.has_value()) {
+    out.inodes = st->inodes->total;
+    out.inodes_free = st->inodes->available;
+    out.inodes_used = st->inodes->used;
+  }
+  if (caps->volume_condition) out.abnormal = st->abnormal;
+  return out;
 }
 
 std::vector<std::string> CsiVolumePlugin::VolumesInUse() {

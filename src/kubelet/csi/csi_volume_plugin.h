@@ -84,6 +84,8 @@ class CsiVolumePlugin final : public volume::ExternalVolumePlugin {
                                                const volume::VolumeSpec& spec,
                                                const std::string& dir) override;
   absl::Status TearDown(const std::string& pod_uid, const std::string& dir) override;
+  // NodeGetVolumeStats on the published target, when the driver has GET_VOLUME_STATS.
+  absl::StatusOr<volume::VolumeUsageStats> GetVolumeStats(const std::string& dir) override;
   std::vector<std::string> VolumesInUse() override;
   void MarkVolumesAsReportedInUse(const std::vector<std::string>& names) override;
 

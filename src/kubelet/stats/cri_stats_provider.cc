@@ -774,6 +774,7 @@ void CRIStatsProvider::FillPodStorage(const std::string& uid, const std::optiona
   uint64_t ephemeral_used = totals.ephemeral_used, ephemeral_inodes = totals.ephemeral_inodes;
   const std::string volumes_dir = absl::StrCat(options_.root_dir, "/pods/", uid, "/volumes");
   for (const std::string& plugin : ListDir(volumes_dir)) {
+    if (plugin == "kubernetes.io~csi") continue;  // the driver's storage, not the node's
     for (const std::string& name : ListDir(volumes_dir + "/" + plugin)) {
       const std::string path = volumes_dir + "/" + plugin + "/" + name;
       auto du = CachedDu(path, now);
@@ -785,6 +786,12 @@ void CRIStatsProvider::FillPodStorage(const std::string& uid, const std::optiona
         ephemeral_used += du->bytes;
         ephemeral_inodes += du->inodes;
       }
+    }
+  }
+  if (options_.external_volume_stats) {
+    for (VolumeStats& v : options_.external_volume_stats(uid)) {
+      v.fs.time = now;
+      pod.volumes.push_back(std::move(v));
     }
   }
   FsStats eph;

@@ -27,7 +27,9 @@
 //   NanoCores   this call's and the previous call's cumulative usage of the same container, pod
 //               or node (absent on the first sample).
 //   disk        logs: du of <pod_logs_dir>/<ns>_<name>_<uid>/<container>; volumes: du of
-//               <root_dir>/pods/<uid>/volumes/<plugin>/<name>; results cached for du_cache_ttl.
+//               <root_dir>/pods/<uid>/volumes/<plugin>/<name>; results cached for du_cache_ttl;
+//               CSI and claim-backed volumes from external_volume_stats (with pvcRef), never in
+//               the pod's ephemeral storage.
 //   cadvisor    GetCadvisorSnapshot adds, per cgroup of the Summary, the cgroup files
 //   extras      HostReader::CgroupDetail reads, the machine facts and the devices of the root
 //               and image file systems (/proc/self/mounts).
@@ -67,6 +69,10 @@ struct CRIStatsProviderOptions {
   std::string pod_logs_dir = "/var/log/pods";
   // The desired pods (with status); used for volume names and container images. May be empty.
   std::function<std::vector<api::Pod>()> get_pods;
+  // The pod's volumes on storage of their own (claim-backed and CSI volumes), measured by their
+  // plugins; their directories below the pod's volumes dir (kubernetes.io~csi) are not walked.
+  // Unset: none.
+  std::function<std::vector<VolumeStats>(const std::string& pod_uid)> external_volume_stats;
   std::string proc_root = "/proc";
   std::string cgroup_root = "/sys/fs/cgroup";
   // The machine as /metrics/cadvisor's machine_* families describe it. Static: the wiring

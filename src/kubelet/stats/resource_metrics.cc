@@ -1,5 +1,8 @@
 #include "kubelet/stats/resource_metrics.h"
 
+#include <optional>
+#include <set>
+
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -344,6 +347,56 @@ std::vector<MetricFamily> CadvisorMetricFamilies(const CadvisorSnapshot& snap) {
   std::sort(out.begin(), out.end(),
             [](const MetricFamily& a, const MetricFamily& b) { return a.name < b.name; });
   return NonEmpty(std::move(out));
+}
+
+std::vector<MetricFamily> VolumeStatsMetricFamilies(const std::vector<PodStats>& pods) {
+  struct Gauge {
+    const char* name;
+    const char* help;
+    std::optional<uint64_t> FsStats::*field;
+  };
+  static const Gauge kGauges[] = {
+      {"kubelet_volume_stats_available_bytes",
+       "[ALPHA] Number of available bytes in the volume", &FsStats::available_bytes},
+      {"kubelet_volume_stats_capacity_bytes", "[ALPHA] Capacity in bytes of the volume",
+       &FsStats::capacity_bytes},
+      {"kubelet_volume_stats_inodes", "[ALPHA] Maximum number of inodes in the volume",
+       &FsStats::inodes},
+      {"kubelet_volume_stats_inodes_free", "[ALPHA] Number of free inodes in the volume",
+       &FsStats::inodes_free},
+      {"kubelet_volume_stats_inodes_used", "[ALPHA] Number of used inodes in the volume",
+       &FsStats::inodes_used},
+      {"kubelet_volume_stats_used_bytes", "[ALPHA] Number of used bytes in the volume",
+       &FsStats::used_bytes},
+  };
+  std::vector<MetricFamily> out;
+  for (const Gauge& g : kGauges) out.push_back(Family(g.name, g.help, MetricType::Gauge));
+  MetricFamily abnormal = Family("kubelet_volume_stats_health_status_abnormal",
+                                 "[ALPHA] Abnormal volume health status. The count is either 1 or "
+                                 "0. 1 indicates the volume is unhealthy, 0 indicates volume is "
+                                 "healthy",
+                                 MetricType::Gauge);
+  std::set<std::string> seen;
+  for (const PodStats& p : pods) {
+    for (const VolumeStats& v : p.volumes) {
+      if (!v.pvc_ref) continue;
+      if (!seen.insert(v.pvc_ref->namespace_ + "/" + v.pvc_ref->name).second) continue;
+      const Labels labels = {{"namespace", v.pvc_ref->namespace_},
+                             {"persistentvolumeclaim", v.pvc_ref->name}};
+      for (size_t i = 0; i < std::size(kGauges); ++i) {
+        const std::optional<uint64_t>& value = v.fs.*kGauges[i].field;
+        if (value) Add(out[i], labels, static_cast<double>(*value), absl::InfinitePast());
+      }
+      if (v.abnormal) Add(abnormal, labels, *v.abnormal ? 1 : 0, absl::InfinitePast());
+    }
+  }
+  out.push_back(std::move(abnormal));
+  return NonEmpty(std::move(out));
+}
+
+void RegisterVolumeStatsCollector(std::function<std::vector<PodStats>()> pods) {
+  metrics::AddCollector(metrics::KubeletRegistry(),
+                        [pods = std::move(pods)] { return VolumeStatsMetricFamilies(pods()); });
 }
 
 void RegisterStatsCollectors(std::shared_ptr<CRIStatsProvider> provider) {

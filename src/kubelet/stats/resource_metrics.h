@@ -28,6 +28,7 @@
 #ifndef KUBELET_KUBELET_STATS_RESOURCE_METRICS_H_
 #define KUBELET_KUBELET_STATS_RESOURCE_METRICS_H_
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -41,6 +42,15 @@ namespace kubelet::stats {
 // A failed summary yields only scrape_error 1.
 std::vector<prometheus::MetricFamily> ResourceMetricFamilies(const absl::StatusOr<Summary>& s);
 std::vector<prometheus::MetricFamily> CadvisorMetricFamilies(const CadvisorSnapshot& snap);
+
+// /metrics' kubelet_volume_stats_{capacity,available,used}_bytes, _inodes, _inodes_free,
+// _inodes_used and _health_status_abnormal {namespace, persistentvolumeclaim} (upstream's
+// volume stats collector): one sample per claim of the pods' volumes with a pvcRef (a claim
+// used by several pods counts once).
+std::vector<prometheus::MetricFamily> VolumeStatsMetricFamilies(const std::vector<PodStats>& pods);
+// Adds a collector of those to metrics::KubeletRegistry(); `pods` gives the pods' volume stats
+// at each scrape (thread-safe, kept for good).
+void RegisterVolumeStatsCollector(std::function<std::vector<PodStats>()> pods);
 
 // Adds the collectors to metrics::ResourceRegistry() and metrics::CadvisorRegistry().
 void RegisterStatsCollectors(std::shared_ptr<CRIStatsProvider> provider);

@@ -62,9 +62,16 @@ struct FsStats {
   std::string path;
 };
 
+struct PVCReference {
+  std::string name;
+  std::string namespace_;
+};
+
 struct VolumeStats {
   std::string name;
   FsStats fs;
+  std::optional<PVCReference> pvc_ref;  // pvcRef: claim-backed volumes
+  std::optional<bool> abnormal;         // volumeHealthStats.abnormal
 };
 
 struct ContainerStats {

@@ -8,6 +8,8 @@
 #ifndef KUBELET_KUBELET_VOLUME_EXTERNAL_PLUGIN_H_
 #define KUBELET_KUBELET_VOLUME_EXTERNAL_PLUGIN_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,13 @@ struct ExternalVolume {
   bool read_only = false;
 };
 
+// A volume's usage as its plugin measures it (CSI NodeGetVolumeStats); unknown figures unset.
+struct VolumeUsageStats {
+  std::optional<int64_t> capacity_bytes, available_bytes, used_bytes;
+  std::optional<int64_t> inodes, inodes_free, inodes_used;
+  std::optional<bool> abnormal;  // the volume's condition, when the driver reports one
+};
+
 class ExternalVolumePlugin {
  public:
   virtual ~ExternalVolumePlugin() = default;
@@ -47,6 +56,12 @@ class ExternalVolumePlugin {
   // removes `dir`; when it was the last user of a shared (staged) volume, releases that too. An
   // error keeps it for a later attempt.
   virtual absl::Status TearDown(const std::string& pod_uid, const std::string& dir) = 0;
+
+  // The usage of the volume set up at `dir`; Unimplemented when the plugin cannot tell.
+  virtual absl::StatusOr<VolumeUsageStats> GetVolumeStats(const std::string& dir) {
+    (void)dir;
+    return absl::UnimplementedError("no volume stats");
+  }
 
   // Unique names of the attachable volumes this node uses or is setting up (Node
   // status.volumesInUse), e.g. "kubernetes.io/csi/<driver>^<handle>"; rebuilt from disk after a

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/log.h"
+#include "metrics/metrics.h"
 #include "kubelet/volume/atomic_writer.h"
 #include "kubelet/volume/content_plugins.h"
 #include "kubelet/volume/mount_utils.h"
@@ -191,8 +193,8 @@ absl::StatusOr<VolumeManager::MountedVolume> VolumeManager::SetUpVolume(const ap
   const VolumeSpec spec{.volume = &vol};
   if (ExternalVolumePlugin* plugin = ExternalPluginFor(spec)) {
     mv.plugin = plugin->Name();
-    absl::StatusOr<ExternalVolume> ev =
-        plugin->SetUp(pod, spec, VolumeDir(uid, plugin->Name(), vol.name));
+    mv.dir = VolumeDir(uid, plugin->Name(), vol.name);
+    absl::StatusOr<ExternalVolume> ev = plugin->SetUp(pod, spec, mv.dir);
     if (!ev.ok()) return ev.status();
     mv.host_path = std::move(ev->path);
     mv.read_only = ev->read_only;
@@ -248,6 +250,7 @@ absl::Status VolumeManager::PrepareForSync(const api::Pod& pod) {
         // object changes and refreshed tokens reach the files).
         if (mounted && !Republished(vol)) continue;
         absl::StatusOr<MountedVolume> mv;
+        const absl::Time set_up_start = absl::Now();
         if (IsClaimVolume(vol)) {
           absl::StatusOr<BoundClaim> claim = ResolveClaim(pod, vol);
           if (!claim.ok()) {
@@ -259,7 +262,13 @@ absl::Status VolumeManager::PrepareForSync(const api::Pod& pod) {
             continue;
           }
           mv = SetUpClaimVolume(pod, vol, *claim);
-          if (!mv.ok()) unattached.push_back(vol.name);
+          if (!mv.ok()) {
+            unattached.push_back(vol.name);
+          } else {
+            mv->pvc_name = vol.persistent_volume_claim.has_value()
+                               ? vol.persistent_volume_claim->claim_name
+                               : absl::StrCat(pod.metadata.name, "-", vol.name);
+          }
         } else {
           mv = SetUpVolume(pod, vol);
         }
@@ -274,6 +283,10 @@ absl::Status VolumeManager::PrepareForSync(const api::Pod& pod) {
                                          "\" : ", mv.status().message()));
           if (!mounted) unmounted.push_back(vol.name);
           continue;
+        }
+        if (!mounted && mv->plugin.find("kubernetes.io/csi") != 0) {
+          metrics::ObserveStorageOperation(mv->plugin, "volume_mount", true,
+                                           absl::ToDoubleSeconds(absl::Now() - set_up_start));
         }
         if (!mounted) {
           KLOG_V(3, absl::StrCat("MountVolume.SetUp succeeded for volume ", log::Quote(vol.name)),
@@ -442,8 +455,8 @@ absl::StatusOr<VolumeManager::MountedVolume> VolumeManager::SetUpClaimVolume(
                                                  " is not supported by this kubelet"));
   }
   mv.plugin = plugin->Name();
-  absl::StatusOr<ExternalVolume> ev =
-      plugin->SetUp(pod, spec, VolumeDir(pod.metadata.uid, plugin->Name(), spec.Name()));
+  mv.dir = VolumeDir(pod.metadata.uid, plugin->Name(), spec.Name());
+  absl::StatusOr<ExternalVolume> ev = plugin->SetUp(pod, spec, mv.dir);
   if (!ev.ok()) return ev.status();
   mv.host_path = std::move(ev->path);
   mv.read_only = ev->read_only;
@@ -463,6 +476,52 @@ void VolumeManager::MarkVolumesAsReportedInUse(const std::vector<std::string>& n
   for (ExternalVolumePlugin* p : options_.external_plugins) {
     if (p != nullptr) p->MarkVolumesAsReportedInUse(names);
   }
+}
+
+std::vector<VolumeManager::PodVolumeStats> VolumeManager::GetVolumeStats(
+    const std::string& pod_uid) const {
+  std::vector<std::pair<std::string, MountedVolume>> volumes;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = pods_.find(pod_uid);
+    if (it == pods_.end()) return {};
+    volumes.assign(it->second.volumes.begin(), it->second.volumes.end());
+  }
+  std::vector<PodVolumeStats> out;
+  for (const auto& [name, mv] : volumes) {
+    PodVolumeStats ps{name, mv.pvc_name, {}};
+    if (!mv.dir.empty()) {
+      ExternalVolumePlugin* plugin = nullptr;
+      for (ExternalVolumePlugin* p : options_.external_plugins) {
+        if (p != nullptr && p->Name() == mv.plugin) plugin = p;
+      }
+      if (plugin == nullptr) continue;
+      absl::StatusOr<VolumeUsageStats> usage = plugin->GetVolumeStats(mv.dir);
+      if (!usage.ok()) {
+        if (!absl::IsUnimplemented(usage.status())) {
+          KLOG_V(4, "Failed to get volume stats", "podUID", pod_uid, "volume", name, "err",
+                 usage.status());
+        }
+        continue;
+      }
+      ps.usage = *usage;
+    } else if (mv.plugin == kLocalVolumePluginName) {
+      // upstream's local volumes report statfs of their path (MetricsStatFS).
+      struct statvfs st;
+      if (::statvfs(mv.host_path.c_str(), &st) != 0) continue;
+      const int64_t frsize = static_cast<int64_t>(st.f_frsize);
+      ps.usage.capacity_bytes = static_cast<int64_t>(st.f_blocks) * frsize;
+      ps.usage.available_bytes = static_cast<int64_t>(st.f_bavail) * frsize;
+      ps.usage.used_bytes = static_cast<int64_t>(st.f_blocks - st.f_bfree) * frsize;
+      ps.usage.inodes = static_cast<int64_t>(st.f_files);
+      ps.usage.inodes_free = static_cast<int64_t>(st.f_ffree);
+      ps.usage.inodes_used = static_cast<int64_t>(st.f_files - st.f_ffree);
+    } else {
+      continue;
+    }
+    out.push_back(std::move(ps));
+  }
+  return out;
 }
 
 bool VolumeManager::PodResourcesReclaimed(const std::string& pod_uid) const {

@@ -137,6 +137,17 @@ class VolumeManager final : public container::PodLifecycleParticipant {
   // podVolumesExist): a deleted pod's object is removed from the API server only then.
   bool PodResourcesReclaimed(const std::string& pod_uid) const override;
 
+  // The usage of the pod's volumes that live on storage of their own (claim-backed and CSI
+  // volumes; emptyDirs and the like are measured by the stats provider with du): by pod volume
+  // name, with the claim's name for claim-backed ones (/stats/summary's pvcRef). Volumes whose
+  // plugin cannot tell are left out.
+  struct PodVolumeStats {
+    std::string name;
+    std::string pvc_name;  // "" when not claim-backed
+    VolumeUsageStats usage;
+  };
+  std::vector<PodVolumeStats> GetVolumeStats(const std::string& pod_uid) const;
+
   // Volumes set up for a pod, by name (e.g. for stats): name -> host path.
   std::map<std::string, std::string> MountedVolumes(const std::string& pod_uid) const;
   // UIDs of pods with volumes set up (in memory or found on disk).
@@ -157,6 +168,8 @@ class VolumeManager final : public container::PodLifecycleParticipant {
     std::string host_path;  // what containers mount
     bool read_only = false;
     std::optional<api::Quantity> size_limit;  // disk emptyDir with a sizeLimit
+    std::string pvc_name;                     // claim-backed volumes: the claim
+    std::string dir;                          // external plugins: the volume's directory
   };
   struct PodState {
     std::map<std::string, MountedVolume> volumes;  // by volume name
