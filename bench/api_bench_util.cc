@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,19 @@
 #include "nlohmann/json.hpp"
 
 namespace kubelet::bench {
+
+std::optional<KubeletPairArgs> ParseKubeletPairArgs(int argc, char** argv,
+                                                    std::vector<int> default_sizes) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s <our-kubelet> <upstream-kubelet> [N ...]\n", argv[0]);
+    return std::nullopt;
+  }
+  KubeletPairArgs a{argv[1], argv[2], {}};
+  for (int i = 3; i < argc; ++i) a.sizes.push_back(std::atoi(argv[i]));
+  if (a.sizes.empty()) a.sizes = std::move(default_sizes);
+  return a;
+}
+
 absl::StatusOr<ApiBenchEnv> LoadApiBenchEnv(const std::string& dir_prefix, int* exit_code) {
   ApiBenchEnv env;
   *exit_code = 2;

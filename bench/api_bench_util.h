@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "cri/runtime_service.h"
@@ -30,6 +31,16 @@ struct ApiBenchEnv {
   std::unique_ptr<cri::RuntimeService> rt;
   std::string dir;
 };
+// The command line of the benchmarks comparing two kubelets on sizes:
+//   <name> <our-kubelet> <upstream-kubelet> [N ...]
+struct KubeletPairArgs {
+  std::string ours, upstream;
+  std::vector<int> sizes;  // `default_sizes` when none is given
+};
+// nullopt (after printing the usage) when the two binaries are missing.
+std::optional<KubeletPairArgs> ParseKubeletPairArgs(int argc, char** argv,
+                                                    std::vector<int> default_sizes);
+
 // Reads KUBELET_E2E_RUNTIME_ENDPOINT and KUBELET_CP_ENV_FILE, connects to the runtime and
 // makes the folder (`dir_prefix`, printed as "logs: <dir>"). On failure prints why and returns
 // the process exit code to use (2: not set up, 1: runtime unreachable).

@@ -179,14 +179,10 @@ Result RunKubelet(const std::string& bin, const std::string& kind, int n, const 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: %s <our-kubelet> <upstream-kubelet> [N ...]\n", argv[0]);
-    return 2;
-  }
-  const std::string ours = argv[1], upstream = argv[2];
-  std::vector<int> sizes;
-  for (int i = 3; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
-  if (sizes.empty()) sizes = {30, 110};
+  std::optional<KubeletPairArgs> args = ParseKubeletPairArgs(argc, argv, {30, 110});
+  if (!args) return 2;
+  const std::string &ours = args->ours, &upstream = args->upstream;
+  const std::vector<int>& sizes = args->sizes;
   int exit_code = 0;
   absl::StatusOr<ApiBenchEnv> env = LoadApiBenchEnv("kubelet-api-pods-bench-", &exit_code);
   if (!env.ok()) return exit_code;

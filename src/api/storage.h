@@ -137,11 +137,11 @@ namespace kubelet::api::codec {
 template <>
 struct Fields<PersistentVolumeClaimSpec> {
   using S = PersistentVolumeClaimSpec;
-  static constexpr auto kList = std::tuple(
-      Field("accessModes", &S::access_modes, kOmitEmpty),
-      Field("volumeName", &S::volume_name, kOmitEmpty),
-      Field("storageClassName", &S::storage_class_name, kOmitEmpty),
-      Field("volumeMode", &S::volume_mode, kOmitEmpty));
+  static constexpr auto kList =
+      std::tuple(Field("accessModes", &S::access_modes, kOmitEmpty),
+                 Field("volumeName", &S::volume_name, kOmitEmpty),
+                 Field("storageClassName", &S::storage_class_name, kOmitEmpty),
+                 Field("volumeMode", &S::volume_mode, kOmitEmpty));
 };
 
 template <>
@@ -155,9 +155,9 @@ struct Fields<PersistentVolumeClaimStatus> {
 template <>
 struct Fields<PersistentVolumeClaim> {
   using S = PersistentVolumeClaim;
-  static constexpr auto kList = std::tuple(Field("metadata", &S::metadata, kOmitEmpty),
-                                           Field("spec", &S::spec, kOmitEmpty),
-                                           Field("status", &S::status, kOmitEmpty));
+  static constexpr auto kList =
+      std::tuple(Field("metadata", &S::metadata, kOmitEmpty), Field("spec", &S::spec, kOmitEmpty),
+                 Field("status", &S::status, kOmitEmpty));
 };
 
 template <>
@@ -204,8 +204,8 @@ struct Fields<PersistentVolumeSpec> {
 template <>
 struct Fields<PersistentVolume> {
   using S = PersistentVolume;
-  static constexpr auto kList = std::tuple(Field("metadata", &S::metadata, kOmitEmpty),
-                                           Field("spec", &S::spec, kOmitEmpty));
+  static constexpr auto kList =
+      std::tuple(Field("metadata", &S::metadata, kOmitEmpty), Field("spec", &S::spec, kOmitEmpty));
 };
 
 template <>
@@ -243,9 +243,9 @@ struct Fields<VolumeAttachmentSpec> {
 template <>
 struct Fields<VolumeAttachment> {
   using S = VolumeAttachment;
-  static constexpr auto kList = std::tuple(Field("metadata", &S::metadata, kOmitEmpty),
-                                           Field("spec", &S::spec),
-                                           Field("status", &S::status, kOmitEmpty));
+  static constexpr auto kList =
+      std::tuple(Field("metadata", &S::metadata, kOmitEmpty), Field("spec", &S::spec),
+                 Field("status", &S::status, kOmitEmpty));
 };
 
 }  // namespace kubelet::api::codec

@@ -22,13 +22,13 @@
 #include "apiclient/reflector.h"
 #include "app/version.h"
 #include "app/wiring.h"
-#include "kubelet/volume/volume_manager.h"
 #include "common/log.h"
 #include "kubelet/cm/container_manager.h"
 #include "kubelet/eviction/eviction.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/nodestatus/node_status.h"
 #include "kubelet/nodestatus/runtime_info.h"
+#include "kubelet/volume/volume_manager.h"
 
 namespace kubelet::app {
 namespace {

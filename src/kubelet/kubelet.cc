@@ -489,6 +489,16 @@ void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
     }
     auto shared = std::make_shared<const api::Pod>(pod);
     pod_manager_.AddOrUpdatePod(shared);
+    if (pod.metadata.deletion_timestamp.has_value()) {
+      // Deleted before this kubelet saw it (e.g. while it was down): it only has to stop, with
+      // its deletion grace period (upstream's pod workers: "Pod is marked for graceful
+      // deletion, begin teardown"), and is not admitted.
+      KLOG_V(4, "Pod is marked for graceful deletion, begin teardown", "pod", api::PodKey(pod),
+             "podUID", pod.metadata.uid);
+      pod_workers_->UpdatePod({SyncPodType::kKill, std::move(shared), std::nullopt,
+                               pod.metadata.deletion_grace_period_seconds});
+      continue;
+    }
     AdmitResult r = options_.sysctls.Admit(pod);
     if (r.admit) r = AdmitPod(pod, admitted, options_.allocatable, node);
     for (container::PodLifecycleParticipant* part : options_.participants) {

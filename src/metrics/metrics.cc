@@ -349,8 +349,8 @@ void ObserveRuntimeOperation(const std::string& operation_type, double seconds, 
 
 namespace {
 const prometheus::Histogram::BucketBoundaries& StorageBuckets() {
-  static const auto* b = new prometheus::Histogram::BucketBoundaries{
-      .1, .25, .5, 1, 2.5, 5, 10, 15, 25, 50, 120, 300, 600};
+  static const auto* b = new prometheus::Histogram::BucketBoundaries{.1, .25, .5, 1,   2.5, 5,  10,
+                                                                     15, 25,  50, 120, 300, 600};
   return *b;
 }
 }  // namespace

@@ -113,9 +113,9 @@ class CsiTest : public ApiModeTest {
     ASSERT_TRUE(p.ok()) << p.status();
     provisioner_proc_ = std::move(*p);
     auto a = KubeletProcess::Start(
-        attacher_, {"--csi-address=" + DriverSocket(), "--kubeconfig=" + cp_->admin_kubeconfig(),
-                    "--v=3"},
-        {}, dir_ + "/attacher.log");
+        attacher_,
+        {"--csi-address=" + DriverSocket(), "--kubeconfig=" + cp_->admin_kubeconfig(), "--v=3"}, {},
+        dir_ + "/attacher.log");
     ASSERT_TRUE(a.ok()) << a.status();
     attacher_proc_ = std::move(*a);
   }
@@ -175,8 +175,7 @@ class CsiTest : public ApiModeTest {
   }
 
   std::string plugin_, registrar_, provisioner_, attacher_;
-  std::unique_ptr<KubeletProcess> driver_proc_, registrar_proc_, provisioner_proc_,
-      attacher_proc_;
+  std::unique_ptr<KubeletProcess> driver_proc_, registrar_proc_, provisioner_proc_, attacher_proc_;
 };
 
 }  // namespace kubelet::e2e

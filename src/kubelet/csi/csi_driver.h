@@ -46,8 +46,7 @@ class VolumeAttachmentGetter {
 };
 
 // GETs the object on each call (`client` borrowed).
-std::unique_ptr<VolumeAttachmentGetter> NewApiVolumeAttachmentGetter(
-    apiclient::RestClient& client);
+std::unique_ptr<VolumeAttachmentGetter> NewApiVolumeAttachmentGetter(apiclient::RestClient& client);
 
 }  // namespace kubelet::csi
 

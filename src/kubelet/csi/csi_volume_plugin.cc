@@ -14,10 +14,10 @@
 #include "common/files.h"
 #include "common/log.h"
 #include "cri/grpc_client.h"
-#include "metrics/metrics.h"
 #include "kubelet/volume/content_plugins.h"
 #include "kubelet/volume/mount_utils.h"
 #include "kubelet/volume/plugins.h"
+#include "metrics/metrics.h"
 
 namespace kubelet::csi {
 namespace {
@@ -149,6 +149,16 @@ class StorageOp {
   const absl::Time start_ = absl::Now();
 };
 
+// Whether `dir` holds a volume published before (e.g. by the kubelet before a restart): its
+// vol_data.json names this driver and handle and its target is mounted. Such a volume is
+// adopted as it is, without asking the driver again (upstream's reconstruction).
+bool AlreadyPublished(const std::string& dir, const std::string& driver,
+                      const std::string& handle) {
+  std::map<std::string, std::string> d = ReadVolData(absl::StrCat(dir, "/", kVolDataFile));
+  return d["driverName"] == driver && d["volumeHandle"] == handle &&
+         volume::IsMountPoint(absl::StrCat(dir, "/mount"));
+}
+
 absl::Status RpcError(const char* rpc, const absl::Status& st) {
   return absl::Status(st.code(), absl::StrCat("rpc error: ", rpc, ": ", st.message()));
 }
@@ -171,8 +181,7 @@ std::string Sha256Hex(const std::string& data) {
 std::string CsiHandle(const std::string& data) { return "csi-" + Sha256Hex(data); }
 
 CsiVolumePlugin::CsiVolumePlugin(DriverRegistry& drivers, CsiClient& client,
-                                 CSIDriverLister* drivers_api,
-                                 VolumeAttachmentGetter* attachments,
+                                 CSIDriverLister* drivers_api, VolumeAttachmentGetter* attachments,
                                  CsiVolumePluginOptions options)
     : drivers_(drivers),
       client_(client),
@@ -239,6 +248,10 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpInline(const api::P
     return absl::UnimplementedError("nodePublishSecretRef is not supported by this kubelet yet");
   }
   const std::string handle = CsiHandle(pod.metadata.uid + volume.name);
+  if (AlreadyPublished(dir, src->driver, handle)) {
+    KLOG_V(2, "Volume is already published, adopting it", "volume", volume.name, "dir", dir);
+    return volume::ExternalVolume{absl::StrCat(dir, "/mount"), src->read_only};
+  }
   if (absl::Status st = MakeDir(dir); !st.ok()) return st;
   const std::map<std::string, std::string> vol_data = {
       {"specVolID", volume.name},
@@ -265,7 +278,9 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpInline(const api::P
     r.volume_context["csi.storage.k8s.io/serviceAccount.name"] = pod.spec.service_account_name;
     r.volume_context["csi.storage.k8s.io/ephemeral"] = "true";
   }
-  if (absl::Status st = Timed(src->driver, "NodePublishVolume", [&] { return client_.NodePublishVolume(driver->endpoint, r, options_.timeout); });
+  if (absl::Status st =
+          Timed(src->driver, "NodePublishVolume",
+                [&] { return client_.NodePublishVolume(driver->endpoint, r, options_.timeout); });
       !st.ok()) {
     return RpcError("NodePublishVolume", st);
   }
@@ -282,9 +297,8 @@ absl::Status CsiVolumePlugin::WaitReportedInUse(const std::string& unique) {
   }
   if (added && options_.in_use_changed) options_.in_use_changed();
   absl::MutexLock lock(&mu_);
-  auto reported = [this, &unique]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return reported_.count(unique) > 0;
-  };
+  auto reported = [this, &unique]()
+                      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return reported_.count(unique) > 0; };
   if (mu_.AwaitWithTimeout(absl::Condition(&reported), options_.attach_wait)) {
     return absl::OkStatus();
   }
@@ -305,7 +319,8 @@ absl::StatusOr<std::map<std::string, std::string>> CsiVolumePlugin::WaitForAttac
   while (true) {
     absl::StatusOr<std::optional<api::VolumeAttachment>> va = attachments_->Get(name);
     if (!va.ok()) {
-      last = absl::StrCat("volume attachment ", name, " could not be read: ", va.status().message());
+      last =
+          absl::StrCat("volume attachment ", name, " could not be read: ", va.status().message());
     } else if (!va->has_value()) {
       last = absl::StrCat("volumeattachments.storage.k8s.io \"", name, "\" not found");
     } else if ((*va)->metadata.deletion_timestamp.has_value()) {
@@ -313,8 +328,8 @@ absl::StatusOr<std::map<std::string, std::string>> CsiVolumePlugin::WaitForAttac
     } else if ((*va)->status.attached) {
       return (*va)->status.attachment_metadata;
     } else if ((*va)->status.attach_error.has_value()) {
-      return absl::UnavailableError(absl::StrCat("rpc error: code = Unknown desc = ",
-                                                 (*va)->status.attach_error->message));
+      return absl::UnavailableError(
+          absl::StrCat("rpc error: code = Unknown desc = ", (*va)->status.attach_error->message));
     } else {
       last = absl::StrCat("volume ", pv_name, " is not attached yet");
     }
@@ -322,9 +337,9 @@ absl::StatusOr<std::map<std::string, std::string>> CsiVolumePlugin::WaitForAttac
     absl::SleepFor(delay);
     delay = std::min(delay * 3 / 2, absl::Seconds(1));
   }
-  return absl::DeadlineExceededError(
-      absl::StrCat("timed out waiting for external-attacher of ", kCSIPluginName,
-                   " CSI driver to attach volume ", pv_name, ": ", last));
+  return absl::DeadlineExceededError(absl::StrCat("timed out waiting for external-attacher of ",
+                                                  kCSIPluginName, " CSI driver to attach volume ",
+                                                  pv_name, ": ", last));
 }
 
 absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
@@ -345,6 +360,12 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
   if (!info.ok()) return info.status();
   const std::string unique = UniqueName(src.driver, src.volume_handle);
   const std::string attachment = CsiHandle(src.volume_handle + src.driver + options_.node_name);
+  if (AlreadyPublished(dir, src.driver, src.volume_handle)) {
+    KLOG_V(2, "Volume is already published, adopting it", "volume", pv.metadata.name, "dir", dir);
+    absl::MutexLock lock(&mu_);
+    staged_.insert(unique);  // published implies staged
+    return volume::ExternalVolume{absl::StrCat(dir, "/mount"), spec.read_only || src.read_only};
+  }
 
   std::map<std::string, std::string> publish_context;
   if (info->attach_required) {
@@ -365,8 +386,8 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
   capability.access_mode = AccessMode(pv, caps->single_node_multi_writer);
   const std::optional<int64_t> fs_group =
       pod.spec.security_context.has_value() ? pod.spec.security_context->fs_group : std::nullopt;
-  const bool delegate_fs_group = caps->volume_mount_group && fs_group.has_value() &&
-                                 info->fs_group_policy != "None";
+  const bool delegate_fs_group =
+      caps->volume_mount_group && fs_group.has_value() && info->fs_group_policy != "None";
   if (delegate_fs_group) capability.volume_mount_group = std::to_string(*fs_group);
 
   std::shared_ptr<absl::Mutex> vlock = VolumeLock(unique);
@@ -380,11 +401,10 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
   }
   if (!staged) {
     if (absl::Status st = MakeDir(staging); !st.ok()) return st;
-    const std::string data = absl::StrCat(std::filesystem::path(staging).parent_path().string(),
-                                          "/", kVolDataFile);
+    const std::string data =
+        absl::StrCat(std::filesystem::path(staging).parent_path().string(), "/", kVolDataFile);
     if (absl::Status st = WriteFileAtomically(
-            data, VolData({{"driverName", src.driver}, {"volumeHandle", src.volume_handle}}),
-            0644);
+            data, VolData({{"driverName", src.driver}, {"volumeHandle", src.volume_handle}}), 0644);
         !st.ok()) {
       return st;
     }
@@ -395,11 +415,9 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
       r.staging_target_path = staging;
       r.capability = capability;
       r.volume_context = src.volume_attributes;
-      if (absl::Status st = Timed(src.driver, "NodeStageVolume",
-                                  [&] {
-                                    return client_.NodeStageVolume(driver->endpoint, r,
-                                                                   options_.timeout);
-                                  });
+      if (absl::Status st =
+              Timed(src.driver, "NodeStageVolume",
+                    [&] { return client_.NodeStageVolume(driver->endpoint, r, options_.timeout); });
           !st.ok()) {
         if (IsFinal(st)) {
           (void)volume::RemoveAllNoCrossMounts(
@@ -407,10 +425,10 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
         }
         return RpcError("NodeStageVolume", st);
       }
-      KLOG_INFO(absl::StrCat("MountVolume.MountDevice succeeded for volume ",
-                             log::Quote(pv.metadata.name), " device mount path ",
-                             log::Quote(staging)),
-                "pod", absl::StrCat(pod.metadata.namespace_, "/", pod.metadata.name));
+      KLOG_INFO(
+          absl::StrCat("MountVolume.MountDevice succeeded for volume ",
+                       log::Quote(pv.metadata.name), " device mount path ", log::Quote(staging)),
+          "pod", absl::StrCat(pod.metadata.namespace_, "/", pod.metadata.name));
     } else {
       KLOG_V(4,
              "kubernetes.io/csi: attacher.MountDevice STAGE_UNSTAGE_VOLUME capability not set. "
@@ -422,9 +440,9 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
   // Publish (SetUp).
   if (absl::Status st = MakeDir(dir); !st.ok()) return st;
   const std::map<std::string, std::string> vol_data = {
-      {"specVolID", pv.metadata.name},       {"volumeHandle", src.volume_handle},
-      {"driverName", src.driver},            {"nodeName", options_.node_name},
-      {"attachmentID", attachment},          {"volumeLifecycleMode", kPersistent}};
+      {"specVolID", pv.metadata.name}, {"volumeHandle", src.volume_handle},
+      {"driverName", src.driver},      {"nodeName", options_.node_name},
+      {"attachmentID", attachment},    {"volumeLifecycleMode", kPersistent}};
   if (absl::Status st =
           WriteFileAtomically(absl::StrCat(dir, "/", kVolDataFile), VolData(vol_data), 0644);
       !st.ok()) {
@@ -445,11 +463,9 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
     r.volume_context["csi.storage.k8s.io/serviceAccount.name"] = pod.spec.service_account_name;
     r.volume_context["csi.storage.k8s.io/ephemeral"] = "false";
   }
-  if (absl::Status st = Timed(src.driver, "NodePublishVolume",
-                              [&] {
-                                return client_.NodePublishVolume(driver->endpoint, r,
-                                                                 options_.timeout);
-                              });
+  if (absl::Status st =
+          Timed(src.driver, "NodePublishVolume",
+                [&] { return client_.NodePublishVolume(driver->endpoint, r, options_.timeout); });
       !st.ok()) {
     if (IsFinal(st) && !volume::IsMountPoint(r.target_path)) {
       (void)volume::RemoveAllNoCrossMounts(dir);
@@ -462,9 +478,10 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
     if (info->fs_group_policy == "File") {
       apply_fs_group = true;
     } else if (info->fs_group_policy == "ReadWriteOnceWithFSType") {
-      apply_fs_group = !src.fs_type.empty() && (pv.spec.access_modes.empty() ||
-                                                (pv.spec.access_modes.size() == 1 &&
-                                                 pv.spec.access_modes[0] == api::kReadWriteOnce));
+      apply_fs_group =
+          !src.fs_type.empty() &&
+          (pv.spec.access_modes.empty() ||
+           (pv.spec.access_modes.size() == 1 && pv.spec.access_modes[0] == api::kReadWriteOnce));
     }
   }
   if (apply_fs_group) {
@@ -478,8 +495,7 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
 absl::Status CsiVolumePlugin::TearDown(const std::string& pod_uid, const std::string& dir) {
   const absl::Time start = absl::Now();
   Reconstruct();
-  const std::map<std::string, std::string> data =
-      ReadVolData(absl::StrCat(dir, "/", kVolDataFile));
+  const std::map<std::string, std::string> data = ReadVolData(absl::StrCat(dir, "/", kVolDataFile));
   const std::string target = absl::StrCat(dir, "/mount");
   auto field = [&data](const char* k) {
     auto it = data.find(k);
@@ -501,8 +517,8 @@ absl::Status CsiVolumePlugin::TearDown(const std::string& pod_uid, const std::st
         !st.ok()) {
       return RpcError("NodeUnpublishVolume", st);
     }
-    KLOG_V(4, "kubernetes.io/csi: mounter.TearDownAt successfully unmounted dir", "podUID",
-           pod_uid, "target", target);
+    KLOG_V(4, "kubernetes.io/csi: mounter.TearDownAt successfully unmounted dir", "podUID", pod_uid,
+           "target", target);
     if (volume::IsMountPoint(target)) {
       return absl::FailedPreconditionError(absl::StrCat(target, " is still mounted"));
     }
@@ -561,8 +577,8 @@ absl::Status CsiVolumePlugin::ReleaseIfUnused(const std::string& driver_name,
       return absl::FailedPreconditionError(absl::StrCat(staging, " is still mounted"));
     }
     if (absl::Status st = volume::RemoveAllNoCrossMounts(volume_dir); !st.ok()) return st;
-    KLOG_INFO(absl::StrCat("UnmountDevice succeeded for volume ", log::Quote(unique)),
-              "devicePath", staging);
+    KLOG_INFO(absl::StrCat("UnmountDevice succeeded for volume ", log::Quote(unique)), "devicePath",
+              staging);
   }
   bool removed;
   {

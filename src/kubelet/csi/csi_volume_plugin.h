@@ -80,8 +80,7 @@ class CsiVolumePlugin final : public volume::ExternalVolumePlugin {
 
   std::string Name() const override { return kCSIPluginName; }
   bool CanSupport(const volume::VolumeSpec& spec) const override;
-  absl::StatusOr<volume::ExternalVolume> SetUp(const api::Pod& pod,
-                                               const volume::VolumeSpec& spec,
+  absl::StatusOr<volume::ExternalVolume> SetUp(const api::Pod& pod, const volume::VolumeSpec& spec,
                                                const std::string& dir) override;
   absl::Status TearDown(const std::string& pod_uid, const std::string& dir) override;
   // NodeGetVolumeStats on the published target, when the driver has GET_VOLUME_STATS.
@@ -93,8 +92,7 @@ class CsiVolumePlugin final : public volume::ExternalVolumePlugin {
   std::string StagingPath(const std::string& driver, const std::string& handle) const;
 
  private:
-  absl::StatusOr<volume::ExternalVolume> SetUpInline(const api::Pod& pod,
-                                                     const api::Volume& volume,
+  absl::StatusOr<volume::ExternalVolume> SetUpInline(const api::Pod& pod, const api::Volume& volume,
                                                      const std::string& dir);
   absl::StatusOr<volume::ExternalVolume> SetUpPersistent(const api::Pod& pod,
                                                          const volume::VolumeSpec& spec,

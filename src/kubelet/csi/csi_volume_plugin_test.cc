@@ -1,5 +1,6 @@
 #include "kubelet/csi/csi_volume_plugin.h"
 
+#include <sys/mount.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -257,6 +258,23 @@ TEST_F(CsiPersistentTest, RestartFindsVolumesInUseAndStillUnstages) {
   ASSERT_TRUE(restarted.TearDown("uid-1", PodDir("uid-1")).ok());
   EXPECT_EQ(client_.Calls("NodeUnstageVolume").size(), 1u);
   EXPECT_THAT(restarted.VolumesInUse(), IsEmpty());
+}
+
+TEST_F(CsiPersistentTest, ARestartedKubeletAdoptsWhatIsMounted) {
+  ASSERT_TRUE(plugin_->SetUp(pod_, Spec(), PodDir("uid-1")).ok());
+  const std::string target = PodDir("uid-1") + "/mount";
+  if (::mount("tmpfs", target.c_str(), "tmpfs", 0, nullptr) != 0) {
+    GTEST_SKIP() << "mount(2) not permitted";
+  }
+  CsiVolumePlugin restarted(drivers_, client_, &lister_, &attachments_, Options());
+  absl::StatusOr<volume::ExternalVolume> again = restarted.SetUp(pod_, Spec(), PodDir("uid-1"));
+  ::umount2(target.c_str(), MNT_DETACH);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->path, target);
+  // Neither staged nor published a second time, and still in use.
+  EXPECT_EQ(client_.Calls("NodeStageVolume").size(), 1u);
+  EXPECT_EQ(client_.Calls("NodePublishVolume").size(), 1u);
+  EXPECT_THAT(restarted.VolumesInUse(), ElementsAre(kUnique));
 }
 
 TEST_F(CsiPersistentTest, FsGroupFollowsThePolicy) {

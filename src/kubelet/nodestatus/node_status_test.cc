@@ -266,6 +266,26 @@ TEST_F(NodeStatusTest, StatusSentOnlyWhenChangedOrAtReportFrequency) {
   EXPECT_NE(Condition(StoredNode(), "Ready")["lastHeartbeatTime"], heartbeat);
 }
 
+TEST_F(NodeStatusTest, VolumesInUseAreReportedAndConfirmed) {
+  std::vector<std::string> in_use = {"kubernetes.io/csi/d^a", "kubernetes.io/csi/d^b"};
+  std::vector<std::vector<std::string>> reported;
+  options_.volumes_in_use = [&] { return in_use; };
+  options_.volumes_reported = [&](const std::vector<std::string>& v) { reported.push_back(v); };
+  Build();
+  ASSERT_TRUE(manager_->SyncNodeStatus().ok());
+  EXPECT_EQ(StoredNode()["status"]["volumesInUse"],
+            json::array({"kubernetes.io/csi/d^a", "kubernetes.io/csi/d^b"}));
+  ASSERT_FALSE(reported.empty());
+  EXPECT_EQ(reported.back(), in_use);
+
+  // The last volume goes: the list leaves the Node, and the plugins hear it is gone.
+  in_use.clear();
+  clock_.Advance(absl::Seconds(10));
+  ASSERT_TRUE(manager_->SyncNodeStatus().ok());
+  EXPECT_FALSE(StoredNode()["status"].contains("volumesInUse")) << StoredNode()["status"].dump();
+  EXPECT_TRUE(reported.back().empty());
+}
+
 TEST_F(NodeStatusTest, ConflictIsRetried) {
   Build();
   ASSERT_TRUE(manager_->SyncNodeStatus().ok());

@@ -1,9 +1,8 @@
 #include "kubelet/stats/resource_metrics.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
-
-#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -356,8 +355,8 @@ std::vector<MetricFamily> VolumeStatsMetricFamilies(const std::vector<PodStats>&
     std::optional<uint64_t> FsStats::*field;
   };
   static const Gauge kGauges[] = {
-      {"kubelet_volume_stats_available_bytes",
-       "[ALPHA] Number of available bytes in the volume", &FsStats::available_bytes},
+      {"kubelet_volume_stats_available_bytes", "[ALPHA] Number of available bytes in the volume",
+       &FsStats::available_bytes},
       {"kubelet_volume_stats_capacity_bytes", "[ALPHA] Capacity in bytes of the volume",
        &FsStats::capacity_bytes},
       {"kubelet_volume_stats_inodes", "[ALPHA] Maximum number of inodes in the volume",

@@ -100,7 +100,8 @@ json PodJson(const PodStats& p) {
     for (const VolumeStats& v : p.volumes) {
       json e = FsJson(v.fs);
       e["name"] = v.name;
-      if (v.pvc_ref) e["pvcRef"] = {{"name", v.pvc_ref->name}, {"namespace", v.pvc_ref->namespace_}};
+      if (v.pvc_ref)
+        e["pvcRef"] = {{"name", v.pvc_ref->name}, {"namespace", v.pvc_ref->namespace_}};
       if (v.abnormal) e["volumeHealthStats"] = {{"abnormal", *v.abnormal}};
       vols.push_back(std::move(e));
     }

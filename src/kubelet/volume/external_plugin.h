@@ -22,7 +22,7 @@ namespace kubelet::volume {
 // A volume to set up (upstream volume.Spec): a pod's own volume, or the PersistentVolume its
 // claim (persistentVolumeClaim or ephemeral) is bound to.
 struct VolumeSpec {
-  const api::Volume* volume = nullptr;       // the pod's volume; always set
+  const api::Volume* volume = nullptr;        // the pod's volume; always set
   const api::PersistentVolume* pv = nullptr;  // claim-backed volumes: the bound PV
   bool read_only = false;                     // claim-backed: the claim's readOnly
   // The volume directory's name: the PV's name for claim-backed volumes, else the volume's.

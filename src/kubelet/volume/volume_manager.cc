@@ -14,12 +14,12 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/log.h"
-#include "metrics/metrics.h"
 #include "kubelet/volume/atomic_writer.h"
 #include "kubelet/volume/content_plugins.h"
 #include "kubelet/volume/mount_utils.h"
 #include "kubelet/volume/plugins.h"
 #include "kubelet/volume/subpath.h"
+#include "metrics/metrics.h"
 
 namespace kubelet::volume {
 namespace {
@@ -305,11 +305,10 @@ absl::Status VolumeManager::PrepareForSync(const api::Pod& pod) {
     // mounted without a sync's back-off.
     if (!processing_errors.empty() && !processing_reported) {
       processing_reported = true;
-      Recorder().Record(
-          events::PodRef(pod), events::kWarning, events::kFailedMountVolume,
-          absl::StrCat("Unable to attach or mount volumes: ",
-                       WaitDetail(unmounted, unattached, unprocessed,
-                                  absl::StrJoin(processing_errors, "; "))));
+      Recorder().Record(events::PodRef(pod), events::kWarning, events::kFailedMountVolume,
+                        absl::StrCat("Unable to attach or mount volumes: ",
+                                     WaitDetail(unmounted, unattached, unprocessed,
+                                                absl::StrJoin(processing_errors, "; "))));
     }
     // Both clocks bound the wait: the injected one for tests, the real one because we sleep.
     if (clock_.Now() + delay > deadline || absl::Now() + delay > real_deadline) break;
@@ -365,9 +364,9 @@ absl::StatusOr<VolumeManager::BoundClaim> VolumeManager::ResolveClaim(
   absl::StatusOr<api::PersistentVolumeClaim> pvc =
       options_.claims->GetPersistentVolumeClaim(ns, claim_name);
   if (!pvc.ok()) {
-    return absl::Status(pvc.status().code(),
-                        absl::StrCat(prefix, "failed to fetch PVC from API server: ",
-                                     pvc.status().message()));
+    return absl::Status(
+        pvc.status().code(),
+        absl::StrCat(prefix, "failed to fetch PVC from API server: ", pvc.status().message()));
   }
   if (pvc->metadata.deletion_timestamp.has_value()) {
     return absl::FailedPreconditionError(absl::StrCat(prefix, "PVC is being deleted"));
@@ -376,8 +375,7 @@ absl::StatusOr<VolumeManager::BoundClaim> VolumeManager::ResolveClaim(
     return absl::FailedPreconditionError(absl::StrCat(prefix, "PVC is not bound"));
   }
   if (pvc->spec.volume_name.empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(prefix, "PVC has empty pvc.Spec.VolumeName"));
+    return absl::FailedPreconditionError(absl::StrCat(prefix, "PVC has empty pvc.Spec.VolumeName"));
   }
   if (ephemeral) {
     // ephemeral.VolumeIsForPod: the claim must be controlled by this pod (no prefix upstream).
@@ -419,9 +417,9 @@ absl::StatusOr<VolumeManager::MountedVolume> VolumeManager::SetUpClaimVolume(
   MountedVolume mv;
   mv.read_only = read_only;
   if (pv->spec.volume_mode == api::kVolumeModeBlock) {
-    return absl::UnimplementedError(absl::StrCat(
-        "PersistentVolume ", pv->metadata.name,
-        " has volumeMode Block, which this kubelet does not support yet"));
+    return absl::UnimplementedError(
+        absl::StrCat("PersistentVolume ", pv->metadata.name,
+                     " has volumeMode Block, which this kubelet does not support yet"));
   }
   if (pv->spec.host_path.has_value()) {
     if (absl::Status st = CheckHostPathType(pv->spec.host_path->path, pv->spec.host_path->type);

@@ -533,8 +533,9 @@ TEST_F(VolumeManagerTest, UnusableClaimsHoldThePodWithUpstreamErrors) {
   const std::string head =
       "unable to attach or mount volumes: unmounted volumes=[store], unattached volumes=[], "
       "failed to process volumes=[store]: error processing PVC default/data: ";
-  EXPECT_EQ(message(), head + "failed to fetch PVC from API server: persistentvolumeclaims "
-                              "\"data\" not found");
+  EXPECT_EQ(message(), head +
+                           "failed to fetch PVC from API server: persistentvolumeclaims "
+                           "\"data\" not found");
   std::vector<events::FakeRecorder::Entry> failed = recorder.WithReason(events::kFailedMountVolume);
   ASSERT_FALSE(failed.empty());
   EXPECT_EQ(failed.front().message,
@@ -547,11 +548,13 @@ TEST_F(VolumeManagerTest, UnusableClaimsHoldThePodWithUpstreamErrors) {
   EXPECT_EQ(message(), head + "PVC is not bound");
   claims.pvcs["default/data"].status.phase = "Bound";
   claims.pvs["pv-1"].spec.claim_ref->uid = "someone-else";
-  EXPECT_EQ(message(), head + "found PV object pv-1 but its pv.Spec.ClaimRef.UID someone-else "
-                              "does not point to claim.UID data-uid");
+  EXPECT_EQ(message(), head +
+                           "found PV object pv-1 but its pv.Spec.ClaimRef.UID someone-else "
+                           "does not point to claim.UID data-uid");
   claims.pvs.clear();
-  EXPECT_EQ(message(), head + "failed to fetch PV pv-1 from API server: persistentvolumes "
-                              "\"pv-1\" not found");
+  EXPECT_EQ(message(), head +
+                           "failed to fetch PV pv-1 from API server: persistentvolumes "
+                           "\"pv-1\" not found");
   EXPECT_TRUE(vm.MountedVolumes("uid-wait").empty());
 
   // Standalone: no API server to read claims from.

@@ -26,8 +26,7 @@ class FakeCsiClient final : public CsiClient {
     absl::MutexLock lock(&mu);
     return capabilities;
   }
-  absl::Status NodeStageVolume(const std::string&, const StageRequest& r,
-                               absl::Duration) override {
+  absl::Status NodeStageVolume(const std::string&, const StageRequest& r, absl::Duration) override {
     absl::MutexLock lock(&mu);
     calls.push_back(absl::StrCat("NodeStageVolume ", r.volume_id, " ", r.staging_target_path));
     staged.push_back(r);
@@ -58,8 +57,7 @@ class FakeCsiClient final : public CsiClient {
     return absl::OkStatus();
   }
   absl::StatusOr<VolumeStats> NodeGetVolumeStats(const std::string&, const std::string& volume_id,
-                                                 const std::string& path,
-                                                 absl::Duration) override {
+                                                 const std::string& path, absl::Duration) override {
     absl::MutexLock lock(&mu);
     calls.push_back(absl::StrCat("NodeGetVolumeStats ", volume_id, " ", path));
     return stats;
