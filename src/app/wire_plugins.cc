@@ -7,6 +7,8 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "api/core_misc.h"
+#include "apiclient/rest_client.h"
 #include "app/wiring.h"
 #include "common/log.h"
 #include "kubelet/csi/csi_client.h"
@@ -37,6 +39,27 @@ absl::Status WirePlugins(WiringStage stage, WiringContext& ctx) {
     po.in_use_changed = [late = ctx.components.late_node_status] {
       if (nodestatus::NodeStatusManager* m = late->load()) m->RequestStatusUpdate();
     };
+    if (ctx.api_client) {
+      // Secrets a PV names are read when its volume is staged or published (upstream GETs
+      // them; the Node authorizer grants those of PVs bound to the node's pods).
+      po.get_secret = [api = ctx.api_client](const std::string& ns, const std::string& name)
+          -> absl::StatusOr<std::map<std::string, std::string>> {
+        apiclient::Request r;
+        r.path = absl::StrCat("/api/v1/namespaces/", ns, "/secrets/", name);
+        absl::StatusOr<apiclient::Response> got = api->Do(r);
+        if (!got.ok()) return got.status();
+        if (!got->ok()) {
+          const absl::Status st = apiclient::ResponseStatus(*got);
+          const apiclient::ApiError e = apiclient::DecodeApiError(*got);
+          return e.message.empty() ? st : absl::Status(st.code(), e.message);
+        }
+        absl::StatusOr<api::Secret> secret = api::Decode<api::Secret>(got->body);
+        if (!secret.ok()) return secret.status();
+        return std::move(secret->data);
+      };
+    }
+    // Built by WireClusterContent (null standalone); kept alive by the components.
+    po.tokens = ctx.components.token_manager.get();
     auto plugin = std::make_shared<csi::CsiVolumePlugin>(*drivers, *client, lister.get(),
                                                          attachments.get(), std::move(po));
     ctx.components.csi_drivers = drivers;

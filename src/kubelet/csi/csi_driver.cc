@@ -27,6 +27,19 @@ CSIDriverInfo CSIDriverInfoFromJson(const nlohmann::json& object) {
   if (auto it = spec->find("fsGroupPolicy"); it != spec->end() && it->is_string()) {
     info.fs_group_policy = it->get<std::string>();
   }
+  if (auto it = spec->find("tokenRequests"); it != spec->end() && it->is_array()) {
+    for (const nlohmann::json& t : *it) {
+      if (!t.is_object()) continue;
+      CSITokenRequest r;
+      if (auto a = t.find("audience"); a != t.end() && a->is_string()) {
+        r.audience = a->get<std::string>();
+      }
+      if (auto e = t.find("expirationSeconds"); e != t.end() && e->is_number_integer()) {
+        r.expiration_seconds = e->get<int64_t>();
+      }
+      info.token_requests.push_back(std::move(r));
+    }
+  }
   return info;
 }
 

@@ -5,10 +5,12 @@
 #ifndef KUBELET_KUBELET_CSI_CSI_DRIVER_H_
 #define KUBELET_KUBELET_CSI_CSI_DRIVER_H_
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "api/storage.h"
@@ -16,11 +18,19 @@
 
 namespace kubelet::csi {
 
+// CSIDriver spec.tokenRequests[].
+struct CSITokenRequest {
+  std::string audience;
+  std::optional<int64_t> expiration_seconds;
+};
+
 struct CSIDriverInfo {
   bool attach_required = true;
   bool pod_info_on_mount = false;
   std::set<std::string> lifecycle_modes = {"Persistent"};  // "Persistent", "Ephemeral"
   std::string fs_group_policy = "ReadWriteOnceWithFSType";
+  // Service account tokens of the pod handed to NodePublishVolume.
+  std::vector<CSITokenRequest> token_requests;
 };
 
 // The CSIDriver's spec as CSIDriverInfo (defaults for members it leaves out).

@@ -14,6 +14,7 @@
 #include "common/files.h"
 #include "common/log.h"
 #include "cri/grpc_client.h"
+#include "kubelet/volume/cluster_content.h"
 #include "kubelet/volume/content_plugins.h"
 #include "kubelet/volume/mount_utils.h"
 #include "kubelet/volume/plugins.h"
@@ -32,7 +33,7 @@ struct InlineSource {
   bool read_only = false;
   std::string fs_type;
   std::map<std::string, std::string> attributes;
-  bool has_secret_ref = false;
+  std::string secret_ref;  // nodePublishSecretRef.name (the pod's namespace)
 };
 
 absl::StatusOr<InlineSource> ParseInline(const api::Volume& v) {
@@ -49,7 +50,9 @@ absl::StatusOr<InlineSource> ParseInline(const api::Volume& v) {
       if (e.value().is_string()) s.attributes[e.key()] = e.value().get<std::string>();
     }
   }
-  s.has_secret_ref = j.contains("nodePublishSecretRef") && !j["nodePublishSecretRef"].is_null();
+  if (auto r = j.find("nodePublishSecretRef"); r != j.end() && r->is_object()) {
+    s.secret_ref = r->value("name", "");
+  }
   if (s.driver.empty()) return absl::InvalidArgumentError("the csi volume source names no driver");
   return s;
 }
@@ -216,6 +219,57 @@ absl::StatusOr<CSIDriverInfo> CsiVolumePlugin::DriverInfo(const std::string& dri
   return info;
 }
 
+absl::Status CsiVolumePlugin::AddPodContext(const api::Pod& pod, const CSIDriverInfo& info,
+                                            bool ephemeral,
+                                            std::map<std::string, std::string>* context) {
+  const std::string sa =
+      pod.spec.service_account_name.empty() ? "default" : pod.spec.service_account_name;
+  if (info.pod_info_on_mount) {
+    (*context)["csi.storage.k8s.io/pod.name"] = pod.metadata.name;
+    (*context)["csi.storage.k8s.io/pod.namespace"] = pod.metadata.namespace_;
+    (*context)["csi.storage.k8s.io/pod.uid"] = pod.metadata.uid;
+    (*context)["csi.storage.k8s.io/serviceAccount.name"] = sa;
+    (*context)["csi.storage.k8s.io/ephemeral"] = ephemeral ? "true" : "false";
+  }
+  if (info.token_requests.empty()) return absl::OkStatus();
+  if (options_.tokens == nullptr) {
+    return absl::FailedPreconditionError(volume::kStandaloneTokenError);
+  }
+  // {"<audience>": {"token": ..., "expirationTimestamp": ...}} (upstream
+  // podServiceAccountTokenAttrs).
+  nlohmann::json tokens = nlohmann::json::object();
+  for (const CSITokenRequest& t : info.token_requests) {
+    api::TokenRequest tr;
+    if (!t.audience.empty()) tr.spec.audiences = {t.audience};
+    tr.spec.expiration_seconds = t.expiration_seconds;
+    tr.spec.bound_object_ref =
+        api::BoundObjectReference{"Pod", "v1", pod.metadata.name, pod.metadata.uid};
+    absl::StatusOr<api::TokenRequest> got =
+        options_.tokens->GetServiceAccountToken(pod.metadata.namespace_, sa, tr);
+    if (!got.ok()) return got.status();
+    tokens[t.audience] = {{"token", got->status.token},
+                          {"expirationTimestamp", got->status.expiration_timestamp.RFC3339()}};
+  }
+  (*context)["csi.storage.k8s.io/serviceAccount.tokens"] = api::SerializeJson(tokens);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::map<std::string, std::string>> CsiVolumePlugin::Secret(
+    const std::string& ns, const std::string& name) {
+  if (!options_.get_secret) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("failed to find the secret ", name, " in the namespace ", ns,
+                     " with error: ", volume::kStandaloneObjectError));
+  }
+  absl::StatusOr<std::map<std::string, std::string>> data = options_.get_secret(ns, name);
+  if (!data.ok()) {
+    return absl::Status(data.status().code(),
+                        absl::StrCat("failed to find the secret ", name, " in the namespace ", ns,
+                                     " with error: ", data.status().message()));
+  }
+  return data;
+}
+
 absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUp(const api::Pod& pod,
                                                               const volume::VolumeSpec& spec,
                                                               const std::string& dir) {
@@ -244,9 +298,6 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpInline(const api::P
         absl::StrCat("volume mode \"Ephemeral\" not supported by driver ", src->driver,
                      " (only supports [", absl::StrJoin(modes, " "), "])"));
   }
-  if (src->has_secret_ref) {
-    return absl::UnimplementedError("nodePublishSecretRef is not supported by this kubelet yet");
-  }
   const std::string handle = CsiHandle(pod.metadata.uid + volume.name);
   if (AlreadyPublished(dir, src->driver, handle)) {
     KLOG_V(2, "Volume is already published, adopting it", "volume", volume.name, "dir", dir);
@@ -271,12 +322,15 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpInline(const api::P
   r.capability.fs_type = src->fs_type;
   r.readonly = src->read_only;
   r.volume_context = src->attributes;
-  if (info->pod_info_on_mount) {
-    r.volume_context["csi.storage.k8s.io/pod.name"] = pod.metadata.name;
-    r.volume_context["csi.storage.k8s.io/pod.namespace"] = pod.metadata.namespace_;
-    r.volume_context["csi.storage.k8s.io/pod.uid"] = pod.metadata.uid;
-    r.volume_context["csi.storage.k8s.io/serviceAccount.name"] = pod.spec.service_account_name;
-    r.volume_context["csi.storage.k8s.io/ephemeral"] = "true";
+  if (absl::Status st = AddPodContext(pod, *info, /*ephemeral=*/true, &r.volume_context);
+      !st.ok()) {
+    return st;
+  }
+  if (!src->secret_ref.empty()) {
+    absl::StatusOr<std::map<std::string, std::string>> secrets =
+        Secret(pod.metadata.namespace_, src->secret_ref);
+    if (!secrets.ok()) return secrets.status();
+    r.secrets = *std::move(secrets);
   }
   if (absl::Status st =
           Timed(src->driver, "NodePublishVolume",
@@ -350,10 +404,6 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
   if (pv.spec.volume_mode == api::kVolumeModeBlock) {
     return absl::UnimplementedError("raw block CSI volumes are not supported by this kubelet yet");
   }
-  if (src.node_stage_secret_ref.has_value() || src.node_publish_secret_ref.has_value()) {
-    return absl::UnimplementedError(
-        "nodeStageSecretRef and nodePublishSecretRef are not supported by this kubelet yet");
-  }
   std::optional<Driver> driver = drivers_.Get(src.driver);
   if (!driver.has_value()) return absl::UnavailableError(DriverNotFound(src.driver));
   absl::StatusOr<CSIDriverInfo> info = DriverInfo(src.driver);
@@ -415,6 +465,12 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
       r.staging_target_path = staging;
       r.capability = capability;
       r.volume_context = src.volume_attributes;
+      if (src.node_stage_secret_ref.has_value()) {
+        absl::StatusOr<std::map<std::string, std::string>> secrets =
+            Secret(src.node_stage_secret_ref->namespace_, src.node_stage_secret_ref->name);
+        if (!secrets.ok()) return secrets.status();
+        r.secrets = *std::move(secrets);
+      }
       if (absl::Status st =
               Timed(src.driver, "NodeStageVolume",
                     [&] { return client_.NodeStageVolume(driver->endpoint, r, options_.timeout); });
@@ -456,12 +512,15 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
   r.capability = capability;
   r.readonly = spec.read_only || src.read_only;
   r.volume_context = src.volume_attributes;
-  if (info->pod_info_on_mount) {
-    r.volume_context["csi.storage.k8s.io/pod.name"] = pod.metadata.name;
-    r.volume_context["csi.storage.k8s.io/pod.namespace"] = pod.metadata.namespace_;
-    r.volume_context["csi.storage.k8s.io/pod.uid"] = pod.metadata.uid;
-    r.volume_context["csi.storage.k8s.io/serviceAccount.name"] = pod.spec.service_account_name;
-    r.volume_context["csi.storage.k8s.io/ephemeral"] = "false";
+  if (absl::Status st = AddPodContext(pod, *info, /*ephemeral=*/false, &r.volume_context);
+      !st.ok()) {
+    return st;
+  }
+  if (src.node_publish_secret_ref.has_value()) {
+    absl::StatusOr<std::map<std::string, std::string>> secrets =
+        Secret(src.node_publish_secret_ref->namespace_, src.node_publish_secret_ref->name);
+    if (!secrets.ok()) return secrets.status();
+    r.secrets = *std::move(secrets);
   }
   if (absl::Status st =
           Timed(src.driver, "NodePublishVolume",

@@ -29,7 +29,10 @@
 // the volume context gets csi.storage.k8s.io/ephemeral "true".
 // Everything is found again on disk after a kubelet restart (vol_data.json files), so volumes
 // in use are neither remounted nor forgotten.
-// Not yet: node stage/publish secrets, tokenRequests, block volumes, SELinux mount context.
+// Secrets (nodeStageSecretRef, nodePublishSecretRef) are read when the volume is staged /
+// published; CSIDriver tokenRequests put the pod's service account tokens into the volume
+// context (csi.storage.k8s.io/serviceAccount.tokens).
+// Not yet: block volumes, NodeExpandVolume, requiresRepublish, SELinux mount context.
 // Thread-safety: thread-safe; calls for one volume (unique name) are serialized.
 #ifndef KUBELET_KUBELET_CSI_CSI_VOLUME_PLUGIN_H_
 #define KUBELET_KUBELET_CSI_CSI_VOLUME_PLUGIN_H_
@@ -48,6 +51,7 @@
 #include "kubelet/csi/csi_driver.h"
 #include "kubelet/csi/registration_handler.h"
 #include "kubelet/volume/external_plugin.h"
+#include "kubelet/volume/token_manager.h"
 
 namespace kubelet::csi {
 
@@ -68,6 +72,13 @@ struct CsiVolumePluginOptions {
   absl::Duration attach_wait = absl::Seconds(30);
   // The volumes in use changed: the Node status should be updated now. Called without locks.
   std::function<void()> in_use_changed;
+  // A secret's data (nodeStageSecretRef, nodePublishSecretRef); unset: such volumes fail.
+  std::function<absl::StatusOr<std::map<std::string, std::string>>(const std::string& ns,
+                                                                   const std::string& name)>
+      get_secret;
+  // The pod's service account tokens for CSIDriver tokenRequests; null: such drivers fail.
+  // Borrowed.
+  volume::TokenManager* tokens = nullptr;
 };
 
 class CsiVolumePlugin final : public volume::ExternalVolumePlugin {
@@ -98,6 +109,13 @@ class CsiVolumePlugin final : public volume::ExternalVolumePlugin {
                                                          const volume::VolumeSpec& spec,
                                                          const std::string& dir);
   absl::StatusOr<CSIDriverInfo> DriverInfo(const std::string& driver);
+  // The volume context keys every publish gets: the pod's info with podInfoOnMount, the
+  // service account tokens of tokenRequests.
+  absl::Status AddPodContext(const api::Pod& pod, const CSIDriverInfo& info, bool ephemeral,
+                             std::map<std::string, std::string>* context);
+  // A secret reference's data ("failed to find the secret ..." when it cannot be read).
+  absl::StatusOr<std::map<std::string, std::string>> Secret(const std::string& ns,
+                                                            const std::string& name);
   // Adds `unique` to volumesInUse and waits until the Node reports it (attach_wait at most).
   absl::Status WaitReportedInUse(const std::string& unique);
   // Waits for the VolumeAttachment `name` to be attached; returns its attachmentMetadata.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kubelet/csi/testing/fake_csi_client.h"
@@ -290,6 +291,61 @@ TEST_F(CsiPersistentTest, FsGroupFollowsThePolicy) {
   other.metadata.uid = "uid-2";
   ASSERT_TRUE(plugin_->SetUp(other, Spec(), PodDir("uid-2")).ok());
   EXPECT_EQ(client_.published.back().capability.volume_mount_group, "4321");
+}
+
+// Hands out a token per request, recording the requests.
+class FakeTokenClient final : public volume::TokenClient {
+ public:
+  absl::StatusOr<api::TokenRequest> CreateToken(const std::string& ns, const std::string& name,
+                                                const api::TokenRequest& request) override {
+    asked.push_back(absl::StrCat(ns, "/", name, " ", request.spec.bound_object_ref->uid));
+    api::TokenRequest answer = request;
+    answer.status.token = "tok-" + (request.spec.audiences.empty() ? std::string("default")
+                                                                   : request.spec.audiences[0]);
+    answer.status.expiration_timestamp = api::Time::FromUnix(1700000000);
+    return answer;
+  }
+  std::vector<std::string> asked;
+};
+
+TEST_F(CsiPersistentTest, SecretsAndTokensReachTheDriver) {
+  pv_.spec.csi->node_stage_secret_ref = api::SecretReference{"stage-creds", "kube-system"};
+  pv_.spec.csi->node_publish_secret_ref = api::SecretReference{"publish-creds", "ns"};
+  CSIDriverInfo info = *lister_.info;
+  info.token_requests = {{"vault", 3600}, {"", std::nullopt}};
+  lister_.info = info;
+  FakeClock clock;
+  FakeTokenClient token_client;
+  volume::TokenManager tokens(&token_client, clock, [] { return 0.0; });
+  CsiVolumePluginOptions o = Options();
+  o.in_use_changed = [this] { plugin_->MarkVolumesAsReportedInUse(plugin_->VolumesInUse()); };
+  o.tokens = &tokens;
+  std::vector<std::string> secrets_read;
+  o.get_secret =
+      [&](const std::string& ns,
+          const std::string& name) -> absl::StatusOr<std::map<std::string, std::string>> {
+    secrets_read.push_back(ns + "/" + name);
+    if (name == "missing") return absl::NotFoundError("secrets \"missing\" not found");
+    return std::map<std::string, std::string>{{"user", name}};
+  };
+  plugin_ = std::make_unique<CsiVolumePlugin>(drivers_, client_, &lister_, &attachments_, o);
+  ASSERT_TRUE(plugin_->SetUp(pod_, Spec(), PodDir("uid-1")).ok());
+  EXPECT_THAT(secrets_read, ElementsAre("kube-system/stage-creds", "ns/publish-creds"));
+  EXPECT_EQ(client_.staged[0].secrets.at("user"), "stage-creds");
+  const PublishRequest& r = client_.published[0];
+  EXPECT_EQ(r.secrets.at("user"), "publish-creds");
+  EXPECT_EQ(r.volume_context.at("csi.storage.k8s.io/serviceAccount.tokens"),
+            R"({"":{"expirationTimestamp":"2023-11-14T22:13:20Z","token":"tok-default"},)"
+            R"("vault":{"expirationTimestamp":"2023-11-14T22:13:20Z","token":"tok-vault"}})");
+  EXPECT_THAT(token_client.asked, ElementsAre("ns/sa uid-1", "ns/sa uid-1"));
+
+  // A secret that cannot be read holds the volume with upstream's message.
+  pv_.spec.csi->node_publish_secret_ref = api::SecretReference{"missing", "ns"};
+  api::Pod other = pod_;
+  other.metadata.uid = "uid-2";
+  EXPECT_EQ(plugin_->SetUp(other, Spec(), PodDir("uid-2")).status().message(),
+            "failed to find the secret missing in the namespace ns with error: secrets "
+            "\"missing\" not found");
 }
 
 TEST(CsiDriverInfoTest, ReadsTheSpecWithUpstreamDefaults) {
