@@ -186,10 +186,12 @@ absl::Duration RunKubelet(const std::string& bin, const std::string& kind, int n
                           const ControlPlane& cp, kubelet::cri::RuntimeService& rt,
                           const std::string& endpoint, const std::string& base,
                           absl::Duration* floor) {
-  const std::string dir = absl::StrCat(base, "/", kind, "-", n);
+  // Short paths: the registration socket below the kubelet's root dir must fit a unix socket
+  // address (108 bytes).
+  const std::string dir = absl::StrCat(base, "/", kind.substr(0, 1), n);
   std::filesystem::create_directories(dir);
   absl::StatusOr<ApiKubelet> started =
-      StartApiKubelet(bin, absl::StrCat("bench-csi-", kind, "-", n), cp, endpoint, dir);
+      StartApiKubelet(bin, absl::StrCat("bcsi-", kind.substr(0, 2), "-", n), cp, endpoint, dir);
   if (!started.ok()) {
     std::fprintf(stderr, "%s: %s\n", kind.c_str(), std::string(started.status().message()).c_str());
     return absl::InfiniteDuration();
@@ -279,7 +281,7 @@ int main(int argc, char** argv) {
     }
   }
   int exit_code = 0;
-  absl::StatusOr<ApiBenchEnv> env = LoadApiBenchEnv("kubelet-csi-volumes-bench-", &exit_code);
+  absl::StatusOr<ApiBenchEnv> env = LoadApiBenchEnv("kcsib-", &exit_code);
   if (!env.ok()) return exit_code;
   const ControlPlane& cp = *env->cp;
   if (!Apply(cp, absl::StrCat("apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata:\n"

@@ -1,6 +1,7 @@
 #include "test/e2e/api_kubelet.h"
 
 #include <signal.h>
+#include <sys/mount.h>
 
 #include <filesystem>
 
@@ -73,6 +74,9 @@ void StopApiKubelet(ApiKubelet& k, const ControlPlane& cp, cri::RuntimeService& 
     k.process->Signal(SIGTERM);
     k.process->Wait(absl::Seconds(30));
   }
+  // The upstream kubelet bind-mounts its root dir onto itself (to make it rshared) and leaves
+  // that mount behind when it exits.
+  if (!k.root_dir.empty()) (void)::umount2(k.root_dir.c_str(), MNT_DETACH);
   (void)cp.Kubectl({"delete", "pods", "--all-namespaces", "--field-selector",
                     "spec.nodeName=" + k.node, "--force", "--grace-period=0", "--wait=false"});
   (void)cp.Kubectl({"delete", "node", k.node, "--wait=false"});
