@@ -70,10 +70,11 @@ class PodLifecycleParticipant {
     (void)uid;
     return true;
   }
-  // Periodic clean-up (housekeeping thread): `active` holds the UIDs of pods that are desired or
-  // may still have running containers. Anything a participant keeps for other UIDs (mounted
-  // volumes, pod cgroups, probe workers) is orphaned and must be released. Only called once every
-  // pod source has been seen, so a restarted kubelet does not drop pods it has not read yet.
+  // Periodic clean-up (housekeeping thread): `active` holds the UIDs of pods that are desired
+  // and not yet terminated, or may still have running containers. Anything a participant keeps for
+  // other UIDs (mounted volumes, pod cgroups, probe workers) is orphaned and must be released. Only
+  // called once every pod source has been seen, so a restarted kubelet does not drop pods it has
+  // not read yet.
   virtual void Housekeeping(const std::set<std::string>& active) { (void)active; }
 };
 

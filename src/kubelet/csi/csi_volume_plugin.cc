@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/codec.h"
@@ -42,7 +43,7 @@ absl::StatusOr<InlineSource> ParseInline(const api::Volume& v) {
   nlohmann::json j = apiclient::ParseBoundedJson(it->second.json);
   if (!j.is_object()) return absl::InvalidArgumentError("the csi volume source is not an object");
   InlineSource s;
-  s.driver = j.value("driver", "");
+  if (auto d = j.find("driver"); d != j.end() && d->is_string()) s.driver = d->get<std::string>();
   if (auto r = j.find("readOnly"); r != j.end() && r->is_boolean()) s.read_only = r->get<bool>();
   if (auto f = j.find("fsType"); f != j.end() && f->is_string()) s.fs_type = f->get<std::string>();
   if (auto a = j.find("volumeAttributes"); a != j.end() && a->is_object()) {
@@ -51,7 +52,9 @@ absl::StatusOr<InlineSource> ParseInline(const api::Volume& v) {
     }
   }
   if (auto r = j.find("nodePublishSecretRef"); r != j.end() && r->is_object()) {
-    s.secret_ref = r->value("name", "");
+    if (auto n = r->find("name"); n != r->end() && n->is_string()) {
+      s.secret_ref = n->get<std::string>();
+    }
   }
   if (s.driver.empty()) return absl::InvalidArgumentError("the csi volume source names no driver");
   return s;
@@ -73,6 +76,24 @@ std::map<std::string, std::string> ReadVolData(const std::string& path) {
   if (!j.is_object()) return out;
   for (auto e = j.begin(); e != j.end(); ++e) {
     if (e.value().is_string()) out[e.key()] = e.value().get<std::string>();
+  }
+  return out;
+}
+
+// The entries of `dir`; empty when it does not exist, an error when it cannot be read.
+absl::StatusOr<std::vector<std::string>> ListDirStrict(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec) {
+    if (ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory) {
+      return out;
+    }
+    return absl::UnavailableError(absl::StrCat("cannot list ", dir, ": ", ec.message()));
+  }
+  for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    if (ec) return absl::UnavailableError(absl::StrCat("cannot list ", dir, ": ", ec.message()));
+    out.push_back(it->path().filename().string());
   }
   return out;
 }
@@ -343,31 +364,33 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpInline(const api::P
   return volume::ExternalVolume{r.target_path, r.readonly};
 }
 
-absl::Status CsiVolumePlugin::WaitReportedInUse(const std::string& unique) {
+absl::Status CsiVolumePlugin::WaitReportedInUse(const std::string& unique,
+                                                const std::string& pod_uid, absl::Time deadline) {
   bool added = false;
   {
     absl::MutexLock lock(&mu_);
-    added = in_use_.insert(unique).second;
+    added = in_use_.count(unique) == 0 && wanted_.count(unique) == 0;
+    // A report from before the volume was last released does not count.
+    if (added) reported_.erase(unique);
+    // In use from now on, for as long as the pod is (not just while this attempt runs).
+    wanted_[unique].insert(pod_uid);
   }
   if (added && options_.in_use_changed) options_.in_use_changed();
   absl::MutexLock lock(&mu_);
   auto reported = [this, &unique]()
                       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return reported_.count(unique) > 0; };
-  if (mu_.AwaitWithTimeout(absl::Condition(&reported), options_.attach_wait)) {
-    return absl::OkStatus();
-  }
+  if (mu_.AwaitWithDeadline(absl::Condition(&reported), deadline)) return absl::OkStatus();
   return absl::UnavailableError(
       absl::StrCat("volume ", unique,
                    " has not been added to the list of VolumesInUse in the node's volume status"));
 }
 
 absl::StatusOr<std::map<std::string, std::string>> CsiVolumePlugin::WaitForAttach(
-    const std::string& name, const std::string& pv_name) {
+    const std::string& name, const std::string& pv_name, absl::Time deadline) {
   if (attachments_ == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
         "volume ", pv_name, " needs attaching, which is not possible without an API server"));
   }
-  const absl::Time deadline = absl::Now() + options_.attach_wait;
   absl::Duration delay = absl::Milliseconds(50);
   std::string last;
   while (true) {
@@ -410,18 +433,32 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
   if (!info.ok()) return info.status();
   const std::string unique = UniqueName(src.driver, src.volume_handle);
   const std::string attachment = CsiHandle(src.volume_handle + src.driver + options_.node_name);
+  // While this SetUp runs, a tear-down of the volume in another pod does not unstage it.
+  {
+    absl::MutexLock lock(&mu_);
+    ++setting_up_[unique];
+  }
+  absl::Cleanup done = [&] {
+    absl::MutexLock lock(&mu_);
+    if (--setting_up_[unique] == 0) setting_up_.erase(unique);
+  };
   if (AlreadyPublished(dir, src.driver, src.volume_handle)) {
     KLOG_V(2, "Volume is already published, adopting it", "volume", pv.metadata.name, "dir", dir);
     absl::MutexLock lock(&mu_);
     staged_.insert(unique);  // published implies staged
+    if (info->attach_required) in_use_.insert(unique);
     return volume::ExternalVolume{absl::StrCat(dir, "/mount"), spec.read_only || src.read_only};
   }
 
   std::map<std::string, std::string> publish_context;
   if (info->attach_required) {
-    if (absl::Status st = WaitReportedInUse(unique); !st.ok()) return st;
+    // One bound for both waits (the volume manager retries after it).
+    const absl::Time deadline = absl::Now() + options_.attach_wait;
+    if (absl::Status st = WaitReportedInUse(unique, pod.metadata.uid, deadline); !st.ok()) {
+      return st;
+    }
     absl::StatusOr<std::map<std::string, std::string>> ctx =
-        WaitForAttach(attachment, pv.metadata.name);
+        WaitForAttach(attachment, pv.metadata.name, deadline);
     if (!ctx.ok()) return ctx.status();
     publish_context = *std::move(ctx);
   }
@@ -492,6 +529,7 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
     }
     absl::MutexLock lock(&mu_);
     staged_.insert(unique);
+    if (info->attach_required) in_use_.insert(unique);  // until it is unstaged
   }
   // Publish (SetUp).
   if (absl::Status st = MakeDir(dir); !st.ok()) return st;
@@ -537,10 +575,10 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
     if (info->fs_group_policy == "File") {
       apply_fs_group = true;
     } else if (info->fs_group_policy == "ReadWriteOnceWithFSType") {
-      apply_fs_group =
-          !src.fs_type.empty() &&
-          (pv.spec.access_modes.empty() ||
-           (pv.spec.access_modes.size() == 1 && pv.spec.access_modes[0] == api::kReadWriteOnce));
+      // Upstream: an fsType, and ReadWriteOnce among the PV's access modes.
+      apply_fs_group = !src.fs_type.empty() &&
+                       std::find(pv.spec.access_modes.begin(), pv.spec.access_modes.end(),
+                                 api::kReadWriteOnce) != pv.spec.access_modes.end();
     }
   }
   if (apply_fs_group) {
@@ -553,6 +591,10 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
 
 absl::Status CsiVolumePlugin::TearDown(const std::string& pod_uid, const std::string& dir) {
   const absl::Time start = absl::Now();
+  {
+    absl::MutexLock lock(&mu_);
+    stats_cache_.erase(dir);
+  }
   Reconstruct();
   const std::map<std::string, std::string> data = ReadVolData(absl::StrCat(dir, "/", kVolDataFile));
   const std::string target = absl::StrCat(dir, "/mount");
@@ -586,7 +628,15 @@ absl::Status CsiVolumePlugin::TearDown(const std::string& pod_uid, const std::st
                                      "volume_unmount", true,
                                      absl::ToDoubleSeconds(absl::Now() - start));
     if (persistent) {
-      return StorageOp(driver_name, "unmount_device").Done(ReleaseIfUnused(driver_name, handle));
+      absl::Status st =
+          StorageOp(driver_name, "unmount_device").Done(ReleaseIfUnused(driver_name, handle));
+      if (!st.ok()) {
+        // The pod's dir is gone; housekeeping retries the release.
+        KLOG_ERROR(st, "UnmountDevice failed, will retry", "volume",
+                   UniqueName(driver_name, handle));
+        absl::MutexLock lock(&mu_);
+        pending_release_.emplace(driver_name, handle);
+      }
     }
     return absl::OkStatus();
   }
@@ -598,20 +648,33 @@ absl::Status CsiVolumePlugin::TearDown(const std::string& pod_uid, const std::st
 
 absl::Status CsiVolumePlugin::ReleaseIfUnused(const std::string& driver_name,
                                               const std::string& handle) {
+  const std::string unique = UniqueName(driver_name, handle);
+  {
+    // A set-up of the volume for another pod is under way: it keeps the volume.
+    absl::MutexLock lock(&mu_);
+    if (setting_up_.count(unique) > 0) return absl::OkStatus();
+  }
   // Any pod dir still publishing the volume keeps it staged (upstream: the device stays
   // mounted while the actual state has a pod mounting it). Disk is the truth, also after a
-  // restart; the caller holds the volume lock, so no publish of it is under way.
+  // restart; the caller holds the volume lock, so no publish of it is under way. What cannot
+  // be read counts as a user: a volume is never unstaged on a guess.
   const std::string pods_dir = absl::StrCat(options_.root_dir, "/pods");
-  for (const std::string& uid : volume::ListDir(pods_dir)) {
+  absl::StatusOr<std::vector<std::string>> uids = ListDirStrict(pods_dir);
+  if (!uids.ok()) return uids.status();
+  for (const std::string& uid : *uids) {
     const std::string plugin_dir =
         absl::StrCat(pods_dir, "/", uid, "/volumes/", volume::EscapePluginName(kCSIPluginName));
-    for (const std::string& name : volume::ListDir(plugin_dir)) {
-      std::map<std::string, std::string> d =
-          ReadVolData(absl::StrCat(plugin_dir, "/", name, "/", kVolDataFile));
+    absl::StatusOr<std::vector<std::string>> names = ListDirStrict(plugin_dir);
+    if (!names.ok()) return names.status();
+    for (const std::string& name : *names) {
+      const std::string data = absl::StrCat(plugin_dir, "/", name, "/", kVolDataFile);
+      std::map<std::string, std::string> d = ReadVolData(data);
+      if (d.empty() && ::access(data.c_str(), F_OK) == 0) {
+        return absl::FailedPreconditionError(absl::StrCat(data, " cannot be read"));
+      }
       if (d["driverName"] == driver_name && d["volumeHandle"] == handle) return absl::OkStatus();
     }
   }
-  const std::string unique = UniqueName(driver_name, handle);
   const std::string staging = StagingPath(driver_name, handle);
   const std::string volume_dir = std::filesystem::path(staging).parent_path().string();
   const std::string data_path = absl::StrCat(volume_dir, "/", kVolDataFile);
@@ -643,10 +706,51 @@ absl::Status CsiVolumePlugin::ReleaseIfUnused(const std::string& driver_name,
   {
     absl::MutexLock lock(&mu_);
     staged_.erase(unique);
-    removed = in_use_.erase(unique) > 0;
+    removed = in_use_.erase(unique) > 0 && wanted_.count(unique) == 0;
+    if (removed) reported_.erase(unique);
   }
   if (removed && options_.in_use_changed) options_.in_use_changed();
   return absl::OkStatus();
+}
+
+void CsiVolumePlugin::PodRemoved(const std::string& pod_uid) {
+  bool changed = false;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = wanted_.begin(); it != wanted_.end();) {
+      it->second.erase(pod_uid);
+      if (!it->second.empty()) {
+        ++it;
+        continue;
+      }
+      // No pod wants it any more; it stays in use while it is still staged or published.
+      if (in_use_.count(it->first) == 0) {
+        reported_.erase(it->first);
+        changed = true;
+      }
+      it = wanted_.erase(it);
+    }
+  }
+  if (changed && options_.in_use_changed) options_.in_use_changed();
+}
+
+void CsiVolumePlugin::Housekeeping() {
+  Reconstruct();
+  std::set<std::pair<std::string, std::string>> pending;
+  {
+    absl::MutexLock lock(&mu_);
+    pending.swap(pending_release_);
+  }
+  for (const auto& [driver, handle] : pending) {
+    const std::string unique = UniqueName(driver, handle);
+    std::shared_ptr<absl::Mutex> vlock = VolumeLock(unique);
+    absl::MutexLock vl(vlock.get());
+    if (absl::Status st = ReleaseIfUnused(driver, handle); !st.ok()) {
+      KLOG_V(2, "Volume release failed, will retry", "volume", unique, "err", st);
+      absl::MutexLock lock(&mu_);
+      pending_release_.emplace(driver, handle);
+    }
+  }
 }
 
 void CsiVolumePlugin::Reconstruct() {
@@ -686,6 +790,9 @@ void CsiVolumePlugin::Reconstruct() {
   if (reconstructed_) return;
   reconstructed_ = true;
   in_use_.insert(attachable.begin(), attachable.end());
+  // Housekeeping releases those no pod uses any more (e.g. the last pod was torn down by a
+  // kubelet that stopped before it could unstage).
+  pending_release_.insert(found.begin(), found.end());
   if (!found.empty()) {
     KLOG_INFO("Reconstructed CSI volumes from disk", "volumes", found.size(), "inUse",
               attachable.size());
@@ -693,12 +800,33 @@ void CsiVolumePlugin::Reconstruct() {
 }
 
 absl::StatusOr<volume::VolumeUsageStats> CsiVolumePlugin::GetVolumeStats(const std::string& dir) {
+  // Answers are kept for stats_cache_ttl (upstream measures volumes once per
+  // volumeStatsAggPeriod), so /stats/summary, /metrics and the eviction manager do not each
+  // call the driver.
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = stats_cache_.find(dir);
+    if (it != stats_cache_.end() && absl::Now() - it->second.at < options_.stats_cache_ttl) {
+      return it->second.stats;
+    }
+  }
+  absl::StatusOr<volume::VolumeUsageStats> stats = ReadVolumeStats(dir);
+  absl::MutexLock lock(&mu_);
+  if (stats.ok()) {
+    stats_cache_[dir] = {*stats, absl::Now()};
+  } else {
+    stats_cache_.erase(dir);
+  }
+  return stats;
+}
+
+absl::StatusOr<volume::VolumeUsageStats> CsiVolumePlugin::ReadVolumeStats(const std::string& dir) {
   std::map<std::string, std::string> data = ReadVolData(absl::StrCat(dir, "/", kVolDataFile));
   const std::string driver_name = data["driverName"];
   std::optional<Driver> driver = drivers_.Get(driver_name);
   if (!driver.has_value()) return absl::UnavailableError(DriverNotFound(driver_name));
   absl::StatusOr<NodeCapabilities> caps = Timed(driver_name, "NodeGetCapabilities", [&] {
-    return client_.NodeGetCapabilities(driver->endpoint, options_.timeout);
+    return client_.NodeGetCapabilities(driver->endpoint, options_.stats_timeout);
   });
   if (!caps.ok()) return RpcError("NodeGetCapabilities", caps.status());
   if (!caps->get_volume_stats) {
@@ -707,7 +835,7 @@ absl::StatusOr<volume::VolumeUsageStats> CsiVolumePlugin::GetVolumeStats(const s
   }
   absl::StatusOr<VolumeStats> st = Timed(driver_name, "NodeGetVolumeStats", [&] {
     return client_.NodeGetVolumeStats(driver->endpoint, data["volumeHandle"],
-                                      absl::StrCat(dir, "/mount"), options_.timeout);
+                                      absl::StrCat(dir, "/mount"), options_.stats_timeout);
   });
   if (!st.ok()) return RpcError("NodeGetVolumeStats", st.status());
   volume::VolumeUsageStats out;
@@ -728,7 +856,9 @@ absl::StatusOr<volume::VolumeUsageStats> CsiVolumePlugin::GetVolumeStats(const s
 std::vector<std::string> CsiVolumePlugin::VolumesInUse() {
   Reconstruct();
   absl::MutexLock lock(&mu_);
-  return std::vector<std::string>(in_use_.begin(), in_use_.end());
+  std::set<std::string> out = in_use_;
+  for (const auto& [unique, pods] : wanted_) out.insert(unique);
+  return std::vector<std::string>(out.begin(), out.end());
 }
 
 void CsiVolumePlugin::MarkVolumesAsReportedInUse(const std::vector<std::string>& names) {

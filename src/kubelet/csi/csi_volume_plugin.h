@@ -67,10 +67,14 @@ struct CsiVolumePluginOptions {
   std::string root_dir = "/var/lib/kubelet";
   // Bound of each call to the driver (upstream csiTimeout).
   absl::Duration timeout = absl::Minutes(2);
-  // How long one SetUp waits for the volume to be reported in use and attached before it fails
-  // (the volume manager retries it).
-  absl::Duration attach_wait = absl::Seconds(30);
-  // The volumes in use changed: the Node status should be updated now. Called without locks.
+  // How long one SetUp waits, in all, for the volume to be reported in use and attached before
+  // it fails (the volume manager retries it).
+  absl::Duration attach_wait = absl::Seconds(15);
+  // Bound of the calls behind GetVolumeStats, and how long its answers are reused.
+  absl::Duration stats_timeout = absl::Seconds(10);
+  absl::Duration stats_cache_ttl = absl::Seconds(30);
+  // The volumes in use changed: the Node status should be updated now. Called without the
+  // plugin's state lock (possibly under a volume's lock); must not block.
   std::function<void()> in_use_changed;
   // A secret's data (nodeStageSecretRef, nodePublishSecretRef); unset: such volumes fail.
   std::function<absl::StatusOr<std::map<std::string, std::string>>(const std::string& ns,
@@ -94,9 +98,16 @@ class CsiVolumePlugin final : public volume::ExternalVolumePlugin {
   absl::StatusOr<volume::ExternalVolume> SetUp(const api::Pod& pod, const volume::VolumeSpec& spec,
                                                const std::string& dir) override;
   absl::Status TearDown(const std::string& pod_uid, const std::string& dir) override;
-  // NodeGetVolumeStats on the published target, when the driver has GET_VOLUME_STATS.
+  // NodeGetVolumeStats on the published target, when the driver has GET_VOLUME_STATS; answers
+  // are reused for stats_cache_ttl.
   absl::StatusOr<volume::VolumeUsageStats> GetVolumeStats(const std::string& dir) override;
   std::vector<std::string> VolumesInUse() override;
+  // Retries the releases (unstage, volumesInUse) that failed at tear-down or were found pending
+  // on disk after a restart.
+  void Housekeeping() override;
+  // The pod's claim on its attachable volumes ends (they leave volumesInUse unless still staged
+  // or published, or wanted by another pod).
+  void PodRemoved(const std::string& pod_uid) override;
   void MarkVolumesAsReportedInUse(const std::vector<std::string>& names) override;
 
   // <root>/plugins/kubernetes.io/csi/<driver>/<hex(sha256(handle))>/globalmount.
@@ -109,6 +120,7 @@ class CsiVolumePlugin final : public volume::ExternalVolumePlugin {
                                                          const volume::VolumeSpec& spec,
                                                          const std::string& dir);
   absl::StatusOr<CSIDriverInfo> DriverInfo(const std::string& driver);
+  absl::StatusOr<volume::VolumeUsageStats> ReadVolumeStats(const std::string& dir);
   // The volume context keys every publish gets: the pod's info with podInfoOnMount, the
   // service account tokens of tokenRequests.
   absl::Status AddPodContext(const api::Pod& pod, const CSIDriverInfo& info, bool ephemeral,
@@ -116,11 +128,14 @@ class CsiVolumePlugin final : public volume::ExternalVolumePlugin {
   // A secret reference's data ("failed to find the secret ..." when it cannot be read).
   absl::StatusOr<std::map<std::string, std::string>> Secret(const std::string& ns,
                                                             const std::string& name);
-  // Adds `unique` to volumesInUse and waits until the Node reports it (attach_wait at most).
-  absl::Status WaitReportedInUse(const std::string& unique);
+  // Adds `unique` to volumesInUse for the pod `pod_uid` (until PodRemoved) and waits until the
+  // Node reports it (until `deadline`).
+  absl::Status WaitReportedInUse(const std::string& unique, const std::string& pod_uid,
+                                 absl::Time deadline);
   // Waits for the VolumeAttachment `name` to be attached; returns its attachmentMetadata.
   absl::StatusOr<std::map<std::string, std::string>> WaitForAttach(const std::string& name,
-                                                                   const std::string& pv_name);
+                                                                   const std::string& pv_name,
+                                                                   absl::Time deadline);
   // After the last pod dir using (driver, handle) is gone: unstage and drop it from in-use.
   absl::Status ReleaseIfUnused(const std::string& driver, const std::string& handle);
   // Rebuilds in_use_ from the vol_data.json files on disk, once.
@@ -135,10 +150,23 @@ class CsiVolumePlugin final : public volume::ExternalVolumePlugin {
 
   absl::Mutex mu_;
   bool reconstructed_ ABSL_GUARDED_BY(mu_) = false;
-  std::set<std::string> in_use_ ABSL_GUARDED_BY(mu_);    // attachable volumes in use
+  // Attachable volumes staged or published (rebuilt from disk after a restart), and those that
+  // pods want (from their first set-up attempt until the volume manager forgets the pod):
+  // volumesInUse is the union.
+  std::set<std::string> in_use_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::set<std::string>> wanted_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> reported_ ABSL_GUARDED_BY(mu_);  // what the Node reports in use
   std::set<std::string> staged_ ABSL_GUARDED_BY(mu_);    // staged by this process
+  // SetUps under way, by volume (their volume is neither unstaged nor dropped from in use).
+  std::map<std::string, int> setting_up_ ABSL_GUARDED_BY(mu_);
+  // (driver, handle) whose release is to be retried by Housekeeping.
+  std::set<std::pair<std::string, std::string>> pending_release_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<absl::Mutex>> volume_locks_ ABSL_GUARDED_BY(mu_);
+  struct CachedStats {
+    volume::VolumeUsageStats stats;
+    absl::Time at;
+  };
+  std::map<std::string, CachedStats> stats_cache_ ABSL_GUARDED_BY(mu_);  // by volume dir
 };
 
 }  // namespace kubelet::csi

@@ -217,6 +217,11 @@ TEST_F(CsiPersistentTest, AttachesStagesOnceAndPublishesPerPod) {
   ASSERT_TRUE(plugin_->TearDown("uid-2", PodDir("uid-2")).ok());
   EXPECT_THAT(client_.Calls("NodeUnstageVolume"),
               ElementsAre("NodeUnstageVolume vol-1 " + staging));
+  // In use until the volume manager forgets the pods that wanted it.
+  EXPECT_THAT(plugin_->VolumesInUse(), ElementsAre(kUnique));
+  plugin_->PodRemoved("uid-1");
+  EXPECT_THAT(plugin_->VolumesInUse(), ElementsAre(kUnique));
+  plugin_->PodRemoved("uid-2");
   EXPECT_THAT(plugin_->VolumesInUse(), IsEmpty());
   EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(staging).parent_path()));
   EXPECT_FALSE(std::filesystem::exists(PodDir("uid-2")));
@@ -242,6 +247,10 @@ TEST_F(CsiPersistentTest, WaitsForTheNodeReportAndTheAttachment) {
   EXPECT_THAT(std::string(st.message()), HasSubstr("is not attached yet"));
   EXPECT_TRUE(client_.staged.empty());
   EXPECT_TRUE(client_.published.empty());
+
+  // The pod goes away: its wish for the volume ends with it.
+  quiet.PodRemoved("uid-1");
+  EXPECT_THAT(quiet.VolumesInUse(), IsEmpty());
 
   // A driver that does not attach is neither waited for nor reported in use.
   CSIDriverInfo no_attach = *lister_.info;
@@ -276,6 +285,23 @@ TEST_F(CsiPersistentTest, ARestartedKubeletAdoptsWhatIsMounted) {
   EXPECT_EQ(client_.Calls("NodeStageVolume").size(), 1u);
   EXPECT_EQ(client_.Calls("NodePublishVolume").size(), 1u);
   EXPECT_THAT(restarted.VolumesInUse(), ElementsAre(kUnique));
+}
+
+TEST_F(CsiPersistentTest, AFailedUnstageIsRetriedByHousekeeping) {
+  ASSERT_TRUE(plugin_->SetUp(pod_, Spec(), PodDir("uid-1")).ok());
+  client_.unstage_error = absl::UnavailableError("driver busy");
+  // The pod's volume is gone; the shared staging is not, yet.
+  ASSERT_TRUE(plugin_->TearDown("uid-1", PodDir("uid-1")).ok());
+  const std::string staged =
+      std::filesystem::path(plugin_->StagingPath("hostpath.csi.k8s.io", "vol-1")).parent_path();
+  EXPECT_TRUE(std::filesystem::exists(staged));
+  plugin_->PodRemoved("uid-1");
+  EXPECT_THAT(plugin_->VolumesInUse(), ElementsAre(kUnique));  // still staged
+  client_.unstage_error = absl::OkStatus();
+  plugin_->Housekeeping();
+  EXPECT_EQ(client_.Calls("NodeUnstageVolume").size(), 2u);
+  EXPECT_FALSE(std::filesystem::exists(staged));
+  EXPECT_THAT(plugin_->VolumesInUse(), IsEmpty());
 }
 
 TEST_F(CsiPersistentTest, FsGroupFollowsThePolicy) {

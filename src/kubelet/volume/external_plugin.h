@@ -67,6 +67,12 @@ class ExternalVolumePlugin {
   // status.volumesInUse), e.g. "kubernetes.io/csi/<driver>^<handle>"; rebuilt from disk after a
   // restart.
   virtual std::vector<std::string> VolumesInUse() { return {}; }
+  // Periodic clean-up (the volume manager's housekeeping thread), e.g. retrying releases.
+  virtual void Housekeeping() {}
+  // The volume manager forgot the pod (its volumes are torn down, or it never had one set up
+  // and is gone): whatever the plugin keeps for it is released.
+  virtual void PodRemoved(const std::string& pod_uid) { (void)pod_uid; }
+
   // The volumesInUse the Node's status now holds; a plugin mounts an attachable volume only
   // once it is reported (so the attach/detach controller does not detach it meanwhile).
   virtual void MarkVolumesAsReportedInUse(const std::vector<std::string>& names) { (void)names; }

@@ -594,17 +594,23 @@ absl::Status VolumeManager::TearDownPod(const std::string& uid) {
       (void)RemoveAllNoCrossMounts(absl::StrCat(plugins_dir, "/", plugin));
     }
   }
-  absl::MutexLock lock(&mu_);
-  if (!errors.empty()) {
-    return absl::InternalError(absl::StrCat("failed to tear down volumes of pod ", uid, ": ",
-                                            absl::StrJoin(errors, "; ")));
+  {
+    absl::MutexLock lock(&mu_);
+    if (!errors.empty()) {
+      return absl::InternalError(absl::StrCat("failed to tear down volumes of pod ", uid, ": ",
+                                              absl::StrJoin(errors, "; ")));
+    }
+    pods_.erase(uid);
+    reported_.erase(uid);
   }
-  pods_.erase(uid);
-  reported_.erase(uid);
   // The pod's objects are no longer watched for it; its tokens are forgotten (upstream
-  // deleteServiceAccountToken on TearDown). Both are thread-safe and do not block.
+  // deleteServiceAccountToken on TearDown); plugins release what they kept for it. All are
+  // thread-safe and do not block.
   if (options_.objects != nullptr) options_.objects->UnregisterPod(uid);
   if (options_.tokens != nullptr) options_.tokens->DeleteServiceAccountToken(uid);
+  for (ExternalVolumePlugin* p : options_.external_plugins) {
+    if (p != nullptr) p->PodRemoved(uid);
+  }
   return absl::OkStatus();
 }
 
@@ -645,6 +651,9 @@ std::set<std::string> VolumeManager::PodsWithVolumes() const {
 }
 
 void VolumeManager::Housekeeping(const std::set<std::string>& active) {
+  for (ExternalVolumePlugin* p : options_.external_plugins) {
+    if (p != nullptr) p->Housekeeping();
+  }
   int64_t gen;
   std::set<std::string> candidates = PodsOnDisk();
   {

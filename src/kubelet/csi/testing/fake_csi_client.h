@@ -36,7 +36,7 @@ class FakeCsiClient final : public CsiClient {
                                  const std::string& path, absl::Duration) override {
     absl::MutexLock lock(&mu);
     calls.push_back(absl::StrCat("NodeUnstageVolume ", volume_id, " ", path));
-    return absl::OkStatus();
+    return unstage_error;
   }
   absl::Status NodePublishVolume(const std::string& endpoint, const PublishRequest& r,
                                  absl::Duration) override {
@@ -77,6 +77,7 @@ class FakeCsiClient final : public CsiClient {
   absl::StatusOr<NodeInfo> node_info = NodeInfo{};
   NodeCapabilities capabilities;
   absl::Status stage_error;
+  absl::Status unstage_error;
   absl::Status publish_error;
   absl::StatusOr<VolumeStats> stats = VolumeStats{};
   std::vector<std::string> calls;
