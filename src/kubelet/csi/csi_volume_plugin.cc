@@ -365,7 +365,8 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpInline(const api::P
 }
 
 absl::Status CsiVolumePlugin::WaitReportedInUse(const std::string& unique,
-                                                const std::string& pod_uid, absl::Time deadline) {
+                                                const std::string& pod_uid, absl::Time deadline,
+                                                const std::function<bool()>& cancelled) {
   bool added = false;
   {
     absl::MutexLock lock(&mu_);
@@ -376,17 +377,27 @@ absl::Status CsiVolumePlugin::WaitReportedInUse(const std::string& unique,
     wanted_[unique].insert(pod_uid);
   }
   if (added && options_.in_use_changed) options_.in_use_changed();
-  absl::MutexLock lock(&mu_);
   auto reported = [this, &unique]()
                       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return reported_.count(unique) > 0; };
-  if (mu_.AwaitWithDeadline(absl::Condition(&reported), deadline)) return absl::OkStatus();
+  // In slices, to give up soon once the set-up is no longer wanted.
+  for (absl::Time now = absl::Now(); now < deadline; now = absl::Now()) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (mu_.AwaitWithDeadline(absl::Condition(&reported),
+                                std::min(deadline, now + absl::Milliseconds(500)))) {
+        return absl::OkStatus();
+      }
+    }
+    if (cancelled && cancelled()) return absl::CancelledError("the volume is no longer wanted");
+  }
   return absl::UnavailableError(
       absl::StrCat("volume ", unique,
                    " has not been added to the list of VolumesInUse in the node's volume status"));
 }
 
 absl::StatusOr<std::map<std::string, std::string>> CsiVolumePlugin::WaitForAttach(
-    const std::string& name, const std::string& pv_name, absl::Time deadline) {
+    const std::string& name, const std::string& pv_name, absl::Time deadline,
+    const std::function<bool()>& cancelled) {
   if (attachments_ == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
         "volume ", pv_name, " needs attaching, which is not possible without an API server"));
@@ -411,6 +422,7 @@ absl::StatusOr<std::map<std::string, std::string>> CsiVolumePlugin::WaitForAttac
       last = absl::StrCat("volume ", pv_name, " is not attached yet");
     }
     if (absl::Now() + delay > deadline) break;
+    if (cancelled && cancelled()) return absl::CancelledError("the volume is no longer wanted");
     absl::SleepFor(delay);
     delay = std::min(delay * 3 / 2, absl::Seconds(1));
   }
@@ -454,11 +466,12 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
   if (info->attach_required) {
     // One bound for both waits (the volume manager retries after it).
     const absl::Time deadline = absl::Now() + options_.attach_wait;
-    if (absl::Status st = WaitReportedInUse(unique, pod.metadata.uid, deadline); !st.ok()) {
+    if (absl::Status st = WaitReportedInUse(unique, pod.metadata.uid, deadline, spec.cancelled);
+        !st.ok()) {
       return st;
     }
     absl::StatusOr<std::map<std::string, std::string>> ctx =
-        WaitForAttach(attachment, pv.metadata.name, deadline);
+        WaitForAttach(attachment, pv.metadata.name, deadline, spec.cancelled);
     if (!ctx.ok()) return ctx.status();
     publish_context = *std::move(ctx);
   }

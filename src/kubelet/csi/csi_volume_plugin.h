@@ -131,11 +131,11 @@ class CsiVolumePlugin final : public volume::ExternalVolumePlugin {
   // Adds `unique` to volumesInUse for the pod `pod_uid` (until PodRemoved) and waits until the
   // Node reports it (until `deadline`).
   absl::Status WaitReportedInUse(const std::string& unique, const std::string& pod_uid,
-                                 absl::Time deadline);
+                                 absl::Time deadline, const std::function<bool()>& cancelled);
   // Waits for the VolumeAttachment `name` to be attached; returns its attachmentMetadata.
-  absl::StatusOr<std::map<std::string, std::string>> WaitForAttach(const std::string& name,
-                                                                   const std::string& pv_name,
-                                                                   absl::Time deadline);
+  absl::StatusOr<std::map<std::string, std::string>> WaitForAttach(
+      const std::string& name, const std::string& pv_name, absl::Time deadline,
+      const std::function<bool()>& cancelled);
   // After the last pod dir using (driver, handle) is gone: unstage and drop it from in-use.
   absl::Status ReleaseIfUnused(const std::string& driver, const std::string& handle);
   // Rebuilds in_use_ from the vol_data.json files on disk, once.

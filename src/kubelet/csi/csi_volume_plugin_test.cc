@@ -3,6 +3,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -302,6 +303,28 @@ TEST_F(CsiPersistentTest, AFailedUnstageIsRetriedByHousekeeping) {
   EXPECT_EQ(client_.Calls("NodeUnstageVolume").size(), 2u);
   EXPECT_FALSE(std::filesystem::exists(staged));
   EXPECT_THAT(plugin_->VolumesInUse(), IsEmpty());
+}
+
+TEST_F(CsiPersistentTest, WaitsEndWhenTheVolumeIsNoLongerWanted) {
+  // Nobody reports the volume in use, and the pod goes away meanwhile: the wait ends as
+  // cancelled, not at its (long) deadline.
+  CsiVolumePluginOptions o = Options();
+  o.attach_wait = absl::Hours(1);
+  CsiVolumePlugin quiet(drivers_, client_, &lister_, &attachments_, o);
+  std::atomic<int> asked{0};
+  volume::VolumeSpec spec = Spec();
+  spec.cancelled = [&] { return ++asked > 2; };
+  absl::Status st = quiet.SetUp(pod_, spec, PodDir("uid-1")).status();
+  EXPECT_TRUE(absl::IsCancelled(st)) << st;
+  // Reported, but never attached: the same.
+  attachments_.va->status.attached = false;
+  asked = 0;
+  std::unique_ptr<CsiVolumePlugin> reporting;
+  o.in_use_changed = [&] { reporting->MarkVolumesAsReportedInUse(reporting->VolumesInUse()); };
+  reporting = std::make_unique<CsiVolumePlugin>(drivers_, client_, &lister_, &attachments_, o);
+  st = reporting->SetUp(pod_, spec, PodDir("uid-1")).status();
+  EXPECT_TRUE(absl::IsCancelled(st)) << st;
+  EXPECT_TRUE(client_.published.empty());
 }
 
 TEST_F(CsiPersistentTest, FsGroupFollowsThePolicy) {

@@ -9,6 +9,7 @@
 #define KUBELET_KUBELET_VOLUME_EXTERNAL_PLUGIN_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ struct VolumeSpec {
   const api::Volume* volume = nullptr;        // the pod's volume; always set
   const api::PersistentVolume* pv = nullptr;  // claim-backed volumes: the bound PV
   bool read_only = false;                     // claim-backed: the claim's readOnly
+  // Whether the set-up is no longer wanted (the pod went away, the kubelet is stopping): a
+  // plugin that waits checks it and gives up. Null: never.
+  std::function<bool()> cancelled;
   // The volume directory's name: the PV's name for claim-backed volumes, else the volume's.
   const std::string& Name() const { return pv != nullptr ? pv->metadata.name : volume->name; }
 };

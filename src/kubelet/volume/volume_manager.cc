@@ -190,7 +190,7 @@ absl::StatusOr<VolumeManager::MountedVolume> VolumeManager::SetUpVolume(const ap
     mv.read_only = true;
     return mv;
   }
-  const VolumeSpec spec{.volume = &vol};
+  const VolumeSpec spec{.volume = &vol, .cancelled = [this, uid] { return WaitCancelled(uid); }};
   if (ExternalVolumePlugin* plugin = ExternalPluginFor(spec)) {
     mv.plugin = plugin->Name();
     mv.dir = VolumeDir(uid, plugin->Name(), vol.name);
@@ -341,6 +341,16 @@ absl::Status VolumeManager::PrepareForSync(const api::Pod& pod) {
   return absl::DeadlineExceededError("unable to attach or mount volumes: " + detail);
 }
 
+bool VolumeManager::WaitCancelled(const std::string& uid) const {
+  std::function<bool(const std::string&)> desired;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopped_) return true;
+    desired = pod_desired_;
+  }
+  return desired && !desired(uid);
+}
+
 ExternalVolumePlugin* VolumeManager::ExternalPluginFor(const VolumeSpec& spec) const {
   for (ExternalVolumePlugin* p : options_.external_plugins) {
     if (p != nullptr && p->CanSupport(spec)) return p;
@@ -445,7 +455,10 @@ absl::StatusOr<VolumeManager::MountedVolume> VolumeManager::SetUpClaimVolume(
     mv.host_path = pv->spec.local->path;
     return mv;
   }
-  const VolumeSpec spec{.volume = &vol, .pv = pv, .read_only = read_only};
+  const VolumeSpec spec{.volume = &vol,
+                        .pv = pv,
+                        .read_only = read_only,
+                        .cancelled = [this, uid = pod.metadata.uid] { return WaitCancelled(uid); }};
   ExternalVolumePlugin* plugin = ExternalPluginFor(spec);
   if (plugin == nullptr) {
     return absl::UnimplementedError(absl::StrCat("the volume source of PersistentVolume ",

@@ -194,6 +194,8 @@ class VolumeManager final : public container::PodLifecycleParticipant {
   // Tears down every volume of `uid` found in memory or on disk; keeps the pod's entry if any
   // teardown failed (retried later).
   absl::Status TearDownPod(const std::string& uid);
+  // Whether PrepareForSync's wait for the pod `uid` should end (stopping, pod not desired).
+  bool WaitCancelled(const std::string& uid) const;
   // The external plugin for `spec`, or null.
   ExternalVolumePlugin* ExternalPluginFor(const VolumeSpec& spec) const;
   // Tears down one volume directory of pod `uid`'s plugin (escaped name) on disk.
