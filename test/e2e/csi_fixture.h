@@ -60,18 +60,8 @@ class CsiTest : public ApiModeTest {
     // The pods go first (ApiModeTest::TearDown), so the driver can unpublish their volumes.
     ApiModeTest::TearDown();
     driver_proc_.reset();
-    // Whatever a failed test left mounted below the kubelet's root or the driver's state.
-    std::vector<std::string> mounts;
-    std::ifstream in("/proc/self/mountinfo");
-    for (std::string line; std::getline(in, line);) {
-      std::istringstream f(line);
-      std::string id, parent, dev, root, point;
-      f >> id >> parent >> dev >> root >> point;
-      if (point.rfind(dir_ + "/", 0) == 0) mounts.push_back(point);
-    }
-    for (auto it = mounts.rbegin(); it != mounts.rend(); ++it) {
-      (void)std::system(("umount -l '" + *it + "' 2>/dev/null").c_str());
-    }
+    // The driver's mounts go too (the base class unmounted before the driver stopped).
+    UnmountAllUnder(dir_);
   }
 
   std::string Root() const { return dir_ + "/root"; }

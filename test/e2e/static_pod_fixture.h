@@ -21,13 +21,16 @@
 #define KUBELET_TEST_E2E_STATIC_POD_FIXTURE_H_
 
 #include <signal.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -101,6 +104,24 @@ class StaticPodTest : public ::testing::Test {
     for (const PodSandbox& s : Sandboxes("")) {
       (void)cri_->StopPodSandbox(s.id());
       (void)cri_->RemovePodSandbox(s.id());
+    }
+    UnmountAllUnder(dir_);
+  }
+
+  // Lazily unmounts every mount below `dir` (deepest first): the volumes of pods a stopped
+  // kubelet never tore down, so that no test leaves mounts on the machine.
+  static void UnmountAllUnder(const std::string& dir) {
+    if (dir.empty()) return;
+    std::vector<std::string> mounts;
+    std::ifstream in("/proc/self/mountinfo");
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream f(line);
+      std::string id, parent, dev, root, point;
+      f >> id >> parent >> dev >> root >> point;
+      if (point.rfind(dir + "/", 0) == 0) mounts.push_back(point);
+    }
+    for (auto it = mounts.rbegin(); it != mounts.rend(); ++it) {
+      (void)::umount2(it->c_str(), MNT_DETACH);
     }
   }
 
