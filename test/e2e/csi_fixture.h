@@ -136,17 +136,7 @@ class CsiTest : public ApiModeTest {
   }
 
   // The mount points below the kubelet's root dir.
-  std::vector<std::string> MountsUnderRoot() {
-    std::vector<std::string> out;
-    std::ifstream in("/proc/self/mountinfo");
-    for (std::string line; std::getline(in, line);) {
-      std::istringstream f(line);
-      std::string id, parent, dev, root, point;
-      f >> id >> parent >> dev >> root >> point;
-      if (point.rfind(Root() + "/", 0) == 0) out.push_back(point);
-    }
-    return out;
-  }
+  std::vector<std::string> MountsUnderRoot() { return MountPointsUnder(Root()); }
 
   // The CSINode's driver entries (null when there is no CSINode; an empty list reads back as
   // null from the API server).

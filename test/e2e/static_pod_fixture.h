@@ -112,17 +112,22 @@ class StaticPodTest : public ::testing::Test {
   // kubelet never tore down, so that no test leaves mounts on the machine.
   static void UnmountAllUnder(const std::string& dir) {
     if (dir.empty()) return;
-    std::vector<std::string> mounts;
+    std::vector<std::string> mounts = MountPointsUnder(dir);
+    for (auto it = mounts.rbegin(); it != mounts.rend(); ++it) {
+      (void)::umount2(it->c_str(), MNT_DETACH);
+    }
+  }
+  // The mount points below `dir`, in mount order (/proc/self/mountinfo).
+  static std::vector<std::string> MountPointsUnder(const std::string& dir) {
+    std::vector<std::string> out;
     std::ifstream in("/proc/self/mountinfo");
     for (std::string line; std::getline(in, line);) {
       std::istringstream f(line);
       std::string id, parent, dev, root, point;
       f >> id >> parent >> dev >> root >> point;
-      if (point.rfind(dir + "/", 0) == 0) mounts.push_back(point);
+      if (point.rfind(dir + "/", 0) == 0) out.push_back(point);
     }
-    for (auto it = mounts.rbegin(); it != mounts.rend(); ++it) {
-      (void)::umount2(it->c_str(), MNT_DETACH);
-    }
+    return out;
   }
 
   // Writes the kubelet's configuration to config_path_: the runtime endpoint, the manifest
