@@ -7,10 +7,9 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "api/core_misc.h"
-#include "apiclient/rest_client.h"
 #include "app/wiring.h"
 #include "common/log.h"
+#include "kubelet/clustercontent/api_content.h"
 #include "kubelet/csi/csi_client.h"
 #include "kubelet/csi/csi_driver.h"
 #include "kubelet/csi/csi_volume_plugin.h"
@@ -40,20 +39,13 @@ absl::Status WirePlugins(WiringStage stage, WiringContext& ctx) {
       if (nodestatus::NodeStatusManager* m = late->load()) m->RequestStatusUpdate();
     };
     if (ctx.api_client) {
-      // Secrets a PV names are read when its volume is staged or published (upstream GETs
-      // them; the Node authorizer grants those of PVs bound to the node's pods).
-      po.get_secret = [api = ctx.api_client](const std::string& ns, const std::string& name)
-          -> absl::StatusOr<std::map<std::string, std::string>> {
-        apiclient::Request r;
-        r.path = absl::StrCat("/api/v1/namespaces/", ns, "/secrets/", name);
-        absl::StatusOr<apiclient::Response> got = api->Do(r);
-        if (!got.ok()) return got.status();
-        if (!got->ok()) {
-          const absl::Status st = apiclient::ResponseStatus(*got);
-          const apiclient::ApiError e = apiclient::DecodeApiError(*got);
-          return e.message.empty() ? st : absl::Status(st.code(), e.message);
-        }
-        absl::StatusOr<api::Secret> secret = api::Decode<api::Secret>(got->body);
+      // Secrets a PV names are read when its volume is staged or published, with a GET each
+      // time as upstream (the Node authorizer grants those of PVs bound to the node's pods).
+      auto secrets = std::make_shared<clustercontent::SimpleObjectSource>(ctx.api_client);
+      po.get_secret =
+          [secrets](const std::string& ns,
+                    const std::string& name) -> absl::StatusOr<std::map<std::string, std::string>> {
+        absl::StatusOr<api::Secret> secret = secrets->GetSecret(ns, name);
         if (!secret.ok()) return secret.status();
         return std::move(secret->data);
       };

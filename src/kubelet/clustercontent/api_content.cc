@@ -24,14 +24,14 @@ absl::Status NotRegistered(const std::string& ns, const std::string& name) {
       absl::StrCat("object ", log::Quote(ns), "/", log::Quote(name), " not registered"));
 }
 
-// GET of one object. A 404 is NotFound with the API server's message (`configmaps "x" not
-// found`), as upstream's managers hand it on.
+// GET of one core/v1 object (cluster-scoped when `ns` is empty). A 404 is NotFound with the API
+// server's message (`configmaps "x" not found`), as upstream's managers hand it on.
 absl::StatusOr<nlohmann::json> FetchObject(apiclient::RestClient& client,
                                            const std::string& resource, const std::string& ns,
                                            const std::string& name, bool from_cache) {
   apiclient::Request req;
-  req.path = absl::StrCat("/api/v1/namespaces/", ns, "/", resource, "/", name,
-                          from_cache ? "?resourceVersion=0" : "");
+  req.path = absl::StrCat("/api/v1/", ns.empty() ? "" : absl::StrCat("namespaces/", ns, "/"),
+                          resource, "/", name, from_cache ? "?resourceVersion=0" : "");
   absl::StatusOr<apiclient::Response> resp = client.Do(req);
   if (!resp.ok()) return resp.status();
   if (resp->code == 404) {
@@ -403,36 +403,15 @@ absl::StatusOr<api::Secret> SimpleObjectSource::GetSecret(const std::string& ns,
 
 // ---- Tokens -----------------------------------------------------------------------------------
 
-namespace {
-
-template <typename T>
-absl::StatusOr<T> GetObject(apiclient::RestClient& client, const std::string& path) {
-  apiclient::Request req;
-  req.path = path;
-  absl::StatusOr<apiclient::Response> resp = client.Do(req);
-  if (!resp.ok()) return resp.status();
-  if (!resp->ok()) {
-    // The API server's own message (`persistentvolumeclaims "x" not found`), as client-go's
-    // error prints it.
-    const absl::Status st = apiclient::ResponseStatus(*resp);
-    const apiclient::ApiError e = apiclient::DecodeApiError(*resp);
-    return e.message.empty() ? st : absl::Status(st.code(), e.message);
-  }
-  return api::Decode<T>(resp->body);
-}
-
-}  // namespace
-
 absl::StatusOr<api::PersistentVolumeClaim> RestClaimSource::GetPersistentVolumeClaim(
     const std::string& ns, const std::string& name) {
-  return GetObject<api::PersistentVolumeClaim>(
-      *client_, absl::StrCat("/api/v1/namespaces/", ns, "/persistentvolumeclaims/", name));
+  return As<api::PersistentVolumeClaim>(
+      FetchObject(*client_, "persistentvolumeclaims", ns, name, false));
 }
 
 absl::StatusOr<api::PersistentVolume> RestClaimSource::GetPersistentVolume(
     const std::string& name) {
-  return GetObject<api::PersistentVolume>(*client_,
-                                          absl::StrCat("/api/v1/persistentvolumes/", name));
+  return As<api::PersistentVolume>(FetchObject(*client_, "persistentvolumes", "", name, false));
 }
 
 absl::StatusOr<api::TokenRequest> RestTokenClient::CreateToken(const std::string& ns,

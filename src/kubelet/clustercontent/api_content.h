@@ -194,7 +194,7 @@ class SimpleObjectSource final : public ClusterObjectSource {
 };
 
 //   RestClaimSource  GET /api/v1/namespaces/<ns>/persistentvolumeclaims/<name> and
-//                    /api/v1/persistentvolumes/<name> on every call.
+//                    /api/v1/persistentvolumes/<name> on every call (a 404 as Get's).
 class RestClaimSource final : public volume::ClaimSource {
  public:
   explicit RestClaimSource(std::shared_ptr<apiclient::RestClient> client)
