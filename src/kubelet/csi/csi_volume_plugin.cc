@@ -34,10 +34,10 @@ struct InlineSource {
   bool read_only = false;
   std::string fs_type;
   std::map<std::string, std::string> attributes;
-  std::string secret_ref;  // nodePublishSecretRef.name (the pod's namespace)
+  std::optional<api::SecretReference> secret_ref;  // nodePublishSecretRef, the pod's namespace
 };
 
-absl::StatusOr<InlineSource> ParseInline(const api::Volume& v) {
+absl::StatusOr<InlineSource> ParseInline(const api::Volume& v, const std::string& ns) {
   auto it = v.other_sources.find("csi");
   if (it == v.other_sources.end()) return absl::InvalidArgumentError("not a csi volume");
   nlohmann::json j = apiclient::ParseBoundedJson(it->second.json);
@@ -53,7 +53,7 @@ absl::StatusOr<InlineSource> ParseInline(const api::Volume& v) {
   }
   if (auto r = j.find("nodePublishSecretRef"); r != j.end() && r->is_object()) {
     if (auto n = r->find("name"); n != r->end() && n->is_string()) {
-      s.secret_ref = n->get<std::string>();
+      s.secret_ref = api::SecretReference{n->get<std::string>(), ns};
     }
   }
   if (s.driver.empty()) return absl::InvalidArgumentError("the csi volume source names no driver");
@@ -96,6 +96,35 @@ absl::StatusOr<std::vector<std::string>> ListDirStrict(const std::string& dir) {
     out.push_back(it->path().filename().string());
   }
   return out;
+}
+
+// Calls `fn` with the vol_data.json of every CSI volume published into a pod dir below
+// <root>/pods. Errors: a dir that cannot be listed; a vol_data.json that exists but cannot be
+// read (then it is not passed on). `fn` returns false to stop early.
+absl::Status ForEachPublished(const std::string& root_dir,
+                              const std::function<bool(std::map<std::string, std::string>&)>& fn) {
+  const std::string pods_dir = absl::StrCat(root_dir, "/pods");
+  absl::StatusOr<std::vector<std::string>> uids = ListDirStrict(pods_dir);
+  if (!uids.ok()) return uids.status();
+  absl::Status unreadable;
+  for (const std::string& uid : *uids) {
+    const std::string plugin_dir =
+        absl::StrCat(pods_dir, "/", uid, "/volumes/", volume::EscapePluginName(kCSIPluginName));
+    absl::StatusOr<std::vector<std::string>> names = ListDirStrict(plugin_dir);
+    if (!names.ok()) return names.status();
+    for (const std::string& name : *names) {
+      const std::string path = absl::StrCat(plugin_dir, "/", name, "/", kVolDataFile);
+      std::map<std::string, std::string> d = ReadVolData(path);
+      if (d.empty()) {
+        if (::access(path.c_str(), F_OK) == 0) {
+          unreadable = absl::FailedPreconditionError(absl::StrCat(path, " cannot be read"));
+        }
+        continue;
+      }
+      if (!fn(d)) return absl::OkStatus();
+    }
+  }
+  return unreadable;
 }
 
 std::string UniqueName(const std::string& driver, const std::string& handle) {
@@ -275,8 +304,11 @@ absl::Status CsiVolumePlugin::AddPodContext(const api::Pod& pod, const CSIDriver
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::map<std::string, std::string>> CsiVolumePlugin::Secret(
-    const std::string& ns, const std::string& name) {
+absl::Status CsiVolumePlugin::Secrets(const std::optional<api::SecretReference>& ref,
+                                      std::map<std::string, std::string>* out) {
+  if (!ref.has_value()) return absl::OkStatus();
+  const std::string& ns = ref->namespace_;
+  const std::string& name = ref->name;
   if (!options_.get_secret) {
     return absl::FailedPreconditionError(
         absl::StrCat("failed to find the secret ", name, " in the namespace ", ns,
@@ -288,7 +320,8 @@ absl::StatusOr<std::map<std::string, std::string>> CsiVolumePlugin::Secret(
                         absl::StrCat("failed to find the secret ", name, " in the namespace ", ns,
                                      " with error: ", data.status().message()));
   }
-  return data;
+  *out = *std::move(data);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUp(const api::Pod& pod,
@@ -298,7 +331,7 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUp(const api::Pod& po
     return StorageOp(spec.pv->spec.csi->driver, "volume_mount")
         .Done(SetUpPersistent(pod, spec, dir));
   }
-  absl::StatusOr<InlineSource> src = ParseInline(*spec.volume);
+  absl::StatusOr<InlineSource> src = ParseInline(*spec.volume, pod.metadata.namespace_);
   return StorageOp(src.ok() ? src->driver : "", "volume_mount")
       .Done(SetUpInline(pod, *spec.volume, dir));
 }
@@ -306,7 +339,7 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUp(const api::Pod& po
 absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpInline(const api::Pod& pod,
                                                                     const api::Volume& volume,
                                                                     const std::string& dir) {
-  absl::StatusOr<InlineSource> src = ParseInline(volume);
+  absl::StatusOr<InlineSource> src = ParseInline(volume, pod.metadata.namespace_);
   if (!src.ok()) return src.status();
   std::optional<Driver> driver = drivers_.Get(src->driver);
   if (!driver.has_value()) return absl::UnavailableError(DriverNotFound(src->driver));
@@ -347,12 +380,7 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpInline(const api::P
       !st.ok()) {
     return st;
   }
-  if (!src->secret_ref.empty()) {
-    absl::StatusOr<std::map<std::string, std::string>> secrets =
-        Secret(pod.metadata.namespace_, src->secret_ref);
-    if (!secrets.ok()) return secrets.status();
-    r.secrets = *std::move(secrets);
-  }
+  if (absl::Status st = Secrets(src->secret_ref, &r.secrets); !st.ok()) return st;
   if (absl::Status st =
           Timed(src->driver, "NodePublishVolume",
                 [&] { return client_.NodePublishVolume(driver->endpoint, r, options_.timeout); });
@@ -515,12 +543,7 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
       r.staging_target_path = staging;
       r.capability = capability;
       r.volume_context = src.volume_attributes;
-      if (src.node_stage_secret_ref.has_value()) {
-        absl::StatusOr<std::map<std::string, std::string>> secrets =
-            Secret(src.node_stage_secret_ref->namespace_, src.node_stage_secret_ref->name);
-        if (!secrets.ok()) return secrets.status();
-        r.secrets = *std::move(secrets);
-      }
+      if (absl::Status st = Secrets(src.node_stage_secret_ref, &r.secrets); !st.ok()) return st;
       if (absl::Status st =
               Timed(src.driver, "NodeStageVolume",
                     [&] { return client_.NodeStageVolume(driver->endpoint, r, options_.timeout); });
@@ -567,12 +590,7 @@ absl::StatusOr<volume::ExternalVolume> CsiVolumePlugin::SetUpPersistent(
       !st.ok()) {
     return st;
   }
-  if (src.node_publish_secret_ref.has_value()) {
-    absl::StatusOr<std::map<std::string, std::string>> secrets =
-        Secret(src.node_publish_secret_ref->namespace_, src.node_publish_secret_ref->name);
-    if (!secrets.ok()) return secrets.status();
-    r.secrets = *std::move(secrets);
-  }
+  if (absl::Status st = Secrets(src.node_publish_secret_ref, &r.secrets); !st.ok()) return st;
   if (absl::Status st =
           Timed(src.driver, "NodePublishVolume",
                 [&] { return client_.NodePublishVolume(driver->endpoint, r, options_.timeout); });
@@ -671,23 +689,14 @@ absl::Status CsiVolumePlugin::ReleaseIfUnused(const std::string& driver_name,
   // mounted while the actual state has a pod mounting it). Disk is the truth, also after a
   // restart; the caller holds the volume lock, so no publish of it is under way. What cannot
   // be read counts as a user: a volume is never unstaged on a guess.
-  const std::string pods_dir = absl::StrCat(options_.root_dir, "/pods");
-  absl::StatusOr<std::vector<std::string>> uids = ListDirStrict(pods_dir);
-  if (!uids.ok()) return uids.status();
-  for (const std::string& uid : *uids) {
-    const std::string plugin_dir =
-        absl::StrCat(pods_dir, "/", uid, "/volumes/", volume::EscapePluginName(kCSIPluginName));
-    absl::StatusOr<std::vector<std::string>> names = ListDirStrict(plugin_dir);
-    if (!names.ok()) return names.status();
-    for (const std::string& name : *names) {
-      const std::string data = absl::StrCat(plugin_dir, "/", name, "/", kVolDataFile);
-      std::map<std::string, std::string> d = ReadVolData(data);
-      if (d.empty() && ::access(data.c_str(), F_OK) == 0) {
-        return absl::FailedPreconditionError(absl::StrCat(data, " cannot be read"));
-      }
-      if (d["driverName"] == driver_name && d["volumeHandle"] == handle) return absl::OkStatus();
-    }
-  }
+  bool used = false;
+  absl::Status scanned =
+      ForEachPublished(options_.root_dir, [&](std::map<std::string, std::string>& d) {
+        used = d["driverName"] == driver_name && d["volumeHandle"] == handle;
+        return !used;
+      });
+  if (used) return absl::OkStatus();
+  if (!scanned.ok()) return scanned;
   const std::string staging = StagingPath(driver_name, handle);
   const std::string volume_dir = std::filesystem::path(staging).parent_path().string();
   const std::string data_path = absl::StrCat(volume_dir, "/", kVolDataFile);
@@ -773,17 +782,13 @@ void CsiVolumePlugin::Reconstruct() {
   }
   // Volumes published into pod dirs or still staged when the previous kubelet stopped.
   std::set<std::pair<std::string, std::string>> found;  // (driver, handle)
-  const std::string pods_dir = absl::StrCat(options_.root_dir, "/pods");
-  for (const std::string& uid : volume::ListDir(pods_dir)) {
-    const std::string plugin_dir =
-        absl::StrCat(pods_dir, "/", uid, "/volumes/", volume::EscapePluginName(kCSIPluginName));
-    for (const std::string& name : volume::ListDir(plugin_dir)) {
-      std::map<std::string, std::string> d =
-          ReadVolData(absl::StrCat(plugin_dir, "/", name, "/", kVolDataFile));
-      if (d["volumeLifecycleMode"] == kEphemeral || d["driverName"].empty()) continue;
+  // What cannot be read now is left out; its release is retried by housekeeping later.
+  (void)ForEachPublished(options_.root_dir, [&](std::map<std::string, std::string>& d) {
+    if (d["volumeLifecycleMode"] != kEphemeral && !d["driverName"].empty()) {
       found.emplace(d["driverName"], d["volumeHandle"]);
     }
-  }
+    return true;
+  });
   const std::string plugin_root = absl::StrCat(options_.root_dir, "/plugins/", kCSIPluginName);
   for (const std::string& driver : volume::ListDir(plugin_root)) {
     for (const std::string& sha : volume::ListDir(absl::StrCat(plugin_root, "/", driver))) {
@@ -793,11 +798,16 @@ void CsiVolumePlugin::Reconstruct() {
     }
   }
   std::set<std::string> attachable;
+  std::map<std::string, bool> attaches;  // by driver: one CSIDriver read each
   for (const auto& [driver, handle] : found) {
     // A volume of a driver that does not need attaching is not reported in use (upstream
     // reports attachable volumes only); when that cannot be told, it is reported.
-    absl::StatusOr<CSIDriverInfo> info = DriverInfo(driver);
-    if (!info.ok() || info->attach_required) attachable.insert(UniqueName(driver, handle));
+    auto it = attaches.find(driver);
+    if (it == attaches.end()) {
+      absl::StatusOr<CSIDriverInfo> info = DriverInfo(driver);
+      it = attaches.emplace(driver, !info.ok() || info->attach_required).first;
+    }
+    if (it->second) attachable.insert(UniqueName(driver, handle));
   }
   absl::MutexLock lock(&mu_);
   if (reconstructed_) return;

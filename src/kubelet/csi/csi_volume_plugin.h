@@ -125,9 +125,10 @@ class CsiVolumePlugin final : public volume::ExternalVolumePlugin {
   // service account tokens of tokenRequests.
   absl::Status AddPodContext(const api::Pod& pod, const CSIDriverInfo& info, bool ephemeral,
                              std::map<std::string, std::string>* context);
-  // A secret reference's data ("failed to find the secret ..." when it cannot be read).
-  absl::StatusOr<std::map<std::string, std::string>> Secret(const std::string& ns,
-                                                            const std::string& name);
+  // The data of the secret `ref` names into *out ("failed to find the secret ..." when it
+  // cannot be read); nothing when there is no reference.
+  absl::Status Secrets(const std::optional<api::SecretReference>& ref,
+                       std::map<std::string, std::string>* out);
   // Adds `unique` to volumesInUse for the pod `pod_uid` (until PodRemoved) and waits until the
   // Node reports it (until `deadline`).
   absl::Status WaitReportedInUse(const std::string& unique, const std::string& pod_uid,
