@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "absl/strings/escaping.h"
+
 namespace kubelet::ossl {
 
 struct BioFree {
@@ -48,6 +50,12 @@ inline std::string Digest(const EVP_MD* md, std::string_view data) {
   unsigned int len = 0;
   if (md == nullptr || EVP_Digest(data.data(), data.size(), out, &len, md, nullptr) != 1) return "";
   return std::string(reinterpret_cast<const char*>(out), len);
+}
+
+// Lowercase hex of the SHA-256 of `data`.
+inline std::string Sha256Hex(std::string_view data) {
+  const std::string d = Digest(EVP_sha256(), data);
+  return absl::BytesToHexString(absl::string_view(d.data(), d.size()));
 }
 
 // What a memory BIO holds.

@@ -4,7 +4,6 @@
 
 #include <utility>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "api/authentication.h"
@@ -15,10 +14,6 @@
 
 namespace kubelet::server {
 namespace {
-
-std::string Sha256Hex(const std::string& data) {
-  return absl::BytesToHexString(AV(ossl::Digest(EVP_sha256(), data)));
-}
 
 // upstream's webhook retry: connection resets and timeouts, 429 and 5xx answers.
 bool Retriable(const absl::StatusOr<apiclient::Response>& r) {
@@ -71,7 +66,7 @@ WebhookTokenAuthenticator::WebhookTokenAuthenticator(std::shared_ptr<apiclient::
 
 absl::StatusOr<std::optional<server::UserInfo>> WebhookTokenAuthenticator::Authenticate(
     const std::string& token) {
-  const std::string key = Sha256Hex(token);
+  const std::string key = ossl::Sha256Hex(token);
   const absl::Time now = clock_.Now();
   {
     absl::MutexLock lock(&mu_);

@@ -1,6 +1,5 @@
 #include "kubelet/csi/csi_volume_plugin.h"
 
-#include <openssl/sha.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include "apiclient/rest_client.h"
 #include "common/files.h"
 #include "common/log.h"
+#include "common/openssl.h"
 #include "cri/grpc_client.h"
 #include "kubelet/volume/cluster_content.h"
 #include "kubelet/volume/content_plugins.h"
@@ -218,20 +218,7 @@ absl::Status RpcError(const char* rpc, const absl::Status& st) {
 
 }  // namespace
 
-std::string Sha256Hex(const std::string& data) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * SHA256_DIGEST_LENGTH);
-  for (unsigned char c : digest) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 15]);
-  }
-  return out;
-}
-
-std::string CsiHandle(const std::string& data) { return "csi-" + Sha256Hex(data); }
+std::string CsiHandle(const std::string& data) { return "csi-" + ossl::Sha256Hex(data); }
 
 CsiVolumePlugin::CsiVolumePlugin(DriverRegistry& drivers, CsiClient& client,
                                  CSIDriverLister* drivers_api, VolumeAttachmentGetter* attachments,
@@ -250,7 +237,7 @@ bool CsiVolumePlugin::CanSupport(const volume::VolumeSpec& spec) const {
 std::string CsiVolumePlugin::StagingPath(const std::string& driver,
                                          const std::string& handle) const {
   return absl::StrCat(options_.root_dir, "/plugins/", kCSIPluginName, "/", driver, "/",
-                      Sha256Hex(handle), "/globalmount");
+                      ossl::Sha256Hex(handle), "/globalmount");
 }
 
 std::shared_ptr<absl::Mutex> CsiVolumePlugin::VolumeLock(const std::string& unique) {

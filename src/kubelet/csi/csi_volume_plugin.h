@@ -59,8 +59,6 @@ inline constexpr char kCSIPluginName[] = "kubernetes.io/csi";
 
 // "csi-" + lowercase hex SHA-256 of `data`.
 std::string CsiHandle(const std::string& data);
-// Lowercase hex SHA-256 of `data`.
-std::string Sha256Hex(const std::string& data);
 
 struct CsiVolumePluginOptions {
   std::string node_name;

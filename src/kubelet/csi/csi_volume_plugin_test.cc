@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
+#include "common/openssl.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kubelet/csi/testing/fake_csi_client.h"
@@ -184,7 +185,7 @@ TEST_F(CsiPersistentTest, AttachesStagesOnceAndPublishesPerPod) {
               ElementsAre(CsiHandle("vol-1hostpath.csi.k8s.ionode-a")));  // the attachment name
   const std::string staging = plugin_->StagingPath("hostpath.csi.k8s.io", "vol-1");
   EXPECT_EQ(staging, root_ + "/plugins/kubernetes.io/csi/hostpath.csi.k8s.io/" +
-                         Sha256Hex("vol-1") + "/globalmount");
+                         ossl::Sha256Hex("vol-1") + "/globalmount");
   ASSERT_EQ(client_.staged.size(), 1u);
   EXPECT_EQ(client_.staged[0].staging_target_path, staging);
   EXPECT_EQ(client_.staged[0].publish_context.at("devicePath"), "/dev/x");
@@ -198,7 +199,7 @@ TEST_F(CsiPersistentTest, AttachesStagesOnceAndPublishesPerPod) {
   EXPECT_EQ(r.volume_context.at("kind"), "fast");
   EXPECT_EQ(r.volume_context.at("csi.storage.k8s.io/ephemeral"), "false");
   std::ifstream global(root_ + "/plugins/kubernetes.io/csi/hostpath.csi.k8s.io/" +
-                       Sha256Hex("vol-1") + "/vol_data.json");
+                       ossl::Sha256Hex("vol-1") + "/vol_data.json");
   std::stringstream gs;
   gs << global.rdbuf();
   EXPECT_EQ(gs.str(), R"({"driverName":"hostpath.csi.k8s.io","volumeHandle":"vol-1"})"
