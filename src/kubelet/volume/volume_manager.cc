@@ -541,13 +541,7 @@ bool VolumeManager::PodResourcesReclaimed(const std::string& pod_uid) const {
     auto it = pods_.find(pod_uid);
     if (it != pods_.end() && !it->second.volumes.empty()) return false;
   }
-  const std::string pod_dir = PodDir(pod_uid);
-  if (!ListDir(absl::StrCat(pod_dir, "/", kVolumeSubPathsDir)).empty()) return false;
-  const std::string volumes_dir = absl::StrCat(pod_dir, "/volumes");
-  for (const std::string& plugin : ListDir(volumes_dir)) {
-    if (!ListDir(absl::StrCat(volumes_dir, "/", plugin)).empty()) return false;
-  }
-  return true;
+  return !VolumesOnDisk(pod_uid);
 }
 
 absl::Status VolumeManager::TearDownVolumeDir(const std::string& uid,
@@ -634,22 +628,21 @@ absl::Status VolumeManager::CleanupTerminatedPod(const api::Pod& pod) {
   return TearDownPod(uid);
 }
 
+bool VolumeManager::VolumesOnDisk(const std::string& uid) const {
+  const std::string pod_dir = PodDir(uid);
+  // subPath bind mounts of any volume (hostPath ones have no volume directory).
+  if (!ListDir(absl::StrCat(pod_dir, "/", kVolumeSubPathsDir)).empty()) return true;
+  const std::string volumes_dir = absl::StrCat(pod_dir, "/volumes");
+  for (const std::string& plugin : ListDir(volumes_dir)) {
+    if (!ListDir(absl::StrCat(volumes_dir, "/", plugin)).empty()) return true;
+  }
+  return false;
+}
+
 std::set<std::string> VolumeManager::PodsOnDisk() const {
   std::set<std::string> out;
-  const std::string pods_dir = absl::StrCat(options_.root_dir, "/pods");
-  for (const std::string& uid : ListDir(pods_dir)) {
-    // subPath bind mounts of any volume (hostPath ones have no volume directory).
-    if (!ListDir(absl::StrCat(pods_dir, "/", uid, "/", kVolumeSubPathsDir)).empty()) {
-      out.insert(uid);
-      continue;
-    }
-    const std::string volumes_dir = absl::StrCat(pods_dir, "/", uid, "/volumes");
-    for (const std::string& plugin : ListDir(volumes_dir)) {
-      if (!ListDir(absl::StrCat(volumes_dir, "/", plugin)).empty()) {
-        out.insert(uid);
-        break;
-      }
-    }
+  for (const std::string& uid : ListDir(absl::StrCat(options_.root_dir, "/pods"))) {
+    if (VolumesOnDisk(uid)) out.insert(uid);
   }
   return out;
 }

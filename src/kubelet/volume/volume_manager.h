@@ -203,6 +203,8 @@ class VolumeManager final : public container::PodLifecycleParticipant {
                                  const std::string& dir);
   std::shared_ptr<absl::Mutex> PodLock(const std::string& uid) const;
   std::set<std::string> PodsOnDisk() const;
+  // Whether pod `uid` has volume directories or subPath bind mounts on disk.
+  bool VolumesOnDisk(const std::string& uid) const;
   void CheckUsage();
 
   const VolumeManagerOptions options_;
