@@ -58,20 +58,13 @@ absl::Status WireStats(WiringStage stage, WiringContext& ctx) {
       s.fs.inodes_used = u64(v.usage.inodes_used);
       s.abnormal = v.usage.abnormal;
       out.push_back(std::move(s));
-      if (!v.pvc_name.empty()) out.back().pvc_ref = stats::PVCReference{v.pvc_name, ""};
-    }
-    return out;
-  };
-  o.external_volume_stats = [volume_stats, k, alive](const std::string& uid) {
-    std::vector<stats::VolumeStats> out = volume_stats(uid);
-    if (k == nullptr || !alive->load()) return out;
-    if (api::PodPtr pod = k->pod_manager().GetPodByUID(uid)) {
-      for (stats::VolumeStats& v : out) {
-        if (v.pvc_ref) v.pvc_ref->namespace_ = pod->metadata.namespace_;
+      if (!v.pvc_name.empty()) {
+        out.back().pvc_ref = stats::PVCReference{v.pvc_name, v.pvc_namespace};
       }
     }
     return out;
   };
+  o.external_volume_stats = volume_stats;
   // kubelet_volume_stats_* on /metrics: the claims of the pods the kubelet holds.
   stats::RegisterVolumeStatsCollector([volume_stats, k, alive] {
     std::vector<stats::PodStats> out;
@@ -79,9 +72,6 @@ absl::Status WireStats(WiringStage stage, WiringContext& ctx) {
     for (const api::PodPtr& pod : k->pod_manager().GetPods()) {
       stats::PodStats ps;
       ps.volumes = volume_stats(pod->metadata.uid);
-      for (stats::VolumeStats& v : ps.volumes) {
-        if (v.pvc_ref) v.pvc_ref->namespace_ = pod->metadata.namespace_;
-      }
       if (!ps.volumes.empty()) out.push_back(std::move(ps));
     }
     return out;

@@ -268,6 +268,7 @@ absl::Status VolumeManager::PrepareForSync(const api::Pod& pod) {
             mv->pvc_name = vol.persistent_volume_claim.has_value()
                                ? vol.persistent_volume_claim->claim_name
                                : absl::StrCat(pod.metadata.name, "-", vol.name);
+            mv->pvc_namespace = pod.metadata.namespace_;
           }
         } else {
           mv = SetUpVolume(pod, vol);
@@ -500,7 +501,7 @@ std::vector<VolumeManager::PodVolumeStats> VolumeManager::GetVolumeStats(
   }
   std::vector<PodVolumeStats> out;
   for (const auto& [name, mv] : volumes) {
-    PodVolumeStats ps{name, mv.pvc_name, {}};
+    PodVolumeStats ps{name, mv.pvc_name, mv.pvc_namespace, {}};
     if (!mv.dir.empty()) {
       ExternalVolumePlugin* plugin = nullptr;
       for (ExternalVolumePlugin* p : options_.external_plugins) {

@@ -143,7 +143,8 @@ class VolumeManager final : public container::PodLifecycleParticipant {
   // plugin cannot tell are left out.
   struct PodVolumeStats {
     std::string name;
-    std::string pvc_name;  // "" when not claim-backed
+    std::string pvc_name;       // "" when not claim-backed
+    std::string pvc_namespace;  // the claim's (the pod's) namespace
     VolumeUsageStats usage;
   };
   std::vector<PodVolumeStats> GetVolumeStats(const std::string& pod_uid) const;
@@ -169,6 +170,7 @@ class VolumeManager final : public container::PodLifecycleParticipant {
     bool read_only = false;
     std::optional<api::Quantity> size_limit;  // disk emptyDir with a sizeLimit
     std::string pvc_name;                     // claim-backed volumes: the claim
+    std::string pvc_namespace;                // and its namespace (the pod's)
     std::string dir;                          // external plugins: the volume's directory
   };
   struct PodState {
