@@ -1,14 +1,12 @@
 #include "kubelet/images/image_gc_manager.h"
 
-#include <sys/statvfs.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/files.h"
 #include "common/guarded.h"
 #include "common/log.h"
 
@@ -38,13 +36,9 @@ ImageFsUsageFn CriImageFsUsage(cri::ImageManagerService& images) {
       return absl::NotFoundError("ImageFsInfo: no image filesystem mount point reported");
     }
     const std::string& mountpoint = info->front().fs_id().mountpoint();
-    struct statvfs s {};
-    if (::statvfs(mountpoint.c_str(), &s) != 0) {
-      return absl::ErrnoToStatus(errno, absl::StrCat("statfs ", mountpoint));
-    }
-    const uint64_t frsize = s.f_frsize != 0 ? s.f_frsize : s.f_bsize;
-    return ImageFsUsage{static_cast<uint64_t>(s.f_blocks) * frsize,
-                        static_cast<uint64_t>(s.f_bavail) * frsize};
+    absl::StatusOr<FsInfo> fs = StatFs(mountpoint);
+    if (!fs.ok()) return fs.status();
+    return ImageFsUsage{fs->capacity_bytes, fs->available_bytes};
   };
 }
 

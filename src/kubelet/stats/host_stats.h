@@ -19,19 +19,14 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/files.h"
 #include "kubelet/stats/summary.h"
 
 namespace kubelet::stats {
 
-// statfs(2) of a path, in bytes and inodes.
-struct FsInfo {
-  uint64_t capacity_bytes = 0;
-  uint64_t available_bytes = 0;  // to unprivileged users (f_bavail)
-  uint64_t used_bytes = 0;       // (f_blocks - f_bfree) * f_frsize
-  uint64_t inodes = 0;
-  uint64_t inodes_free = 0;
-};
-absl::StatusOr<FsInfo> StatFs(const std::string& path);
+// statfs(2) of a path (common/files.h).
+using ::kubelet::FsInfo;
+using ::kubelet::StatFs;
 
 // What `du` reports for a tree: allocated bytes (st_blocks * 512) and inodes, symlinks not
 // followed, other file systems not crossed. A missing path is kNotFound.

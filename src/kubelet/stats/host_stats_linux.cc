@@ -138,21 +138,6 @@ void Walk(int dirfd, dev_t dev, DiskUsage& out) {
 
 }  // namespace
 
-absl::StatusOr<FsInfo> StatFs(const std::string& path) {
-  struct statvfs s {};
-  if (::statvfs(path.c_str(), &s) != 0) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("statfs ", path));
-  }
-  FsInfo fs;
-  const uint64_t frsize = s.f_frsize != 0 ? s.f_frsize : s.f_bsize;
-  fs.capacity_bytes = static_cast<uint64_t>(s.f_blocks) * frsize;
-  fs.available_bytes = static_cast<uint64_t>(s.f_bavail) * frsize;
-  fs.used_bytes = static_cast<uint64_t>(s.f_blocks - s.f_bfree) * frsize;
-  fs.inodes = s.f_files;
-  fs.inodes_free = s.f_ffree;
-  return fs;
-}
-
 absl::StatusOr<DiskUsage> MeasureDiskUsage(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {

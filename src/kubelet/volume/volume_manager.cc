@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "common/files.h"
 #include "common/log.h"
 #include "kubelet/volume/atomic_writer.h"
 #include "kubelet/volume/content_plugins.h"
@@ -519,15 +519,14 @@ std::vector<VolumeManager::PodVolumeStats> VolumeManager::GetVolumeStats(
       ps.usage = *usage;
     } else if (mv.plugin == kLocalVolumePluginName) {
       // upstream's local volumes report statfs of their path (MetricsStatFS).
-      struct statvfs st;
-      if (::statvfs(mv.host_path.c_str(), &st) != 0) continue;
-      const int64_t frsize = static_cast<int64_t>(st.f_frsize);
-      ps.usage.capacity_bytes = static_cast<int64_t>(st.f_blocks) * frsize;
-      ps.usage.available_bytes = static_cast<int64_t>(st.f_bavail) * frsize;
-      ps.usage.used_bytes = static_cast<int64_t>(st.f_blocks - st.f_bfree) * frsize;
-      ps.usage.inodes = static_cast<int64_t>(st.f_files);
-      ps.usage.inodes_free = static_cast<int64_t>(st.f_ffree);
-      ps.usage.inodes_used = static_cast<int64_t>(st.f_files - st.f_ffree);
+      absl::StatusOr<FsInfo> fs = StatFs(mv.host_path);
+      if (!fs.ok()) continue;
+      ps.usage.capacity_bytes = static_cast<int64_t>(fs->capacity_bytes);
+      ps.usage.available_bytes = static_cast<int64_t>(fs->available_bytes);
+      ps.usage.used_bytes = static_cast<int64_t>(fs->used_bytes);
+      ps.usage.inodes = static_cast<int64_t>(fs->inodes);
+      ps.usage.inodes_free = static_cast<int64_t>(fs->inodes_free);
+      ps.usage.inodes_used = static_cast<int64_t>(fs->inodes - fs->inodes_free);
     } else {
       continue;
     }
