@@ -111,9 +111,11 @@ api::Node InitialNode(const NodeStatusOptions& o) {
 
 void SetNodeStatus(const NodeStatusOptions& o, const MachineFacts& machine,
                    const std::string& runtime_version, const std::vector<ImageInfo>& images,
-                   const std::vector<std::string>& readiness_errors, absl::Time now_time,
+                   const std::vector<std::string>& readiness_errors,
+                   const std::vector<std::string>& volumes_in_use, absl::Time now_time,
                    api::Node* node) {
   api::NodeStatus& st = node->status;
+  st.volumes_in_use = volumes_in_use;
   const api::Time now = ToTime(now_time);
 
   // NodeAddress.

@@ -146,11 +146,12 @@ api::Node InitialNode(const NodeStatusOptions& options);
 
 // Sets every part of `node->status` the kubelet owns for time `now`; conditions of other types
 // are kept. Condition transitions are recorded as node events (NodeStatusOptions::recorder).
-// `machine`/`runtime_version`/`images`/`readiness_errors` are what the callbacks gave.
+// `machine`/`runtime_version`/`images`/`readiness_errors`/`volumes_in_use` are what the
+// callbacks gave.
 void SetNodeStatus(const NodeStatusOptions& options, const MachineFacts& machine,
                    const std::string& runtime_version, const std::vector<ImageInfo>& images,
-                   const std::vector<std::string>& readiness_errors, absl::Time now,
-                   api::Node* node);
+                   const std::vector<std::string>& readiness_errors,
+                   const std::vector<std::string>& volumes_in_use, absl::Time now, api::Node* node);
 
 // status.nodeInfo.containerRuntimeVersion from CRI Version's runtime name and version, as
 // upstream prints it: "<name>://<version>" with the version parsed as a semantic version, else

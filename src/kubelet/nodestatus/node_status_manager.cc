@@ -205,9 +205,8 @@ class Manager final : public NodeStatusManager {
     api::Node initial = InitialNode(o_);
     for (const std::string& l : refused_labels_) initial.metadata.labels.erase(l);
     api::Node node = initial;
-    SetNodeStatus(o_, in.machine, runtime_version_, in.images, in.readiness_errors, clock_.Now(),
-                  &node);
-    node.status.volumes_in_use = in.volumes_in_use;
+    SetNodeStatus(o_, in.machine, runtime_version_, in.images, in.readiness_errors,
+                  in.volumes_in_use, clock_.Now(), &node);
     auto r = Do("POST", kNodesPath, api::Encode(node));
     absl::Status st = StatusOf(r);
     // NodeRestriction refuses labels a node may not set on itself (the role labels OpenShift's
@@ -297,8 +296,8 @@ class Manager final : public NodeStatusManager {
     Inputs in = Gather();
     api::Node node = *original;
     const absl::Time now = clock_.Now();
-    SetNodeStatus(o_, in.machine, runtime_version_, in.images, in.readiness_errors, now, &node);
-    node.status.volumes_in_use = in.volumes_in_use;
+    SetNodeStatus(o_, in.machine, runtime_version_, in.images, in.readiness_errors,
+                  in.volumes_in_use, now, &node);
     last_ready_ = false;
     for (const api::NodeCondition& c : node.status.conditions) {
       if (c.type == api::kNodeReady) last_ready_ = c.status == api::kConditionTrue;
