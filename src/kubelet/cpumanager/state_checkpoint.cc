@@ -2,7 +2,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/codec.h"
-#include "apiclient/rest_client.h"
 
 namespace kubelet::cpumanager {
 
@@ -60,8 +59,11 @@ std::string MarshalCheckpoint(CPUManagerCheckpoint cp) {
 }
 
 absl::StatusOr<CPUManagerCheckpoint> UnmarshalCheckpoint(std::string_view text) {
-  nlohmann::json j = apiclient::ParseBoundedJson(text);
-  if (!j.is_object()) return absl::InvalidArgumentError("cpu manager state is not a JSON object");
+  absl::StatusOr<api::Json> parsed = api::ParseJson(text);
+  if (!parsed.ok() || !parsed->is_object()) {
+    return absl::InvalidArgumentError("cpu manager state is not a JSON object");
+  }
+  const api::Json& j = *parsed;
   CPUManagerCheckpoint cp;
   auto str = [&j](const char* key, std::string* out) -> absl::Status {
     auto it = j.find(key);
