@@ -226,12 +226,12 @@ absl::Duration RunKubelet(const std::string& bin, const std::string& kind, int n
         absl::StatusOr<std::vector<std::string>> pvs = BoundClaims(cp, claims);
         std::unique_ptr<kubelet::csi::CsiClient> client = kubelet::csi::NewGrpcCsiClient();
         std::vector<absl::Duration> floors;
+        std::vector<std::string> handles;
+        for (const std::string& pv : pvs.ok() ? *pvs : std::vector<std::string>{}) {
+          handles.push_back(
+              cp.KubectlJson({"get", "pv", pv})["spec"]["csi"].value("volumeHandle", ""));
+        }
         for (int rep = 0; pvs.ok() && rep < kReps; ++rep) {
-          std::vector<std::string> handles;
-          for (const std::string& pv : *pvs) {
-            handles.push_back(
-                cp.KubectlJson({"get", "pv", pv})["spec"]["csi"].value("volumeHandle", ""));
-          }
           absl::Duration total;
           for (size_t i = 0; i < handles.size(); ++i) {
             const std::string vdir = absl::StrCat(dir, "/floor/", rep, "-", i);
