@@ -11,8 +11,6 @@
 // Without the CSI binaries the suite skips, unless KUBELET_CSI_REQUIRED=1 (set by the test
 // script when they are at hand): then that is a failure.
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -109,10 +107,7 @@ TEST_F(CsiRegistrationTest, AnInlineEphemeralVolumeComesAndGoesWithItsPod) {
   const std::string vol = Root() + "/pods/" + uid + "/volumes/kubernetes.io~csi/scratch";
   ASSERT_TRUE(
       WaitUntil([&] { return std::filesystem::exists(vol + "/mount/f"); }, absl::Seconds(30)));
-  std::ifstream vol_data(vol + "/vol_data.json");
-  std::stringstream data;
-  data << vol_data.rdbuf();
-  json vd = json::parse(data.str(), nullptr, false);
+  json vd = json::parse(ReadFile(vol + "/vol_data.json"), nullptr, false);
   EXPECT_EQ(vd.value("driverName", ""), kDriver);
   EXPECT_EQ(vd.value("volumeLifecycleMode", ""), "Ephemeral");
   EXPECT_EQ(vd.value("nodeName", ""), node_);

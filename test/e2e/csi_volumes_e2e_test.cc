@@ -15,7 +15,6 @@
 // The CRI-O variant runs the StatefulSet scenario.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -44,14 +43,6 @@ bool HasMetricLine(const std::string& body, const std::string& prefix,
     }
   }
   return false;
-}
-
-std::string ReadFileOr(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return "";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 class CsiVolumesTest : public CsiTest {
@@ -196,9 +187,9 @@ TEST_F(CsiVolumesTest, AStatefulSetKeepsItsDataAcrossRecreation) {
   if (HasFatalFailure()) return;
   const std::string pv0 = VolumeOf("data-web-0"), pv1 = VolumeOf("data-web-1");
   ASSERT_FALSE(pv0.empty());
-  ASSERT_TRUE(WaitUntil([&] { return ReadFileOr(Published("web-0", pv0) + "/id") == "web-0\n"; },
+  ASSERT_TRUE(WaitUntil([&] { return ReadFile(Published("web-0", pv0) + "/id") == "web-0\n"; },
                         absl::Seconds(30)));
-  EXPECT_EQ(ReadFileOr(Published("web-1", pv1) + "/id"), "web-1\n");
+  EXPECT_EQ(ReadFile(Published("web-1", pv1) + "/id"), "web-1\n");
   // Attached through the controller and the attacher, reported in use, staged once each.
   std::vector<json> vas = Attachments();
   ASSERT_EQ(vas.size(), 2u);
@@ -239,8 +230,8 @@ TEST_F(CsiVolumesTest, AStatefulSetKeepsItsDataAcrossRecreation) {
                             {"operation_name=\"volume_mount\"", "status=\"success\"",
                              "volume_plugin=\"kubernetes.io/csi:hostpath.csi.k8s.io\""}));
 
-  json vd = json::parse(ReadFileOr(Root() + "/pods/" + Uid("web-0") +
-                                   "/volumes/kubernetes.io~csi/" + pv0 + "/vol_data.json"),
+  json vd = json::parse(ReadFile(Root() + "/pods/" + Uid("web-0") + "/volumes/kubernetes.io~csi/" +
+                                 pv0 + "/vol_data.json"),
                         nullptr, false);
   EXPECT_EQ(vd.value("volumeLifecycleMode", ""), "Persistent");
   EXPECT_EQ(vd.value("specVolID", ""), pv0);
@@ -262,9 +253,9 @@ TEST_F(CsiVolumesTest, AStatefulSetKeepsItsDataAcrossRecreation) {
   if (HasFatalFailure()) return;
   EXPECT_EQ(VolumeOf("data-web-0"), pv0);
   ASSERT_TRUE(
-      WaitUntil([&] { return ReadFileOr(Published("web-0", pv0) + "/readback") == "web-0\n"; },
+      WaitUntil([&] { return ReadFile(Published("web-0", pv0) + "/readback") == "web-0\n"; },
                 absl::Seconds(30)));
-  EXPECT_EQ(ReadFileOr(Published("web-1", pv1) + "/readback"), "web-1\n");
+  EXPECT_EQ(ReadFile(Published("web-1", pv1) + "/readback"), "web-1\n");
 }
 
 TEST_F(CsiVolumesTest, UnusableClaimsHoldThePodWithUpstreamMessages) {
@@ -345,7 +336,7 @@ TEST_F(CsiVolumesTest, AGenericEphemeralVolumeComesAndGoesWithItsPod) {
   ASSERT_TRUE(pvc.is_object());
   EXPECT_EQ(pvc["metadata"]["ownerReferences"][0].value("kind", ""), "Pod");
   const std::string pv = pvc["spec"].value("volumeName", "");
-  ASSERT_TRUE(WaitUntil([&] { return ReadFileOr(Published("eph", pv) + "/f") == "hi\n"; },
+  ASSERT_TRUE(WaitUntil([&] { return ReadFile(Published("eph", pv) + "/f") == "hi\n"; },
                         absl::Seconds(30)));
 
   ASSERT_TRUE(cp_->Kubectl({"delete", "pod", "eph", "--wait=false"}).ok());
@@ -396,10 +387,10 @@ TEST_F(CsiVolumesTest, ALocalVolumeIsUsedWherePinnedByNodeAffinity) {
   WaitRunning({"local-user"}, absl::Seconds(120));
   if (HasFatalFailure()) return;
   EXPECT_EQ(GetPod("local-user")["spec"].value("nodeName", ""), node_);
-  EXPECT_TRUE(WaitUntil([&] { return ReadFileOr(disk + "/f") == "local\n"; }, absl::Seconds(30)));
+  EXPECT_TRUE(WaitUntil([&] { return ReadFile(disk + "/f") == "local\n"; }, absl::Seconds(30)));
   ASSERT_TRUE(cp_->Kubectl({"delete", "pod", "local-user", "--wait=false"}).ok());
   ASSERT_TRUE(WaitUntil([&] { return PodGone("local-user"); }, absl::Seconds(60)));
-  EXPECT_EQ(ReadFileOr(disk + "/f"), "local\n");  // the disk keeps its data
+  EXPECT_EQ(ReadFile(disk + "/f"), "local\n");  // the disk keeps its data
   (void)cp_->Kubectl({"delete", "pv", "local-" + node_, "--wait=false"});
 }
 
@@ -477,7 +468,7 @@ TEST_F(CsiVolumesTest, DriverRestartDelaysNewMountsOnly) {
   if (HasFatalFailure()) return;
   const std::string published = Published("keep-0", VolumeOf("data-keep-0"));
   ASSERT_TRUE(
-      WaitUntil([&] { return ReadFileOr(published + "/f") == "before\n"; }, absl::Seconds(30)));
+      WaitUntil([&] { return ReadFile(published + "/f") == "before\n"; }, absl::Seconds(30)));
 
   // A claim provisioned while the driver runs, for a pod that comes while it does not.
   ASSERT_TRUE(Apply("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: late\n"
@@ -506,7 +497,7 @@ TEST_F(CsiVolumesTest, DriverRestartDelaysNewMountsOnly) {
   EXPECT_FALSE(Running("late-0"));
   // The running pod keeps its volume and data.
   EXPECT_TRUE(Running("keep-0"));
-  EXPECT_EQ(ReadFileOr(published + "/f"), "before\n");
+  EXPECT_EQ(ReadFile(published + "/f"), "before\n");
 
   // The plugin is back: the waiting pod starts. (The controller sidecars exit when they lose
   // the driver's socket; in a deployment their pod restarts with the driver.)
