@@ -2,17 +2,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/codec.h"
+#include "common/checksum.h"
 
 namespace kubelet::cpumanager {
-
-uint32_t Fnv1a32(std::string_view data) {
-  uint32_t h = 2166136261u;
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 16777619u;
-  }
-  return h;
-}
 
 std::string SpewChecksumText(const CPUManagerCheckpoint& cp) {
   // go-spew with SortKeys and DisableMethods: type prefixes on the top-level value and the

@@ -33,9 +33,6 @@ struct CPUManagerCheckpoint {
   bool operator==(const CPUManagerCheckpoint&) const = default;
 };
 
-// FNV-1a, 32 bits (Go's hash/fnv New32a), as upstream's checksum uses it.
-uint32_t Fnv1a32(std::string_view data);
-
 // The text upstream hashes: (*state.CPUManagerCheckpoint){PolicyName:(string)static
 // DefaultCPUSet:(string)0-23 Entries:(map[string]map[string]string)map[] Checksum:
 // (checksum.Checksum)0} (keys sorted, entries as map[pod:map[container:set ...] ...]).

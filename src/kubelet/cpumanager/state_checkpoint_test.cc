@@ -1,5 +1,7 @@
 #include "kubelet/cpumanager/state_checkpoint.h"
 
+#include "common/checksum.h"
+
 #include "gtest/gtest.h"
 
 namespace kubelet::cpumanager {
