@@ -262,6 +262,72 @@ KubeletMetrics& Kubelet() {
             .Help("[ALPHA] Container Storage Interface operation duration with gRPC error code "
                   "status total")
             .Register(r),
+        prometheus::BuildCounter()
+            .Name("kubelet_device_plugin_registration_total")
+            .Help("[ALPHA] Cumulative number of device plugin registrations. Broken down by "
+                  "resource name.")
+            .Register(r),
+        prometheus::BuildHistogram()
+            .Name("kubelet_device_plugin_alloc_duration_seconds")
+            .Help("[ALPHA] Duration in seconds to serve a device plugin Allocation request. "
+                  "Broken down by resource name.")
+            .Register(r),
+        prometheus::BuildCounter()
+            .Name("kubelet_pod_resources_endpoint_requests_total")
+            .Help("[ALPHA] Number of requests to the PodResource endpoint. Broken down by "
+                  "server api version.")
+            .Register(r),
+        prometheus::BuildCounter()
+            .Name("kubelet_pod_resources_endpoint_requests_list")
+            .Help("[ALPHA] Number of requests to the PodResource List endpoint. Broken down by "
+                  "server api version.")
+            .Register(r),
+        prometheus::BuildCounter()
+            .Name("kubelet_pod_resources_endpoint_requests_get_allocatable")
+            .Help("[ALPHA] Number of requests to the PodResource GetAllocatableResources "
+                  "endpoint. Broken down by server api version.")
+            .Register(r),
+        prometheus::BuildCounter()
+            .Name("kubelet_pod_resources_endpoint_requests_get")
+            .Help("[ALPHA] Number of requests to the PodResource Get endpoint. Broken down by "
+                  "server api version.")
+            .Register(r),
+        prometheus::BuildCounter()
+            .Name("kubelet_pod_resources_endpoint_errors_list")
+            .Help("[ALPHA] Number of requests to the PodResource List endpoint which returned "
+                  "error. Broken down by server api version.")
+            .Register(r),
+        prometheus::BuildCounter()
+            .Name("kubelet_pod_resources_endpoint_errors_get_allocatable")
+            .Help("[ALPHA] Number of requests to the PodResource GetAllocatableResources "
+                  "endpoint which returned error. Broken down by server api version.")
+            .Register(r),
+        prometheus::BuildCounter()
+            .Name("kubelet_pod_resources_endpoint_errors_get")
+            .Help("[ALPHA] Number of requests to the PodResource Get endpoint which returned "
+                  "error. Broken down by server api version.")
+            .Register(r),
+        prometheus::BuildCounter()
+            .Name("kubelet_cpu_manager_pinning_requests_total")
+            .Help("[ALPHA] The number of cpu core allocations which required pinning.")
+            .Register(r),
+        prometheus::BuildCounter()
+            .Name("kubelet_cpu_manager_pinning_errors_total")
+            .Help("[ALPHA] The number of cpu core allocations which required pinning failed.")
+            .Register(r),
+        prometheus::BuildCounter()
+            .Name("kubelet_topology_manager_admission_requests_total")
+            .Help("[ALPHA] The number of admission requests where resources have to be aligned.")
+            .Register(r),
+        prometheus::BuildCounter()
+            .Name("kubelet_topology_manager_admission_errors_total")
+            .Help("[ALPHA] The number of admission request failures where resources could not "
+                  "be aligned.")
+            .Register(r),
+        prometheus::BuildHistogram()
+            .Name("kubelet_topology_manager_admission_duration_ms")
+            .Help("[ALPHA] Duration in milliseconds to serve a pod admission request.")
+            .Register(r),
     };
   }();
   return *m;
@@ -288,6 +354,11 @@ ProberMetrics& Prober() {
 void Init(const std::string& node_name, const std::string& git_version,
           const std::string& git_commit) {
   Kubelet().node_name.Add({{"node", node_name}}).Set(1);
+  // Unlabelled counters are shown from the start, as upstream registers them.
+  Kubelet().cpu_manager_pinning_requests.Add({});
+  Kubelet().cpu_manager_pinning_errors.Add({});
+  Kubelet().topology_manager_admission_requests.Add({});
+  Kubelet().topology_manager_admission_errors.Add({});
   auto& info = prometheus::BuildGauge()
                    .Name("kubernetes_build_info")
                    .Help(
@@ -377,6 +448,18 @@ void ObserveCsiOperation(const std::string& driver_name, const std::string& meth
             {"migrated", "false"}},
            StorageBuckets())
       .Observe(seconds);
+}
+
+void ObserveDevicePluginAllocation(const std::string& resource_name, double seconds) {
+  static const auto buckets = DefBuckets();
+  Kubelet()
+      .device_plugin_alloc_duration.Add({{"resource_name", resource_name}}, buckets)
+      .Observe(seconds);
+}
+
+void ObserveTopologyManagerAdmission(double milliseconds) {
+  static const auto buckets = ExponentialBuckets(.05, 2, 15);
+  Kubelet().topology_manager_admission_duration.Add({}, buckets).Observe(milliseconds);
 }
 
 void ObserveProbe(const std::string& probe_type, const std::string& result,

@@ -97,6 +97,28 @@ struct KubeletMetrics {
   // csi_operations_seconds{driver_name,method_name,grpc_status_code,migrated}: calls to CSI
   // drivers, method as "/csi.v1.Node/NodePublishVolume", code as gRPC names it ("OK").
   prometheus::Family<prometheus::Histogram>& csi_operations;
+  // kubelet_device_plugin_registration_total{resource_name}: Register calls of device plugins.
+  prometheus::Family<prometheus::Counter>& device_plugin_registration;
+  // kubelet_device_plugin_alloc_duration_seconds{resource_name}: Allocate calls (DefBuckets).
+  prometheus::Family<prometheus::Histogram>& device_plugin_alloc_duration;
+  // kubelet_pod_resources_endpoint_requests_total / _list / _get_allocatable / _get and
+  // kubelet_pod_resources_endpoint_errors_list / _get_allocatable / _get, all
+  // {server_api_version}: calls of the pod resources API.
+  prometheus::Family<prometheus::Counter>& pod_resources_requests_total;
+  prometheus::Family<prometheus::Counter>& pod_resources_requests_list;
+  prometheus::Family<prometheus::Counter>& pod_resources_requests_get_allocatable;
+  prometheus::Family<prometheus::Counter>& pod_resources_requests_get;
+  prometheus::Family<prometheus::Counter>& pod_resources_errors_list;
+  prometheus::Family<prometheus::Counter>& pod_resources_errors_get_allocatable;
+  prometheus::Family<prometheus::Counter>& pod_resources_errors_get;
+  // kubelet_cpu_manager_pinning_requests_total / _errors_total: exclusive CPU allocations.
+  prometheus::Family<prometheus::Counter>& cpu_manager_pinning_requests;
+  prometheus::Family<prometheus::Counter>& cpu_manager_pinning_errors;
+  // kubelet_topology_manager_admission_requests_total / _errors_total, and
+  // kubelet_topology_manager_admission_duration_ms (ExponentialBuckets(.05, 2, 15)).
+  prometheus::Family<prometheus::Counter>& topology_manager_admission_requests;
+  prometheus::Family<prometheus::Counter>& topology_manager_admission_errors;
+  prometheus::Family<prometheus::Histogram>& topology_manager_admission_duration;
   // kubelet_container_log_filesystem_used_bytes is a stats metric; not here.
 };
 KubeletMetrics& Kubelet();
@@ -126,6 +148,8 @@ void ObserveStorageOperation(const std::string& volume_plugin, const std::string
                              bool success, double seconds);
 void ObserveCsiOperation(const std::string& driver_name, const std::string& method_name,
                          const std::string& grpc_status_code, double seconds);
+void ObserveDevicePluginAllocation(const std::string& resource_name, double seconds);
+void ObserveTopologyManagerAdmission(double milliseconds);
 // result: "successful", "failed" or "unknown"; probe_type: "Liveness", "Readiness", "Startup".
 void ObserveProbe(const std::string& probe_type, const std::string& result,
                   const std::string& container, const std::string& pod,

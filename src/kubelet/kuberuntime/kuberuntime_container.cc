@@ -416,14 +416,23 @@ absl::StatusOr<v1::ContainerConfig> KubeGenericRuntimeManager::GenerateContainer
   for (const auto& [k, v] : NewContainerLabels(container, pod)) {
     (*config.mutable_labels())[k] = v;
   }
-  StringMap extra;
-  if (options_.container_annotations) extra = options_.container_annotations(pod, container);
-  for (const auto& [k, v] : NewContainerAnnotations(container, pod, restart_count, extra)) {
+  ContainerResources res;
+  if (options_.container_resources) {
+    absl::StatusOr<ContainerResources> r = options_.container_resources(pod, container);
+    if (!r.ok()) return r.status();
+    res = *std::move(r);
+  }
+  for (const auto& [k, v] :
+       NewContainerAnnotations(container, pod, restart_count,
+                               StringMap(res.annotations.begin(), res.annotations.end()))) {
     (*config.mutable_annotations())[k] = v;
   }
   absl::StatusOr<std::vector<v1::Mount>> mounts = MakeMounts(pod, container, pod_ips);
   if (!mounts.ok()) return mounts.status();
+  for (v1::Mount& m : res.mounts) *config.add_mounts() = std::move(m);
   for (v1::Mount& m : *mounts) *config.add_mounts() = std::move(m);
+  for (v1::Device& d : res.devices) *config.add_devices() = std::move(d);
+  for (const std::string& name : res.cdi_devices) config.add_cdi_devices()->set_name(name);
   config.set_log_path(BuildContainerLogsPath(container.name, restart_count));
   config.set_stdin(container.stdin_);
   config.set_stdin_once(container.stdin_once);
@@ -442,6 +451,11 @@ absl::StatusOr<v1::ContainerConfig> KubeGenericRuntimeManager::GenerateContainer
   *lc->mutable_resources() =
       GenerateLinuxContainerResources(pod, container, MakeResourceSettings());
 
+  for (const auto& [k, v] : res.envs) {
+    v1::KeyValue* kv = config.add_envs();
+    kv->set_key(k);
+    kv->set_value(v);
+  }
   for (const EnvVar& e : *envs) {
     v1::KeyValue* kv = config.add_envs();
     kv->set_key(e.name);

@@ -575,6 +575,7 @@ KubeGenericRuntimeManager::StartOutcome KubeGenericRuntimeManager::StartContaine
         .Add({{"container_type", container_type}, {"code", GrpcCodeName(st)}})
         .Increment();
   };
+  if (options_.pre_create_container) options_.pre_create_container(pod, container, &*config);
   absl::StatusOr<std::string> id = runtime_.CreateContainer(sandbox_id, *config, sandbox_config);
   if (!id.ok()) {
     count_error(id.status());
@@ -584,6 +585,15 @@ KubeGenericRuntimeManager::StartOutcome KubeGenericRuntimeManager::StartContaine
                       events::kFailedToCreateContainer,
                       absl::StrCat("Error: ", GrpcErrorMessage(id.status())));
     return {kErrCreateContainer, GrpcErrorMessage(id.status())};
+  }
+  if (options_.pre_start_container) {
+    if (absl::Status s = options_.pre_start_container(pod, container, *id); !s.ok()) {
+      count_error(s);
+      Recorder().Record(events::ContainerRef(pod, container.name), events::kWarning,
+                        events::kFailedToStartContainer,
+                        absl::StrCat("Internal PreStartContainer hook failed: ", s.message()));
+      return {kErrPreStartHook, std::string(s.message())};
+    }
   }
   KLOG_V(2, "Created container", "pod", FormatPod(pod), "containerName", container.name,
          "containerID", *id);

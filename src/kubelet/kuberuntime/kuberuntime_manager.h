@@ -55,6 +55,7 @@ inline constexpr char kErrCrashLoopBackOff[] = "CrashLoopBackOff";
 inline constexpr char kErrCreateContainerConfig[] = "CreateContainerConfigError";
 inline constexpr char kErrCreateContainer[] = "CreateContainerError";
 inline constexpr char kErrRunContainer[] = "RunContainerError";
+inline constexpr char kErrPreStartHook[] = "PreStartHookError";
 inline constexpr char kErrPostStartHook[] = "PostStartHookError";
 inline constexpr char kErrKillContainer[] = "KillContainerError";
 inline constexpr char kErrCreatePodSandbox[] = "CreatePodSandboxError";

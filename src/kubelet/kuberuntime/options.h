@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -27,6 +28,16 @@
 #include "kubelet/events/event_recorder.h"
 
 namespace kubelet::kuberuntime {
+
+// Devices, mounts, environment, annotations and CDI devices a container gets from the resource
+// managers (upstream DeviceRunContainerOptions).
+struct ContainerResources {
+  std::vector<runtime::v1::Mount> mounts;
+  std::vector<runtime::v1::Device> devices;
+  std::vector<std::pair<std::string, std::string>> envs;
+  std::map<std::string, std::string> annotations;
+  std::vector<std::string> cdi_devices;  // fully qualified CDI names
+};
 
 struct Options {
   // --root-dir: pod data lives under <root_dir>/pods/<uid>/ (termination-log files, etc-hosts),
@@ -128,9 +139,21 @@ struct Options {
   // True while a container with a startup probe has no successful startup result yet; a sidecar
   // (restartable init container) then does not count as started. Unset: never pending.
   std::function<bool(const container::ContainerID& id)> startup_pending;
-  // Annotations to add to containers (device plugins). Unset: none.
-  std::function<std::map<std::string, std::string>(const api::Pod&, const api::Container&)>
-      container_annotations;
+  // What the resource managers give a container (upstream containerManager.GetResources: the
+  // device plugins' Allocate results). Its mounts come before the volume mounts, its envs before
+  // the container's own; its annotations join the container's. An error fails the start with
+  // CreateContainerConfigError. Unset: nothing.
+  std::function<absl::StatusOr<ContainerResources>(const api::Pod&, const api::Container&)>
+      container_resources;
+  // Upstream's internal container lifecycle. PreCreateContainer: may amend the config before
+  // CreateContainer (the CPU and memory managers' cpuset.cpus / cpuset.mems).
+  // PreStartContainer: the container exists and is about to start; an error fails the start
+  // (PreStartHookError; event "Internal PreStartContainer hook failed: <error>"). Unset: nothing.
+  std::function<void(const api::Pod&, const api::Container&, runtime::v1::ContainerConfig*)>
+      pre_create_container;
+  std::function<absl::Status(const api::Pod&, const api::Container&,
+                             const std::string& container_id)>
+      pre_start_container;
 };
 
 // Reads DNS (clusterDNS, clusterDomain, resolvConf), CFS quota (cpuCFSQuotaPeriod only with the
