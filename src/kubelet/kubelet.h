@@ -185,6 +185,11 @@ class Kubelet final : public PodSyncer,
   // Pods admitted and not being terminated nor in a terminal phase (upstream GetActivePods):
   // what the eviction manager may choose from. Thread-safe.
   std::vector<api::Pod> GetActivePods() const;
+  // The same without copying: the pod manager's shared pods. Thread-safe.
+  std::vector<api::PodPtr> ActivePods() const;
+  // Whether every pod source has delivered its pods once (upstream sourcesReady.AllReady):
+  // until then the active pods are not all known. Thread-safe.
+  bool SourcesReady() const { return sources_ready_.load(); }
   // Removes every dead container the GC policy allows to, at once (upstream
   // DeleteAllUnusedContainers, the eviction manager's node-level reclaim). Thread-safe.
   absl::Status DeleteAllUnusedContainers();
@@ -233,8 +238,6 @@ class Kubelet final : public PodSyncer,
   absl::StatusOr<std::string> RunInContainer(const server::StreamRequest& request) override;
 
  private:
-  // GetActivePods without copying: the pod manager's shared pods.
-  std::vector<api::PodPtr> ActivePods() const;
   events::EventRecorder& Recorder() const {
     return options_.recorder != nullptr ? *options_.recorder : events::DiscardingRecorder();
   }

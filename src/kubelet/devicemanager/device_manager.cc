@@ -379,9 +379,11 @@ void DeviceManager::UpdateAllocatedDevices() {
 
 void DeviceManager::UpdateAllocatedDevicesLocked(const std::string& pending_uid) {
   if (!hooks_.active_pods || pod_devices_.empty()) return;
+  std::optional<std::vector<api::PodPtr>> pods = hooks_.active_pods();
+  if (!pods.has_value()) return;
   std::set<std::string> active;
   if (!pending_uid.empty()) active.insert(pending_uid);
-  for (const api::PodPtr& p : hooks_.active_pods()) active.insert(p->metadata.uid);
+  for (const api::PodPtr& p : *pods) active.insert(p->metadata.uid);
   for (auto it = pod_devices_.begin(); it != pod_devices_.end();) {
     if (active.count(it->first) > 0) {
       ++it;

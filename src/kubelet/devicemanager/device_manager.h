@@ -33,6 +33,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -85,8 +86,9 @@ struct DevicePluginCapacity {
 class DeviceManager final : public topologymanager::HintProvider {
  public:
   struct Hooks {
-    // Pods admitted and not terminated (their devices stay allocated). Unset: none.
-    std::function<std::vector<api::PodPtr>()> active_pods;
+    // Pods admitted and not terminated (their devices stay allocated); nullopt while that is
+    // not known yet (pod sources not all read): nothing is freed then. Unset: nothing is freed.
+    std::function<std::optional<std::vector<api::PodPtr>>()> active_pods;
     // A resource's devices changed (the Node's capacity should be updated). Unset: nothing.
     std::function<void()> devices_changed;
   };

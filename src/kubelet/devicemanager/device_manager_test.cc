@@ -74,7 +74,7 @@ class DeviceManagerTest : public ::testing::Test {
     o.cdi_devices = true;
     manager_ = std::make_unique<DeviceManager>(o, &affinity_, clock_);
     DeviceManager::Hooks hooks;
-    hooks.active_pods = [this] {
+    hooks.active_pods = [this]() -> std::optional<std::vector<api::PodPtr>> {
       absl::MutexLock lock(&mu_);
       return active_;
     };

@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -83,6 +84,13 @@ class HintProvider {
   // unexpected").
   virtual absl::Status Allocate(const api::Pod& pod, const api::Container& container) = 0;
 };
+
+// An Allocate error with an admission reason of its own (upstream's admission.Error, e.g. the CPU
+// manager's "SMTAlignmentError"): the topology manager rejects the pod with `reason` and the
+// status message as they are, instead of wrapping it in UnexpectedAdmissionError.
+absl::Status AdmissionError(std::string_view reason, std::string_view message);
+// The reason AdmissionError attached to `status`; "" for any other status.
+std::string AdmissionErrorReason(const absl::Status& status);
 
 // Where providers read the affinity the topology manager chose for a container.
 class AffinityStore {
