@@ -1,7 +1,6 @@
 #include "kubelet/cpumanager/state_checkpoint.h"
 
 #include "common/checksum.h"
-
 #include "gtest/gtest.h"
 
 namespace kubelet::cpumanager {
