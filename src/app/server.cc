@@ -41,6 +41,7 @@
 #include "kubelet/cm/container_manager.h"
 #include "kubelet/eviction/eviction.h"
 #include "kubelet/images/image_gc_manager.h"
+#include "kubelet/topologymanager/options.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/kuberuntime/instrumented_services.h"
 #include "kubelet/kuberuntime/kuberuntime_manager.h"
@@ -553,6 +554,7 @@ constexpr std::span<const std::string_view> kConfigFieldLists[] = {
     kKubeletConfigFields,
     cm::kNodeConfigFields,
     cm::kReservationConfigFields,
+    topologymanager::kTopologyManagerConfigFields,
     clustercontent::kObjectSourceConfigFields,
     logs::kContainerLogManagerConfigFields,
     images::kImageGCConfigFields,

@@ -24,6 +24,7 @@
 #include "app/wiring.h"
 #include "common/log.h"
 #include "kubelet/cm/container_manager.h"
+#include "kubelet/devicemanager/device_manager.h"
 #include "kubelet/eviction/eviction.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/nodestatus/node_status.h"
@@ -120,7 +121,12 @@ absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx) {
     facts.boot_id = mi.boot_id;
     facts.kernel_version = mi.kernel_version;
     facts.os_image = mi.os_image;
-    o.machine = [facts] { return facts; };
+    o.machine = [facts, dm = ctx.components.device_manager] {
+      if (dm == nullptr) return facts;
+      nodestatus::MachineFacts f = facts;
+      dm->GetCapacity().ApplyTo(&f.capacity, &f.allocatable);
+      return f;
+    };
   }
   // The runtime's version and image list are read by a refresher of their own: the status
   // loop (which also renews the Lease) takes the last answer and never waits on a runtime that

@@ -75,6 +75,18 @@ class CsiClient;
 namespace nodestatus {
 class NodeStatusManager;
 }
+namespace topologymanager {
+class TopologyManager;
+}
+namespace devicemanager {
+class DeviceManager;
+}
+namespace cpumanager {
+class CPUManager;
+}
+namespace memorymanager {
+class MemoryManager;
+}
 }  // namespace kubelet
 
 namespace kubelet::app {
@@ -84,6 +96,11 @@ enum class WiringStage { kBeforeRuntimeManager, kBeforeKubelet, kAfterKubeletSta
 // What each subsystem built, for the ones wired after it. Owned by app::Run.
 struct Components {
   std::shared_ptr<cm::ContainerManager> container_manager;
+  // The resource managers (WireResourceManagers): the topology manager and its hint providers.
+  std::shared_ptr<topologymanager::TopologyManager> topology_manager;
+  std::shared_ptr<devicemanager::DeviceManager> device_manager;
+  std::shared_ptr<cpumanager::CPUManager> cpu_manager;
+  std::shared_ptr<memorymanager::MemoryManager> memory_manager;
   // API-server mode: configMaps/secrets and service account tokens (null standalone).
   std::shared_ptr<volume::ObjectSource> object_source;
   std::shared_ptr<volume::TokenManager> token_manager;
@@ -150,6 +167,8 @@ struct WiringContext {
 // The process's malloc: arenas capped, free pages returned to the kernel once a minute.
 absl::Status WireMemory(WiringStage stage, WiringContext& ctx);
 absl::Status WireContainerManager(WiringStage stage, WiringContext& ctx);
+// The topology, CPU, memory and device managers and the pod resources API.
+absl::Status WireResourceManagers(WiringStage stage, WiringContext& ctx);
 // configMap/secret source, tokens, env lookups and image pull credentials.
 absl::Status WireClusterContent(WiringStage stage, WiringContext& ctx);
 absl::Status WireVolumeManager(WiringStage stage, WiringContext& ctx);

@@ -266,6 +266,7 @@ void DeviceManager::OnDevices(const std::string& resource, const Endpoint* from,
     absl::MutexLock lock(&mu_);
     auto it = endpoints_.find(resource);
     if (it == endpoints_.end() || it->second->endpoint.get() != from) return;
+    removed_.erase(resource);
     std::set<std::string>& h = healthy_[resource];
     std::set<std::string>& u = unhealthy_[resource];
     h.clear();
@@ -298,6 +299,16 @@ void DeviceManager::OnStreamEnded(const std::string& resource, const Endpoint* f
   if (hooks_.devices_changed) hooks_.devices_changed();
 }
 
+void DevicePluginCapacity::ApplyTo(api::ResourceList* node_capacity,
+                                   api::ResourceList* node_allocatable) const {
+  for (const auto& [r, q] : capacity) (*node_capacity)[r] = q;
+  for (const auto& [r, q] : allocatable) (*node_allocatable)[r] = q;
+  for (const std::string& r : removed) {
+    (*node_capacity)[r] = api::Quantity::FromValue(0);
+    (*node_allocatable)[r] = api::Quantity::FromValue(0);
+  }
+}
+
 DevicePluginCapacity DeviceManager::GetCapacity() {
   DevicePluginCapacity out;
   bool changed = false;
@@ -317,7 +328,7 @@ DevicePluginCapacity DeviceManager::GetCapacity() {
         healthy_.erase(r);
         unhealthy_.erase(r);
         all_devices_.erase(r);
-        out.removed.push_back(r);
+        removed_.insert(r);
         changed = true;
         continue;
       }
@@ -326,6 +337,7 @@ DevicePluginCapacity DeviceManager::GetCapacity() {
       out.capacity[r] = api::Quantity::FromValue(healthy + unhealthy);
       out.allocatable[r] = api::Quantity::FromValue(healthy);
     }
+    out.removed.assign(removed_.begin(), removed_.end());
   }
   if (changed) WriteCheckpoint();
   return out;
@@ -392,6 +404,19 @@ void DeviceManager::UpdateAllocatedDevicesLocked(const std::string& pending_uid)
     KLOG_V(3, "Pods to be removed", "podUIDs", it->first);
     it = pod_devices_.erase(it);
   }
+}
+
+void DeviceManager::RemovePod(const std::string& pod_uid) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (pod_devices_.erase(pod_uid) == 0) return;
+    if (reuse_pod_ == pod_uid) {
+      reuse_pod_.clear();
+      reuse_.clear();
+    }
+  }
+  KLOG_V(3, "Released the devices of a terminated pod", "podUID", pod_uid);
+  WriteCheckpoint();
 }
 
 absl::Status DeviceManager::Allocate(const api::Pod& pod, const api::Container& container) {

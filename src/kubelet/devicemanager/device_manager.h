@@ -80,7 +80,13 @@ using ResourceDeviceInstances = std::map<std::string, std::map<std::string, std:
 struct DevicePluginCapacity {
   api::ResourceList capacity;
   api::ResourceList allocatable;
-  std::vector<std::string> removed;  // resources gone since the last call
+  // Resources that were registered once and are gone (their grace period over), until a plugin
+  // registers them again: the Node keeps them with capacity 0, as upstream's does.
+  std::vector<std::string> removed;
+
+  // Sets these resources in a Node's capacity and allocatable (removed ones at 0), over what
+  // the machine reports (upstream's MachineInfo node status setter).
+  void ApplyTo(api::ResourceList* node_capacity, api::ResourceList* node_allocatable) const;
 };
 
 class DeviceManager final : public topologymanager::HintProvider {
@@ -107,8 +113,8 @@ class DeviceManager final : public topologymanager::HintProvider {
   void Stop();
   std::string SocketPath() const;
 
-  // Capacity and allocatable of the device-plugin resources, and the resources removed since
-  // the last call (upstream GetCapacity, called by the node status).
+  // Capacity and allocatable of the device-plugin resources, and the removed ones (upstream
+  // GetCapacity, called by the node status).
   DevicePluginCapacity GetCapacity();
   bool IsDevicePluginResource(const std::string& resource) const;
 
@@ -117,6 +123,8 @@ class DeviceManager final : public topologymanager::HintProvider {
                                                   const api::Container& container) override;
   topologymanager::TopologyHints GetPodTopologyHints(const api::Pod& pod) override;
   absl::Status Allocate(const api::Pod& pod, const api::Container& container) override;
+  // The pod's containers have all stopped: its devices are free (and the checkpoint written).
+  void RemovePod(const std::string& pod_uid) override;
 
   // The container's devices for its CRI config.
   absl::StatusOr<DeviceRunContainerOptions> GetDeviceRunContainerOptions(
@@ -189,6 +197,7 @@ class DeviceManager final : public topologymanager::HintProvider {
   // Init containers' devices that the pod's next containers reuse (one pod at a time).
   std::string reuse_pod_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::set<std::string>> reuse_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> removed_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
 
   absl::Mutex checkpoint_mu_ ABSL_ACQUIRED_AFTER(mu_);

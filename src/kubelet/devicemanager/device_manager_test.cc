@@ -180,14 +180,23 @@ TEST_F(DeviceManagerTest, DevicesFeedCapacityAndAllocatable) {
   EXPECT_EQ(Allocatable(), 2);
 
   // The plugin goes away: everything is unhealthy; after the grace period the resource is
-  // removed and reported as such once.
+  // removed and reported as such until a plugin registers it again.
   plugin_->Stop();
   ASSERT_TRUE(Eventually([&] { return Allocatable() == 0; }));
   EXPECT_EQ(Capacity(), 3);
+  EXPECT_TRUE(manager_->GetCapacity().removed.empty());
   clock_.Advance(absl::Minutes(5) + absl::Seconds(1));
   DevicePluginCapacity c = manager_->GetCapacity();
   EXPECT_THAT(c.removed, ElementsAre(kResource));
   EXPECT_TRUE(c.capacity.empty());
+  EXPECT_THAT(manager_->GetCapacity().removed, ElementsAre(kResource));
+  FakePluginOptions o2;
+  o2.resource = kResource;
+  o2.devices = Devices(1);
+  auto again = FakeDevicePlugin::Start(dir_, "again.sock", o2);
+  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE((*again)->Register(manager_->SocketPath()).ok());
+  ASSERT_TRUE(Eventually([&] { return Allocatable() == 1; }));
   EXPECT_TRUE(manager_->GetCapacity().removed.empty());
 }
 
@@ -231,6 +240,10 @@ TEST_F(DeviceManagerTest, AllocatesPassesResultsToTheContainerAndRefusesWhenShor
   Activate(b);
   EXPECT_TRUE(Admit(P("d", {C("c", 1)})).ok());
   EXPECT_EQ(plugin_->AllocateCalls().size(), 3u);
+  // Pod b terminates: released at once, even while it still counts as active.
+  manager_->RemovePod("b");
+  EXPECT_TRUE(DeviceIds(b, "c").empty());
+  EXPECT_TRUE(Admit(P("e", {C("c", 1)})).ok());
 }
 
 TEST_F(DeviceManagerTest, UnregisteredOrUnhealthyResourcesAreRefused) {

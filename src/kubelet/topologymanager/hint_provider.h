@@ -83,6 +83,9 @@ class HintProvider {
   // An error rejects the pod (UnexpectedAdmissionError "Allocate failed due to <error>, which is
   // unexpected").
   virtual absl::Status Allocate(const api::Pod& pod, const api::Container& container) = 0;
+  // Every container of the pod has stopped: release what it holds (exclusive CPUs back to the
+  // shared pool, memory, devices). Called by the topology manager's CleanupTerminatedPod.
+  virtual void RemovePod(const std::string& pod_uid) { (void)pod_uid; }
 };
 
 // An Allocate error with an admission reason of its own (upstream's admission.Error, e.g. the CPU

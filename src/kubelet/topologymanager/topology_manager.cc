@@ -209,6 +209,12 @@ void TopologyManager::DropPod(const std::string& pod_uid) {
 
 absl::Status TopologyManager::CleanupTerminatedPod(const api::Pod& pod) {
   DropPod(pod.metadata.uid);
+  std::vector<HintProvider*> providers;
+  {
+    absl::MutexLock lock(&mu_);
+    providers = providers_;
+  }
+  for (HintProvider* p : providers) p->RemovePod(pod.metadata.uid);
   return absl::OkStatus();
 }
 

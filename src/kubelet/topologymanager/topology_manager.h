@@ -77,6 +77,7 @@ class TopologyManager final : public container::PodLifecycleParticipant, public 
 
   container::AdmitDecision Admit(const api::Pod& pod,
                                  const std::vector<api::PodPtr>& admitted) override;
+  // Drops the pod's affinities and has every provider release what the pod held.
   absl::Status CleanupTerminatedPod(const api::Pod& pod) override;
   void Housekeeping(const std::set<std::string>& active) override;
 
