@@ -141,8 +141,8 @@ TEST(Hostname, OverrideIsTrimmedAndLowercased) {
 
 TEST(UnimplementedFields, ReportsOnlyFieldsNotActedOn) {
   auto out = UnimplementedFields({"healthzPort", "containerRuntimeEndpoint", "logging.format",
-                                  "cpuManagerPolicy", "logging.vmodule"});
-  EXPECT_EQ(out, (std::vector<std::string>{"cpuManagerPolicy", "logging.vmodule"}));
+                                  "shutdownGracePeriod", "logging.vmodule"});
+  EXPECT_EQ(out, (std::vector<std::string>{"shutdownGracePeriod", "logging.vmodule"}));
 }
 
 // ImplementedFields is the union of what the functions from the configuration say they read:
@@ -156,7 +156,9 @@ TEST(ImplementedFields, NameFieldsOfTheConfiguration) {
   }
   EXPECT_EQ(ImplementedFields().count("syncFrequency"), 1u);
   EXPECT_EQ(ImplementedFields().count("logging.format"), 1u);
-  EXPECT_EQ(ImplementedFields().count("cpuManagerPolicy"), 0u);
+  EXPECT_EQ(ImplementedFields().count("shutdownGracePeriod"), 0u);
+  EXPECT_EQ(ImplementedFields().count("cpuManagerPolicy"), 1u);
+  EXPECT_EQ(ImplementedFields().count("topologyManagerScope"), 1u);
   EXPECT_GT(ImplementedFields().size(), 80u);
 }
 

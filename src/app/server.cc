@@ -39,16 +39,18 @@
 #include "kubelet/certificate/bootstrap.h"
 #include "kubelet/clustercontent/api_content.h"
 #include "kubelet/cm/container_manager.h"
+#include "kubelet/cpumanager/cpu_manager.h"
 #include "kubelet/eviction/eviction.h"
 #include "kubelet/images/image_gc_manager.h"
-#include "kubelet/topologymanager/options.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/kuberuntime/instrumented_services.h"
 #include "kubelet/kuberuntime/kuberuntime_manager.h"
 #include "kubelet/kuberuntime/options.h"
 #include "kubelet/logs/container_log_manager_impl.h"
+#include "kubelet/memorymanager/memory_manager.h"
 #include "kubelet/nodestatus/node_status.h"
 #include "kubelet/stats/cri_stats_provider.h"
+#include "kubelet/topologymanager/options.h"
 #include "metrics/metrics.h"
 #include "server/configz.h"
 #include "server/healthz.h"
@@ -555,6 +557,8 @@ constexpr std::span<const std::string_view> kConfigFieldLists[] = {
     cm::kNodeConfigFields,
     cm::kReservationConfigFields,
     topologymanager::kTopologyManagerConfigFields,
+    cpumanager::kCPUManagerConfigFields,
+    memorymanager::kMemoryManagerConfigFields,
     clustercontent::kObjectSourceConfigFields,
     logs::kContainerLogManagerConfigFields,
     images::kImageGCConfigFields,

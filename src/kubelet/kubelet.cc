@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/static_pod.h"
@@ -471,6 +472,19 @@ void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
     node.metadata.labels = {{"kubernetes.io/hostname", options_.node_name},
                             {"kubernetes.io/os", "linux"}};
   }
+  {
+    absl::MutexLock lock(&admitting_mu_);
+    admitting_.clear();
+    for (const api::Pod& pod : sorted) {
+      if (!pod.metadata.deletion_timestamp.has_value()) {
+        admitting_.push_back(std::make_shared<const api::Pod>(pod));
+      }
+    }
+  }
+  absl::Cleanup done_admitting = [this] {
+    absl::MutexLock lock(&admitting_mu_);
+    admitting_.clear();
+  };
   for (const api::Pod& pod : sorted) {
     // Pods admitted before, still known to the workers, are not admitted twice.
     std::vector<api::PodPtr> admitted = ActivePods();
@@ -924,6 +938,14 @@ void Kubelet::SyncPodsPastActiveDeadline() {
   }
 }
 
+std::optional<std::string> Kubelet::RunningContainerID(const std::string& uid,
+                                                       const std::string& name) const {
+  container::Cache::Entry e = cache_.Get(uid);
+  const container::ContainerStatus* c = e.status.GetRunningContainerStatus(name);
+  if (c == nullptr) return std::nullopt;
+  return c->id.id;
+}
+
 std::vector<api::PodPtr> Kubelet::ActivePods() const {
   std::vector<api::PodPtr> out = pod_manager_.GetPods();
   std::erase_if(out, [&](const api::PodPtr& p) {
@@ -931,6 +953,17 @@ std::vector<api::PodPtr> Kubelet::ActivePods() const {
     return (st && status::IsTerminalPhase(st->status.phase)) ||
            pod_workers_->IsPodTerminationRequested(p->metadata.uid);
   });
+  return out;
+}
+
+std::vector<api::PodPtr> Kubelet::ActiveAndAdmittingPods() const {
+  std::vector<api::PodPtr> out = ActivePods();
+  std::set<std::string> seen;
+  for (const api::PodPtr& p : out) seen.insert(p->metadata.uid);
+  absl::MutexLock lock(&admitting_mu_);
+  for (const api::PodPtr& p : admitting_) {
+    if (seen.insert(p->metadata.uid).second) out.push_back(p);
+  }
   return out;
 }
 

@@ -187,9 +187,18 @@ class Kubelet final : public PodSyncer,
   std::vector<api::Pod> GetActivePods() const;
   // The same without copying: the pod manager's shared pods. Thread-safe.
   std::vector<api::PodPtr> ActivePods() const;
+  // ActivePods plus the pods of the batch being admitted right now (upstream's
+  // pendingAdmissionPod, for the whole batch): what the resource managers keep state for. A
+  // restarted kubelet admits the pods it finds one by one; the ones after the current pod are
+  // not in the pod manager yet and must not lose their CPUs or devices meanwhile. Thread-safe.
+  std::vector<api::PodPtr> ActiveAndAdmittingPods() const;
   // Whether every pod source has delivered its pods once (upstream sourcesReady.AllReady):
   // until then the active pods are not all known. Thread-safe.
   bool SourcesReady() const { return sources_ready_.load(); }
+  // The id of the running container `name` of pod `uid` as the last relist saw it; nullopt when
+  // none runs. Thread-safe.
+  std::optional<std::string> RunningContainerID(const std::string& uid,
+                                                const std::string& name) const;
   // Removes every dead container the GC policy allows to, at once (upstream
   // DeleteAllUnusedContainers, the eviction manager's node-level reclaim). Thread-safe.
   absl::Status DeleteAllUnusedContainers();
@@ -299,6 +308,8 @@ class Kubelet final : public PodSyncer,
 
   std::set<std::string> sources_seen_;  // sync-loop thread only
   std::atomic<bool> sources_ready_{false};
+  mutable absl::Mutex admitting_mu_;
+  std::vector<api::PodPtr> admitting_ ABSL_GUARDED_BY(admitting_mu_);
   absl::Time last_gc_ = absl::InfinitePast();  // housekeeping thread only
   std::atomic<int64_t> last_sync_loop_nanos_{0};
 
