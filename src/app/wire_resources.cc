@@ -43,8 +43,17 @@ absl::Status BeforeRuntimeManager(WiringContext& ctx) {
   const Settings& s = *ctx.settings;
   absl::StatusOr<topology::CPUTopology> topo = topology::DiscoverCPUTopology();
   if (!topo.ok()) {
-    return absl::Status(topo.status().code(), absl::StrCat("failed to discover the CPU topology: ",
-                                                           topo.status().message()));
+    const bool needed =
+        (!s.config.cpu_manager_policy.empty() && s.config.cpu_manager_policy != "none") ||
+        (!s.config.topology_manager_policy.empty() && s.config.topology_manager_policy != "none");
+    if (needed || ctx.components.container_manager == nullptr) {
+      return absl::Status(
+          topo.status().code(),
+          absl::StrCat("failed to discover the CPU topology: ", topo.status().message()));
+    }
+    KLOG_WARNING("Cannot read the CPU topology; assuming one core per CPU on one NUMA node", "err",
+                 std::string(topo.status().message()));
+    topo = topology::FlatCPUTopology(ctx.components.container_manager->machine_info().num_cores);
   }
   const std::set<int> numa = topo->NUMANodes();
   std::vector<int> numa_nodes(numa.begin(), numa.end());

@@ -143,4 +143,10 @@ absl::StatusOr<CPUTopology> DiscoverCPUTopology(const std::string& sysfs_root) {
   return CPUTopology::FromDetails(std::move(details));
 }
 
+CPUTopology FlatCPUTopology(int num_cpus) {
+  std::map<int, CPUInfo> details;
+  for (int i = 0; i < num_cpus; ++i) details[i] = CPUInfo{0, 0, i};
+  return CPUTopology::FromDetails(std::move(details));
+}
+
 }  // namespace kubelet::topology

@@ -55,6 +55,10 @@ struct CPUTopology {
 // without them is one node 0). Errors name the file that could not be read.
 absl::StatusOr<CPUTopology> DiscoverCPUTopology(const std::string& sysfs_root = "/sys");
 
+// CPUs 0..num_cpus-1, each its own core, on one socket and NUMA node 0: what the managers use
+// when sysfs cannot be read and no policy needs the real topology.
+CPUTopology FlatCPUTopology(int num_cpus);
+
 }  // namespace kubelet::topology
 
 #endif  // KUBELET_KUBELET_TOPOLOGY_TOPOLOGY_H_

@@ -100,5 +100,14 @@ TEST(DiscoverCPUTopologyTest, ThisMachine) {
   EXPECT_EQ(t->CPUs().Size(), t->num_cpus);
 }
 
+TEST(FlatCPUTopologyTest, OneCorePerCpuOnOneNode) {
+  CPUTopology t = FlatCPUTopology(4);
+  EXPECT_EQ(t.num_cpus, 4);
+  EXPECT_EQ(t.num_cores, 4);
+  EXPECT_EQ(t.num_sockets, 1);
+  EXPECT_EQ(t.NUMANodes(), (std::set<int>{0}));
+  EXPECT_EQ(t.CPUsPerCore(), 1);
+}
+
 }  // namespace
 }  // namespace kubelet::topology

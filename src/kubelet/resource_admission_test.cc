@@ -1,0 +1,136 @@
+// What the resource managers see of the pods through the Kubelet: while a batch of pods is being
+// admitted (a restarted kubelet receiving every pod of its node at once), the pods after the one
+// being admitted already count (ActiveAndAdmittingPods), so no manager frees their CPUs or
+// devices meanwhile; and the running container ids the CPU manager's reconcile asks for.
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "api/pod_defaults.h"
+#include "common/testing/eventually.h"
+#include "cri/testing/fake_runtime.h"
+#include "gtest/gtest.h"
+#include "kubelet/container/testing/fake_container_runtime.h"
+#include "kubelet/kubelet.h"
+#include "kubelet/podsource/api_source.h"
+#include "kubelet/testing/kubelet_test_util.h"
+
+namespace kubelet {
+namespace {
+
+using testing::Eventually;
+using testing::RuntimeStatus;
+
+api::Pod ApiPod(const std::string& name) {
+  api::Pod pod;
+  pod.metadata.name = name;
+  pod.metadata.namespace_ = "default";
+  pod.metadata.uid = "uid-" + name;
+  pod.spec.node_name = "node1";
+  api::Container c;
+  c.name = "main";
+  c.image = "busybox";
+  pod.spec.containers.push_back(c);
+  api::SetDefaultsPod(&pod);
+  return pod;
+}
+
+// Records, at each admission, which pods the Kubelet says the resource managers must keep.
+class Recorder : public container::PodLifecycleParticipant {
+ public:
+  std::string Name() const override { return "recorder"; }
+  container::AdmitDecision Admit(const api::Pod& pod,
+                                 const std::vector<api::PodPtr>& admitted) override {
+    std::set<std::string> kept;
+    for (const api::PodPtr& p : kubelet->ActiveAndAdmittingPods()) kept.insert(p->metadata.uid);
+    absl::MutexLock lock(&mu);
+    seen[pod.metadata.uid] = kept;
+    admitted_counts[pod.metadata.uid] = admitted.size();
+    return {};
+  }
+  Kubelet* kubelet = nullptr;
+  absl::Mutex mu;
+  std::map<std::string, std::set<std::string>> seen ABSL_GUARDED_BY(mu);
+  std::map<std::string, size_t> admitted_counts ABSL_GUARDED_BY(mu);
+};
+
+TEST(ResourceAdmission, PodsOfTheBatchBeingAdmittedAreKeptAndRunningIdsKnown) {
+  cri::FakeRuntime cri;
+  cri.SetRuntimeStatus(RuntimeStatus());
+  container::FakeContainerRuntime runtime;
+  RealClock clock;
+  Recorder recorder;
+  podsource::PodConfig* config = nullptr;
+  absl::Mutex mu;
+  KubeletOptions o;
+  o.node_name = "node1";
+  o.root_dir = ::testing::TempDir() + "/resource-admission-kubelet";
+  o.participants.push_back(&recorder);
+  o.extra_sources.push_back(
+      {.name = podsource::kApiSourceName, .start = [&](podsource::PodConfig& c) {
+         absl::MutexLock lock(&mu);
+         config = &c;
+         return absl::OkStatus();
+       }});
+  Kubelet k(std::move(o), cri, runtime, clock);
+  recorder.kubelet = &k;
+
+  // Pod a runs already (found by the relist, as after a restart).
+  container::Pod rp;
+  rp.id = "uid-a";
+  rp.name = "a";
+  rp.namespace_ = "default";
+  container::Container c;
+  c.id = {"fake", "c-a"};
+  c.name = "main";
+  c.state = container::State::kRunning;
+  rp.containers.push_back(c);
+  runtime.SetPods({rp});
+  container::PodStatus rs;
+  rs.id = "uid-a";
+  rs.name = "a";
+  rs.namespace_ = "default";
+  container::ContainerStatus cs;
+  cs.id = c.id;
+  cs.name = "main";
+  cs.state = container::State::kRunning;
+  rs.container_statuses.push_back(cs);
+  runtime.SetStatus("uid-a", rs);
+
+  ASSERT_TRUE(k.Start().ok());
+  podsource::PodConfig* cfg = nullptr;
+  ASSERT_TRUE(Eventually([&] {
+    absl::MutexLock lock(&mu);
+    cfg = config;
+    return cfg != nullptr;
+  }));
+  cfg->SetSource(podsource::kApiSourceName, {ApiPod("a"), ApiPod("b"), ApiPod("c")});
+  ASSERT_TRUE(Eventually([&] {
+    absl::MutexLock lock(&recorder.mu);
+    return recorder.seen.size() == 3;
+  }));
+  {
+    absl::MutexLock lock(&recorder.mu);
+    const std::set<std::string> all = {"uid-a", "uid-b", "uid-c"};
+    // Every pod of the batch is kept while the first one is admitted...
+    EXPECT_EQ(recorder.seen["uid-a"], all);
+    EXPECT_EQ(recorder.seen["uid-c"], all);
+    // ...while admission itself only counts the pods admitted before.
+    EXPECT_EQ(recorder.admitted_counts["uid-a"], 0u);
+    EXPECT_EQ(recorder.admitted_counts["uid-c"], 2u);
+  }
+  // After the batch: the active pods.
+  std::set<std::string> after;
+  for (const api::PodPtr& p : k.ActiveAndAdmittingPods()) after.insert(p->metadata.uid);
+  EXPECT_EQ(after, (std::set<std::string>{"uid-a", "uid-b", "uid-c"}));
+
+  EXPECT_TRUE(Eventually([&] { return k.RunningContainerID("uid-a", "main") == "c-a"; }));
+  EXPECT_EQ(k.RunningContainerID("uid-a", "other"), std::nullopt);
+  EXPECT_EQ(k.RunningContainerID("uid-x", "main"), std::nullopt);
+  k.Stop();
+}
+
+}  // namespace
+}  // namespace kubelet
