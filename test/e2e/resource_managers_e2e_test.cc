@@ -65,19 +65,39 @@ class ResourceManagersTest : public ApiModeTest {
   }
 
   // status.capacity / status.allocatable of the resource on the Node; -1 when absent.
-  int64_t NodeResource(const std::string& section) {
+  int64_t NodeResource(const std::string& section, const std::string& resource = kResource) {
     json n = GetNode();
     if (!n.is_object()) return -1;
     json r = n["status"].value(section, json::object());
-    if (!r.contains(kResource)) return -1;
-    return std::stoll(r[kResource].get<std::string>());
+    if (!r.contains(resource)) return -1;
+    return std::stoll(r[resource].get<std::string>());
   }
 
-  std::string DevicePod(const std::string& base) {
+  // The tests' own plugin (test_device_plugin.cc) on the kubelet's device-plugins folder.
+  void StartOwnPlugin(const std::string& resource, const std::string& control,
+                      const std::string& preferred) {
+    const char* binary = std::getenv("KUBELET_TEST_DEVICE_PLUGIN");
+    ASSERT_NE(binary, nullptr) << "KUBELET_TEST_DEVICE_PLUGIN not set";
+    const std::string dir = Root() + "/device-plugins";
+    ASSERT_TRUE(WaitUntil([&] { return std::filesystem::exists(dir + "/kubelet.sock"); },
+                          absl::Seconds(30)));
+    auto p = KubeletProcess::Start(binary, {dir, "e2e-test.sock", resource, control, preferred}, {},
+                                   dir_ + "/test-device-plugin.log");
+    ASSERT_TRUE(p.ok()) << p.status();
+    plugin_ = std::move(*p);
+  }
+
+  std::string DevicePod(const std::string& base, const std::string& resource = kResource,
+                        int count = 1) {
     PodParts parts;
     parts.spec = absl::StrCat("  nodeName: ", node_, "\n");
-    parts.container = absl::StrCat("    resources:\n      limits:\n        ", kResource, ": 1\n");
+    parts.container =
+        absl::StrCat("    resources:\n      limits:\n        ", resource, ": ", count, "\n");
     return BusyboxPod(PodName(base), kSleepForever, parts);
+  }
+  bool PodFailed(const std::string& base) {
+    json p = GetPod(PodName(base));
+    return p.is_object() && p["status"].value("phase", "") == "Failed";
   }
   std::string CpuPod(const std::string& base, bool guaranteed) {
     PodParts parts;
@@ -109,7 +129,8 @@ class ResourceManagersTest : public ApiModeTest {
     return resp;
   }
   // The device ids the pod resources API lists for a pod's container "main".
-  std::vector<std::string> ListedDevices(const std::string& pod) {
+  std::vector<std::string> ListedDevices(const std::string& pod,
+                                         const std::string& resource = kResource) {
     std::vector<std::string> out;
     std::optional<v1::ListPodResourcesResponse> l = ListPodResources();
     if (!l.has_value()) return out;
@@ -117,7 +138,7 @@ class ResourceManagersTest : public ApiModeTest {
       if (p.name() != pod) continue;
       for (const v1::ContainerResources& c : p.containers()) {
         for (const v1::ContainerDevices& d : c.devices()) {
-          if (d.resource_name() != kResource) continue;
+          if (d.resource_name() != resource) continue;
           out.insert(out.end(), d.device_ids().begin(), d.device_ids().end());
         }
       }
@@ -276,6 +297,65 @@ TEST_F(ResourceManagersTest, SampleDevicePlugin) {
   EXPECT_EQ(RunningContainer("dev-a"), a);
   EXPECT_TRUE(PodRunning("dev-a"));
   EXPECT_TRUE(PodRunning("dev-b"));
+}
+
+TEST_F(ResourceManagersTest, OwnPluginNumaHealthRestart) {
+  constexpr char kOwn[] = "example.com/e2edev";
+  extra_config_ = "topologyManagerPolicy: single-numa-node\n";
+  StartKubelet({"--kubeconfig", kubeconfig_});
+  ASSERT_TRUE(WaitNodeReady(absl::Seconds(90)).ok());
+  // Two devices on NUMA node 0, one on node 1 (which this machine does not have).
+  const std::string control = dir_ + "/devices.txt";
+  WriteFile(control, "e2edev-a Healthy 0\ne2edev-b Healthy 0\ne2edev-far Healthy 1\n");
+  StartOwnPlugin(kOwn, control, "e2edev-b");
+  ASSERT_TRUE(WaitUntil([&] { return NodeResource("allocatable", kOwn) == 3; }, absl::Seconds(60)))
+      << plugin_->Log() << "\n"
+      << KubeletLogTail();
+
+  // The plugin's preferred device, with its Allocate answer in the container: the env, the
+  // device node and the mount.
+  ASSERT_TRUE(Apply(DevicePod("pref", kOwn, 1)).ok());
+  ASSERT_TRUE(WaitUntil([&] { return PodRunning("pref"); }, absl::Seconds(90)))
+      << GetPod(PodName("pref")).dump() << "\n"
+      << KubeletLogTail();
+  const std::string pref = RunningContainer("pref");
+  std::optional<std::string> env = Exec(pref, {"sh", "-c", "echo $FAKE_DEVICES"});
+  ASSERT_TRUE(env.has_value());
+  EXPECT_EQ(absl::StripAsciiWhitespace(*env), "e2edev-b");
+  EXPECT_TRUE(Exec(pref, {"test", "-c", "/dev/fake-e2edev-b"}).has_value());
+  EXPECT_TRUE(Exec(pref, {"test", "-d", "/dev/e2edev-b"}).has_value());
+  EXPECT_EQ(Status(pref).annotations().at("example.com/devices"), "e2edev-b");
+
+  // Two more: only one is left on node 0 and single-numa-node refuses to span nodes.
+  ASSERT_TRUE(Apply(DevicePod("two", kOwn, 2)).ok());
+  ASSERT_TRUE(WaitUntil([&] { return PodFailed("two"); }, absl::Seconds(60)))
+      << GetPod(PodName("two")).dump();
+  json two = GetPod(PodName("two"));
+  EXPECT_EQ(two["status"].value("reason", ""), "TopologyAffinityError");
+  EXPECT_EQ(two["status"].value("message", ""),
+            "Pod was rejected: Resources cannot be allocated with Topology locality");
+
+  // A device turns unhealthy: out of allocatable, still in capacity.
+  WriteFile(control, "e2edev-a Unhealthy 0\ne2edev-b Healthy 0\ne2edev-far Healthy 1\n");
+  ASSERT_TRUE(WaitUntil([&] { return NodeResource("allocatable", kOwn) == 2; }, absl::Seconds(60)))
+      << GetNode()["status"].dump();
+  EXPECT_EQ(NodeResource("capacity", kOwn), 3);
+
+  // The kubelet restarts: it removes the plugin's socket, the plugin registers again by itself,
+  // the running pod keeps its device.
+  kubelet_->Signal(SIGKILL);
+  kubelet_->Wait(absl::Seconds(20));
+  const size_t mark = plugin_->Log().size();
+  StartKubelet({"--kubeconfig", kubeconfig_});
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return plugin_->Log().find("register example.com/e2edev: ok", mark) != std::string::npos;
+      },
+      absl::Seconds(60)))
+      << plugin_->Log();
+  ASSERT_TRUE(WaitUntil([&] { return NodeResource("allocatable", kOwn) == 2; }, absl::Seconds(60)));
+  EXPECT_EQ(RunningContainer("pref"), pref);
+  EXPECT_EQ(ListedDevices(PodName("pref"), kOwn), std::vector<std::string>{"e2edev-b"});
 }
 
 TEST_F(ResourceManagersTest, StaticCpuAndMemoryManagers) {
