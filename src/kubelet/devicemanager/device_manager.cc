@@ -468,7 +468,9 @@ absl::Status DeviceManager::AllocateContainerResources(
   const std::string& uid = pod.metadata.uid;
   bool updated = false;
   bool write = false;
-  for (const auto& [resource, needed] : ContainerRequests(container)) {
+  for (const auto& request : ContainerRequests(container)) {
+    const std::string& resource = request.first;
+    const int needed = request.second;
     if (!updated) {
       absl::MutexLock lock(&mu_);
       UpdateAllocatedDevicesLocked(uid);
