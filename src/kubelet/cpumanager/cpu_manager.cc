@@ -11,24 +11,13 @@
 #include "common/guarded.h"
 #include "common/log.h"
 #include "common/strings.h"
+#include "config/go_text.h"
 
 namespace kubelet::cpumanager {
 namespace {
 
 using config::CPUSet;
 using topologymanager::TopologyHints;
-
-// Go's %v of a map[string]string.
-std::string GoMapText(const std::map<std::string, std::string>& m) {
-  std::string out = "map[";
-  bool first = true;
-  for (const auto& [k, v] : m) {
-    if (!first) out += " ";
-    first = false;
-    absl::StrAppend(&out, k, ":", v);
-  }
-  return out + "]";
-}
 
 absl::StatusOr<int64_t> ReservedMilliCPU(const std::map<std::string, std::string>& reserved,
                                          std::string_view field) {
@@ -81,10 +70,10 @@ absl::StatusOr<CPUManagerOptions> CPUManagerOptionsFromConfig(const config::Kube
   if (gates.Enabled("CPUManagerPolicyOptions")) {
     o.policy_options = c.cpu_manager_policy_options;
   } else if (!c.cpu_manager_policy_options.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("CPU Manager policy options ", GoMapText(c.cpu_manager_policy_options),
-                     " require feature gates \"CPUManager\", \"CPUManagerPolicyOptions\" "
-                     "enabled"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CPU Manager policy options ", config::GoMapString(c.cpu_manager_policy_options),
+        " require feature gates \"CPUManager\", \"CPUManagerPolicyOptions\" "
+        "enabled"));
   }
   o.policy_alpha_options = gates.Enabled("CPUManagerPolicyAlphaOptions");
   o.policy_beta_options = gates.Enabled("CPUManagerPolicyBetaOptions");
@@ -119,7 +108,7 @@ absl::StatusOr<std::unique_ptr<CPUManager>> CPUManager::Create(
     if (!options.policy_options.empty()) {
       return absl::InvalidArgumentError(
           absl::StrCat("new none policy error: None policy: received unsupported options=",
-                       GoMapText(options.policy_options)));
+                       config::GoMapString(options.policy_options)));
     }
   } else if (options.policy == kPolicyStatic) {
     const topology::CPUTopology& topo = options.topology;

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "config/go_text.h"
 
 namespace kubelet::cpumanager {
 namespace {
@@ -17,15 +18,6 @@ Maturity OptionMaturity(std::string_view option) {
 }
 
 }  // namespace
-
-absl::StatusOr<bool> ParseGoBool(std::string_view s) {
-  if (s == "1" || s == "t" || s == "T" || s == "TRUE" || s == "true" || s == "True") return true;
-  if (s == "0" || s == "f" || s == "F" || s == "FALSE" || s == "false" || s == "False") {
-    return false;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("strconv.ParseBool: parsing ", log::Quote(s), ": invalid syntax"));
-}
 
 absl::Status CheckPolicyOptionAvailable(std::string_view option, bool alpha_options_enabled,
                                         bool beta_options_enabled) {
@@ -61,7 +53,7 @@ absl::StatusOr<StaticPolicyOptions> ParseStaticPolicyOptions(
         !st.ok()) {
       return st;
     }
-    absl::StatusOr<bool> parsed = ParseGoBool(value);
+    absl::StatusOr<bool> parsed = config::ParseGoBool(value);
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("bad value for option ", log::Quote(name), ": ", parsed.status().message()));

@@ -62,9 +62,6 @@ absl::Status ValidateStaticPolicyOptions(const StaticPolicyOptions& options,
                                          const topology::CPUTopology& topology,
                                          std::string_view topology_manager_policy);
 
-// Go's strconv.ParseBool: 1 t T TRUE true True 0 f F FALSE false False.
-absl::StatusOr<bool> ParseGoBool(std::string_view s);
-
 }  // namespace kubelet::cpumanager
 
 #endif  // KUBELET_KUBELET_CPUMANAGER_POLICY_OPTIONS_H_

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/strings.h"
+#include "config/go_text.h"
 
 namespace kubelet::topologymanager {
 namespace {
@@ -21,28 +22,6 @@ const std::set<std::string_view>& BetaOptions() {
 const std::set<std::string_view>& StableOptions() {
   static const auto* s = new std::set<std::string_view>{};
   return *s;
-}
-
-// Go's strconv.ParseBool.
-absl::StatusOr<bool> ParseGoBool(const std::string& value) {
-  static const auto* truthy = new std::set<std::string>{"1", "t", "T", "TRUE", "true", "True"};
-  static const auto* falsy = new std::set<std::string>{"0", "f", "F", "FALSE", "false", "False"};
-  if (truthy->count(value)) return true;
-  if (falsy->count(value)) return false;
-  return absl::InvalidArgumentError(
-      absl::StrCat("strconv.ParseBool: parsing ", log::Quote(value), ": invalid syntax"));
-}
-
-// Go's %v of a map[string]string: "map[k1:v1 k2:v2]", keys sorted.
-std::string GoMapString(const std::map<std::string, std::string>& m) {
-  std::string out = "map[";
-  bool first = true;
-  for (const auto& [k, v] : m) {
-    if (!first) out += " ";
-    first = false;
-    absl::StrAppend(&out, k, ":", v);
-  }
-  return out + "]";
 }
 
 }  // namespace
@@ -73,7 +52,7 @@ absl::StatusOr<PolicyOptions> NewPolicyOptions(const std::map<std::string, std::
   for (const auto& [name, value] : options) {
     if (absl::Status s = CheckPolicyOptionAvailable(name, gates); !s.ok()) return s;
     if (name == kPreferClosestNUMANodes) {
-      absl::StatusOr<bool> b = ParseGoBool(value);
+      absl::StatusOr<bool> b = config::ParseGoBool(value);
       if (!b.ok()) {
         return absl::InvalidArgumentError(
             absl::StrCat("bad value for option ", log::Quote(name), ": ", b.status().message()));
@@ -98,7 +77,7 @@ absl::StatusOr<TopologyManagerOptions> TopologyManagerOptionsFromConfig(
   if (!c.topology_manager_policy_options.empty() &&
       !gates.Enabled("TopologyManagerPolicyOptions")) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "topology manager policy options ", GoMapString(c.topology_manager_policy_options),
+        "topology manager policy options ", config::GoMapString(c.topology_manager_policy_options),
         " require feature gates \"TopologyManagerPolicyOptions\" enabled"));
   }
   // Upstream's NewManager returns before reading the options when the policy is none.
