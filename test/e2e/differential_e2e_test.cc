@@ -731,7 +731,8 @@ class DifferentialTest : public ::testing::Test {
           json entry = json::object();
           if (timed_out && settled_at[i] == absl::InfiniteFuture()) {
             entry["notSettled"] = true;
-            ADD_FAILURE() << which << ": " << sc.pod << " did not settle:\n" << pod.dump(2);
+            unsettled_.push_back(
+                absl::StrCat(which, ": ", sc.pod, " did not settle:\n", pod.dump(2)));
           }
           // The status as it settled, or as it is `settle_delay` later.
           json fresh = sc.settle_delay > absl::ZeroDuration() || settled_pod[i].is_null()
@@ -804,38 +805,55 @@ class DifferentialTest : public ::testing::Test {
   std::vector<std::string> auth_down_;
   std::optional<ControlPlane> cp_;
   std::unique_ptr<cri::RuntimeService> rt_;
-  json events_ = json::array();  // the events of the namespace at the last poll
+  json events_ = json::array();         // the events of the namespace at the last poll
+  std::vector<std::string> unsettled_;  // scenarios of the last runs that did not settle
 };
 
 TEST_F(DifferentialTest, PodAndNodeStatusMatchUpstream) {
   const char* ours = std::getenv("KUBELET_BINARY");
   ASSERT_NE(ours, nullptr) << "KUBELET_BINARY is not set";
-  json upstream = Run("upstream", upstream_);
-  ASSERT_FALSE(HasFailure()) << "the upstream run itself failed; see above";
-  json mine = Run("ours", ours);
-  std::vector<Difference> diffs;
-  Diff("", upstream, mine, &diffs);
-  std::vector<std::string> unexpected;
-  for (const Difference& d : diffs) {
-    // Pod names without the node's suffix; an entry covers its path and everything below.
-    const std::string path = absl::StrReplaceAll(d.path.substr(1), {{"-" + node_, ""}});
-    bool intended = false;
-    for (const auto& [prefix, why] : IntendedDivergences()) {
-      if (path == prefix || absl::StartsWith(path, prefix + "/")) {
-        std::printf("intended divergence %s (%s)\n", path.c_str(), why.c_str());
-        intended = true;
-        break;
+  // Both kubelets run on a shared, noisy machine: a difference that comes from timing alone (a
+  // retry that landed a second later on one side) does not come back in a second pair of runs,
+  // while a real divergence does. The first pair's differences are printed either way.
+  constexpr int kAttempts = 2;
+  for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+    unsettled_.clear();
+    json upstream = Run("upstream", upstream_);
+    ASSERT_FALSE(HasFailure()) << "the upstream run itself failed; see above";
+    json mine = Run("ours", ours);
+    ASSERT_FALSE(HasFailure()) << "our run itself failed; see above";
+    std::vector<Difference> diffs;
+    Diff("", upstream, mine, &diffs);
+    std::vector<std::string> unexpected;
+    for (const Difference& d : diffs) {
+      // Pod names without the node's suffix; an entry covers its path and everything below.
+      const std::string path = absl::StrReplaceAll(d.path.substr(1), {{"-" + node_, ""}});
+      bool intended = false;
+      for (const auto& [prefix, why] : IntendedDivergences()) {
+        if (path == prefix || absl::StartsWith(path, prefix + "/")) {
+          std::printf("intended divergence %s (%s)\n", path.c_str(), why.c_str());
+          intended = true;
+          break;
+        }
       }
+      if (intended) continue;
+      unexpected.push_back(d.text);
     }
-    if (intended) continue;
-    unexpected.push_back(d.text);
+    std::printf("attempt %d: %zu scenarios compared, %zu differences, %zu unexpected\n", attempt,
+                upstream.size() - 1, diffs.size(), unexpected.size());
+    for (const std::string& u : unsettled_) unexpected.push_back(u);
+    if (unexpected.empty()) return;
+    if (attempt < kAttempts) {
+      std::printf("attempt %d: differences from upstream (running both again):\n  %s\n", attempt,
+                  absl::StrJoin(unexpected, "\n  ").c_str());
+      std::fflush(stdout);
+      continue;
+    }
+    ADD_FAILURE() << "differences from upstream in " << kAttempts << " attempts; the last:\n  "
+                  << absl::StrJoin(unexpected, "\n  ") << "\nupstream:\n"
+                  << upstream.dump(2) << "\nours:\n"
+                  << mine.dump(2);
   }
-  std::printf("%zu scenarios compared, %zu differences, %zu unexpected\n", upstream.size() - 1,
-              diffs.size(), unexpected.size());
-  EXPECT_TRUE(unexpected.empty()) << "differences from upstream:\n  "
-                                  << absl::StrJoin(unexpected, "\n  ") << "\nupstream:\n"
-                                  << upstream.dump(2) << "\nours:\n"
-                                  << mine.dump(2);
 }
 
 }  // namespace
