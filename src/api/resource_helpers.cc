@@ -27,10 +27,10 @@ void Max(ResourceList* list, const ResourceList& other) {
   }
 }
 
-template <typename Select>
-ResourceList Aggregate(const Pod& pod, Select select) {
+template <typename Select, typename SelectApp>
+ResourceList Aggregate(const Pod& pod, Select select, SelectApp select_app) {
   ResourceList total;
-  for (const Container& c : pod.spec.containers) Add(&total, select(c));
+  for (const Container& c : pod.spec.containers) Add(&total, select_app(c));
   ResourceList sidecars;
   ResourceList init_max;
   for (const Container& c : pod.spec.init_containers) {
@@ -52,15 +52,30 @@ ResourceList Aggregate(const Pod& pod, Select select) {
 }  // namespace
 
 ResourceList PodRequests(const Pod& pod, PodResourcesOptions options) {
-  ResourceList reqs = Aggregate(
-      pod, [](const Container& c) -> const ResourceList& { return c.resources.requests; });
+  auto requests = [](const Container& c) -> const ResourceList& { return c.resources.requests; };
+  ResourceList reqs;
+  if (!options.in_place_pod_vertical_scaling) {
+    reqs = Aggregate(pod, requests, requests);
+  } else {
+    const bool infeasible = pod.status.resize == "Infeasible";
+    reqs = Aggregate(pod, requests, [&](const Container& c) -> ResourceList {
+      for (const ContainerStatus& cs : pod.status.container_statuses) {
+        if (cs.name != c.name) continue;
+        if (infeasible) return cs.allocated_resources;
+        ResourceList out = c.resources.requests;
+        Max(&out, cs.allocated_resources);
+        return out;
+      }
+      return c.resources.requests;
+    });
+  }
   if (!options.exclude_overhead) Add(&reqs, pod.spec.overhead);
   return reqs;
 }
 
 ResourceList PodLimits(const Pod& pod, PodResourcesOptions options) {
-  ResourceList limits =
-      Aggregate(pod, [](const Container& c) -> const ResourceList& { return c.resources.limits; });
+  auto select = [](const Container& c) -> const ResourceList& { return c.resources.limits; };
+  ResourceList limits = Aggregate(pod, select, select);
   if (!options.exclude_overhead) {
     for (const auto& [name, q] : pod.spec.overhead) {
       auto it = limits.find(name);

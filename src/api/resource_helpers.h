@@ -21,6 +21,11 @@ inline constexpr int64_t kMinQuotaPeriodUs = 1000;  // 1ms
 struct PodResourcesOptions {
   // Leave pod.spec.overhead out (the sandbox's own resources; overhead is passed apart).
   bool exclude_overhead = false;
+  // InPlacePodVerticalScaling (upstream InPlacePodVerticalScalingEnabled, requests only): an app
+  // container with a status counts the larger of its spec requests and its status's
+  // allocatedResources per resource, or only the allocatedResources while status.resize is
+  // Infeasible.
+  bool in_place_pod_vertical_scaling = false;
 };
 
 // Effective requests: the sum over app containers and sidecars (restartable init containers),

@@ -386,6 +386,7 @@ absl::StatusOr<KubeletOptions> MakeKubeletOptions(const Settings& s, const std::
   ko.pod_ready_to_start_containers_condition =
       s.gates.Enabled("PodReadyToStartContainersCondition");
   ko.pod_host_ips = s.gates.Enabled("PodHostIPs");
+  ko.in_place_pod_vertical_scaling = s.gates.Enabled("InPlacePodVerticalScaling");
   ko.gc_policy.max_per_pod_container = s.flags.max_per_pod_container_count;
   ko.gc_policy.max_containers = s.flags.max_container_count;
   ko.gc_policy.min_age = s.flags.minimum_gc_age;

@@ -1,8 +1,9 @@
 // Container manager wiring: machine info, the failSwapOn check, node capacity / allocatable
 // (kubeReserved, systemReserved, reservedSystemCPUs, hard eviction thresholds), the cgroup
 // driver and the QoS / pod cgroup tree below cgroupRoot. Hands the runtime manager the pod
-// cgroup parent, the machine's memory and the allocatable resources, gives admission its
-// allocatable, and registers the manager as a pod lifecycle participant.
+// cgroup parent, the machine's memory and the allocatable resources (with InPlacePodVerticalScaling
+// also the pod cgroup reads and writes of in-place resize), gives admission its allocatable, and
+// registers the manager as a pod lifecycle participant.
 #include <memory>
 #include <string>
 
@@ -89,6 +90,40 @@ absl::StatusOr<std::shared_ptr<cm::ContainerManager>> Build(const Settings& s,
   return manager;
 }
 
+// In-place resize: the runtime manager reaches the pod cgroups through the manager.
+void WirePodCgroupResize(cm::ContainerManager* m, WiringContext& ctx) {
+  auto to_runtime = [](const cm::ResourceConfig& rc) {
+    kuberuntime::PodCgroupConfig c;
+    c.cpu_shares = rc.cpu_shares;
+    c.cpu_quota = rc.cpu_quota;
+    c.cpu_period = rc.cpu_period;
+    c.memory = rc.memory;
+    return c;
+  };
+  kuberuntime::Options& ro = *ctx.runtime_options;
+  ro.pod_cgroup_desired = [m, to_runtime](const api::Pod& pod) {
+    return to_runtime(cm::ResourceConfigForPod(pod, m->config().cpu_cfs_quota,
+                                               m->config().cpu_cfs_quota_period_us));
+  };
+  ro.get_pod_cgroup_config =
+      [m, to_runtime](const api::Pod& pod,
+                      const std::string& resource) -> absl::StatusOr<kuberuntime::PodCgroupConfig> {
+    absl::StatusOr<cm::ResourceConfig> rc = m->GetPodCgroupConfig(pod, resource);
+    if (!rc.ok()) return rc.status();
+    return to_runtime(*rc);
+  };
+  ro.set_pod_cgroup_config = [m](const api::Pod& pod, const std::string& resource,
+                                 const kuberuntime::PodCgroupConfig& c) {
+    cm::ResourceConfig rc;
+    rc.cpu_shares = c.cpu_shares;
+    rc.cpu_quota = c.cpu_quota;
+    rc.cpu_period = c.cpu_period;
+    rc.memory = c.memory;
+    return m->SetPodCgroupConfig(pod, resource, rc);
+  };
+  ro.pod_cgroup_memory_usage = [m](const api::Pod& pod) { return m->GetPodCgroupMemoryUsage(pod); };
+}
+
 }  // namespace
 
 absl::Status WireContainerManager(WiringStage stage, WiringContext& ctx) {
@@ -107,6 +142,7 @@ absl::Status WireContainerManager(WiringStage stage, WiringContext& ctx) {
         ctx.runtime_options->cgroup_parent = [m](const api::Pod& pod) {
           return m->PodCgroupParent(pod);
         };
+        if (m->config().in_place_pod_vertical_scaling) WirePodCgroupResize(m, ctx);
       }
       ctx.runtime_options->memory_capacity_bytes = m->machine_info().memory_capacity_bytes;
       ctx.runtime_options->cgroup2_unified = m->cgroup_manager().Unified();

@@ -18,8 +18,9 @@
 
 namespace kubelet {
 
-PodRequests ComputePodRequests(const api::Pod& pod) {
-  const api::ResourceList reqs = api::PodRequests(pod);
+PodRequests ComputePodRequests(const api::Pod& pod, bool in_place_pod_vertical_scaling) {
+  const api::ResourceList reqs =
+      api::PodRequests(pod, {.in_place_pod_vertical_scaling = in_place_pod_vertical_scaling});
   PodRequests r;
   if (auto cpu = reqs.find(api::kResourceCPU); cpu != reqs.end())
     r.milli_cpu = cpu->second.MilliValue();
@@ -162,7 +163,8 @@ bool ToleratesTaint(const api::Toleration& t, const api::Taint& taint) {
 }
 
 AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::PodPtr>& admitted,
-                     const NodeAllocatable& allocatable, const api::Node& node) {
+                     const NodeAllocatable& allocatable, const api::Node& node,
+                     bool in_place_pod_vertical_scaling) {
   AdmitResult r;
   // Checks preemption cannot help with come first: the OS.
   {
@@ -186,7 +188,7 @@ AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::PodPtr>& admitt
   PodRequests want = ComputePodRequests(pod);
   PodRequests used;
   for (const api::PodPtr& p : admitted) {
-    PodRequests q = ComputePodRequests(*p);
+    PodRequests q = ComputePodRequests(*p, in_place_pod_vertical_scaling);
     used.milli_cpu += q.milli_cpu;
     used.memory_bytes += q.memory_bytes;
   }

@@ -47,7 +47,7 @@ struct PodRequests {
   int64_t milli_cpu = 0;
   int64_t memory_bytes = 0;
 };
-PodRequests ComputePodRequests(const api::Pod& pod);
+PodRequests ComputePodRequests(const api::Pod& pod, bool in_place_pod_vertical_scaling = false);
 
 // The predicates above. A predicate failure has reason <Name> and message "Predicate <Name>
 // failed"; a resource shortage reason OutOf<resource> and message "Node didn't have enough
@@ -56,8 +56,12 @@ PodRequests ComputePodRequests(const api::Pod& pod);
 // makes follows, and when no set of non-critical pods can free enough the pod fails with
 // UnexpectedAdmissionError and "Unexpected error while attempting to recover from admission
 // failure: preemption: ...".
+// `in_place_pod_vertical_scaling`: the admitted pods' requests count as the scheduler's node
+// info counts them with that gate (api::PodResourcesOptions: the larger of spec and
+// status.allocatedResources, or the allocation alone while a resize is Infeasible).
 AdmitResult AdmitPod(const api::Pod& pod, const std::vector<api::PodPtr>& admitted,
-                     const NodeAllocatable& allocatable, const api::Node& node);
+                     const NodeAllocatable& allocatable, const api::Node& node,
+                     bool in_place_pod_vertical_scaling = false);
 
 // Whether the node's labels (and metadata.name for matchFields) satisfy the pod's nodeSelector
 // and requiredDuringSchedulingIgnoredDuringExecution node affinity (component-helpers'

@@ -45,6 +45,30 @@ TEST(AdmissionTest, NonCriticalPodOutOfCpuWithUpstreamMessage) {
             "Node didn't have enough resource: cpu, requested: 2500, used: 0, capacity: 2000");
 }
 
+// InPlacePodVerticalScaling: an admitted pod counts the larger of its spec's requests and its
+// status's allocatedResources, or only the allocation while its resize is Infeasible (the
+// scheduler's node info with the gate); the pod being admitted counts its spec.
+TEST(AdmissionTest, InPlaceResizeCountsAdmittedPodsAllocations) {
+  NodeAllocatable a{2000, 1 << 30, 110};
+  api::Pod other = MakePod("other", "500m", "", false);
+  api::ContainerStatus cs;
+  cs.name = "main";
+  cs.allocated_resources = {{"cpu", *api::Quantity::Parse("1500m")}};
+  other.status.container_statuses = {cs};
+  const api::Pod want = MakePod("want", "1", "", false);
+  EXPECT_TRUE(AdmitPod(want, {Share(other)}, a, TestNode()).admit);
+  AdmitResult r = AdmitPod(want, {Share(other)}, a, TestNode(), true);
+  EXPECT_FALSE(r.admit);
+  EXPECT_EQ(r.message,
+            "Node didn't have enough resource: cpu, requested: 1000, used: 1500, capacity: 2000");
+  // An infeasible resize: only what was allocated counts.
+  other.spec.containers[0].resources.requests["cpu"] = *api::Quantity::Parse("3");
+  other.status.container_statuses[0].allocated_resources["cpu"] = *api::Quantity::Parse("500m");
+  other.status.resize = "Infeasible";
+  EXPECT_TRUE(AdmitPod(want, {Share(other)}, a, TestNode(), true).admit);
+  EXPECT_FALSE(AdmitPod(want, {Share(other)}, a, TestNode(), false).admit);
+}
+
 TEST(AdmissionTest, StaticPodThatCannotFitFailsAfterPreemptionAttempt) {
   NodeAllocatable a{2000, 1 << 30, 110};
   api::Pod running = MakePod("a", "1500m", "", true);

@@ -147,9 +147,10 @@ Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
         return out;
       };
     }
+    status::ApiStatusSyncerOptions so;
+    so.in_place_pod_vertical_scaling = options_.in_place_pod_vertical_scaling;
     api_status_syncer_ = std::make_unique<status::ApiStatusSyncer>(
-        *options_.status_client, status_manager_, std::move(d), status::ApiStatusSyncerOptions{},
-        clock_);
+        *options_.status_client, status_manager_, std::move(d), so, clock_);
   }
 }
 
@@ -160,6 +161,18 @@ Kubelet::~Kubelet() {
 }
 
 absl::Status Kubelet::Start() {
+  if (options_.in_place_pod_vertical_scaling && !allocation_) {
+    // Upstream's status manager start: the allocations must be known before any pod is admitted.
+    absl::StatusOr<std::unique_ptr<status::AllocationState>> st =
+        status::AllocationState::Open(options_.root_dir);
+    if (!st.ok()) {
+      KLOG_ERROR(st.status(),
+                 "Could not initialize pod allocation checkpoint manager, please drain node and "
+                 "remove policy state file");
+      return st.status();
+    }
+    allocation_ = *std::move(st);
+  }
   KLOG_INFO("Starting kubelet main sync loop", "node", options_.node_name);
   if (!options_.static_pod_path.empty()) {
     KLOG_INFO("Adding static pod path", "path", options_.static_pod_path);
@@ -464,14 +477,7 @@ void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
   std::stable_sort(sorted.begin(), sorted.end(), [](const api::Pod& a, const api::Pod& b) {
     return a.metadata.creation_timestamp.seconds < b.metadata.creation_timestamp.seconds;
   });
-  api::Node node;
-  if (options_.node) {
-    node = options_.node();
-  } else {
-    node.metadata.name = options_.node_name;
-    node.metadata.labels = {{"kubernetes.io/hostname", options_.node_name},
-                            {"kubernetes.io/os", "linux"}};
-  }
+  const api::Node node = AdmissionNode();
   {
     absl::MutexLock lock(&admitting_mu_);
     admitting_.clear();
@@ -513,12 +519,22 @@ void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
                                pod.metadata.deletion_grace_period_seconds});
       continue;
     }
-    AdmitResult r = options_.sysctls.Admit(pod);
-    if (r.admit) r = AdmitPod(pod, admitted, options_.allocatable, node);
-    for (container::PodLifecycleParticipant* part : options_.participants) {
-      if (!r.admit) break;
-      container::AdmitDecision d = part->Admit(pod, admitted);
-      if (!d.admit) r = AdmitResult{false, d.reason, d.message};
+    // With in-place resize, a pod admitted before (a restarted kubelet) is admitted with what
+    // was allocated to it, not its spec's possibly resized requests.
+    AdmitResult r;
+    {
+      // A running pod's resize is decided apart from admissions: each sees the other's
+      // allocation.
+      std::optional<absl::MutexLock> resize_lock;
+      if (allocation_) resize_lock.emplace(&pod_resize_mu_);
+      api::PodPtr admit_pod = allocation_ ? WithAllocatedRequests(shared) : shared;
+      r = CanAdmitPod(*admit_pod, admitted, node);
+      if (r.admit && allocation_) {
+        // The resources the pod was admitted with are its allocation.
+        if (absl::Status st = allocation_->SetPodAllocation(*admit_pod); !st.ok()) {
+          KLOG_ERROR(st, "SetPodAllocation failed", "pod", api::PodKey(pod));
+        }
+      }
     }
     if (!r.admit) {
       RejectPod(pod, r.reason, r.message);
@@ -605,6 +621,13 @@ void Kubelet::Housekeeping() {
 
   std::set<std::string> keep_status = desired;
   status_manager_.RemoveOrphanedStatuses(keep_status);
+  if (allocation_) {
+    // The allocations of pods no source wants any more (upstream drops them with the pods'
+    // statuses).
+    for (const std::string& uid : allocation_->PodUIDs()) {
+      if (!desired.count(uid)) (void)allocation_->Delete(uid);
+    }
+  }
   {
     absl::MutexLock lock(&reasons_mu_);
     for (auto it = reasons_.begin(); it != reasons_.end();) {
@@ -730,7 +753,7 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
   status::GenerateInput in = StatusInput(pod, runtime_status, old_status);
   in.reasons = &reasons;
   in.terminal = terminal_reason ? &*terminal_reason : nullptr;
-  api::PodStatus api_status = status::GeneratePodStatus(in);
+  api::PodStatus api_status = GenerateAPIPodStatus(in);
   const bool terminal = status::IsTerminalPhase(api_status.phase);
   // From the first time the sync loop saw the pod: kubelet_pod_worker_start_duration_seconds to
   // its first SyncPod (creates, as upstream), kubelet_pod_start_duration_seconds to Running.
@@ -767,8 +790,17 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
   }
   KLOG_V(4, "SyncPod enter", "pod", api::PodKey(pod), "podUID", uid, "updateType",
          SyncPodTypeName(type));
+  // With in-place resize the runtime works from the pod with its fresh status (allocated and
+  // actual resources); a resize the pod asks for is decided first (not for static pods).
+  std::optional<api::Pod> resizing;
+  if (allocation_) {
+    resizing = pod;
+    resizing->status = api_status;
+    if (!api::IsStaticPod(pod)) HandlePodResourcesResize(&*resizing);
+  }
+  const api::Pod& runtime_pod = resizing ? *resizing : pod;
   const absl::Time sync_start = clock_.Now();
-  container::PodSyncResult result = runtime_.SyncPod(pod, runtime_status);
+  container::PodSyncResult result = runtime_.SyncPod(runtime_pod, runtime_status);
   metrics::ObservePodWorker(SyncPodTypeName(type),
                             absl::ToDoubleSeconds(clock_.Now() - sync_start));
   UpdateReasons(uid, result);
@@ -777,6 +809,15 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
   }
   pleg_->Poke();  // see what this sync changed without waiting for the relist period
   if (absl::Status err = SyncResultError(result); !err.ok()) return err;
+  if (resizing && status::IsPodResizeInProgress(pod, api_status)) {
+    // While a resize is in progress the cache is refreshed after each sync, so the next one
+    // sees the resources the runtime now reports (upstream pleg.UpdateCache).
+    if (absl::Status st = pleg_->UpdateCache(uid, pod.metadata.name, pod.metadata.namespace_);
+        !st.ok()) {
+      KLOG_ERROR(st, "Failed to update pod cache", "pod", api::PodKey(pod));
+      return st;
+    }
+  }
   return false;
 }
 
@@ -825,7 +866,7 @@ absl::Status Kubelet::SyncTerminatingPod(const api::Pod& pod, const container::P
     status::GenerateInput in = StatusInput(pod, *final_status, old_status);
     in.pod_is_terminal = true;
     in.terminal = terminal_reason ? &*terminal_reason : nullptr;
-    api::PodStatus final_api = status::GeneratePodStatus(in);
+    api::PodStatus final_api = GenerateAPIPodStatus(in);
     status_manager_.SetPodStatus(pod.metadata.uid, std::move(final_api));
   }
   StatusChanged();
@@ -906,8 +947,185 @@ status::GenerateInput Kubelet::StatusInput(const api::Pod& pod, const container:
   in.host_ip = options_.host_ip;
   in.ready_to_start_condition = options_.pod_ready_to_start_containers_condition;
   in.host_ips = options_.pod_host_ips;
+  if (allocation_) {
+    in.in_place_vertical_scaling = true;
+    in.allocation = [this, uid = pod.metadata.uid](const std::string& container) {
+      return allocation_->GetContainerResourceAllocation(uid, container);
+    };
+  }
   in.now = clock_.Now();
   return in;
+}
+
+api::PodStatus Kubelet::GenerateAPIPodStatus(const status::GenerateInput& in) {
+  api::PodStatus s = status::GeneratePodStatus(in);
+  if (allocation_) DeterminePodResizeStatus(*in.pod, &s);
+  return s;
+}
+
+api::Node Kubelet::AdmissionNode() const {
+  if (options_.node) return options_.node();
+  api::Node node;
+  node.metadata.name = options_.node_name;
+  node.metadata.labels = {{"kubernetes.io/hostname", options_.node_name},
+                          {"kubernetes.io/os", "linux"}};
+  return node;
+}
+
+AdmitResult Kubelet::CanAdmitPod(const api::Pod& pod, const std::vector<api::PodPtr>& others,
+                                 const api::Node& node) {
+  std::vector<api::PodPtr> counted;
+  if (allocation_) {
+    counted.reserve(others.size());
+    for (const api::PodPtr& p : others) counted.push_back(WithAllocatedRequests(p));
+  }
+  const std::vector<api::PodPtr>& admitted = allocation_ ? counted : others;
+  AdmitResult r = options_.sysctls.Admit(pod);
+  if (r.admit) {
+    r = AdmitPod(pod, admitted, options_.allocatable, node, allocation_ != nullptr);
+  }
+  for (container::PodLifecycleParticipant* part : options_.participants) {
+    if (!r.admit) break;
+    container::AdmitDecision d = part->Admit(pod, admitted);
+    if (!d.admit) r = AdmitResult{false, d.reason, d.message};
+  }
+  return r;
+}
+
+api::PodPtr Kubelet::WithAllocatedRequests(const api::PodPtr& pod) const {
+  std::optional<api::Pod> copy;
+  for (size_t i = 0; i < pod->spec.containers.size(); ++i) {
+    const api::Container& c = pod->spec.containers[i];
+    if (c.resources.requests.empty()) continue;
+    std::optional<api::ResourceList> alloc =
+        allocation_->GetContainerResourceAllocation(pod->metadata.uid, c.name);
+    if (!alloc) continue;
+    if (!copy) copy = *pod;
+    // Both are set, a resource the allocation lacks as zero (upstream's map lookups).
+    api::ResourceList& reqs = copy->spec.containers[i].resources.requests;
+    for (const char* name : {api::kResourceCPU, api::kResourceMemory}) {
+      auto it = alloc->find(name);
+      reqs[name] = it == alloc->end() ? api::Quantity() : it->second;
+    }
+  }
+  if (!copy) return pod;
+  return std::make_shared<const api::Pod>(*std::move(copy));
+}
+
+void Kubelet::DeterminePodResizeStatus(const api::Pod& pod, api::PodStatus* s) {
+  if (!status::PodResizeSpecStatusDiffer(pod, *s)) {
+    // Done (or nothing asked): the last decision is forgotten.
+    if (absl::Status st = allocation_->SetPodResizeStatus(pod.metadata.uid, ""); !st.ok()) {
+      KLOG_ERROR(st, "SetPodResizeStatus failed", "pod", pod.metadata.name);
+    }
+    s->resize.clear();
+    return;
+  }
+  s->resize = allocation_->GetPodResizeStatus(pod.metadata.uid).value_or("");
+}
+
+namespace {
+
+// upstream resource.GetResourceRequestQuantity: the app containers' sum, at least the largest
+// init container's, plus the overhead when non-zero.
+api::Quantity PodResourceRequest(const api::Pod& pod, const char* name) {
+  api::Quantity total;
+  for (const api::Container& c : pod.spec.containers) {
+    if (auto it = c.resources.requests.find(name); it != c.resources.requests.end()) {
+      total = total + it->second;
+    }
+  }
+  for (const api::Container& c : pod.spec.init_containers) {
+    if (auto it = c.resources.requests.find(name); it != c.resources.requests.end()) {
+      if (total < it->second) total = it->second;
+    }
+  }
+  if (auto it = pod.spec.overhead.find(name); it != pod.spec.overhead.end() && !total.IsZero()) {
+    total = total + it->second;
+  }
+  return total;
+}
+
+api::ContainerStatus* FindStatus(api::PodStatus& status, const std::string& name) {
+  for (api::ContainerStatus& cs : status.container_statuses) {
+    if (cs.name == name) return &cs;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void Kubelet::HandlePodResourcesResize(api::Pod* pod) {
+  if (pod->status.phase != "Running") return;
+  bool resized = false;
+  for (const api::Container& c : pod->spec.containers) {
+    if (c.resources.requests.empty()) continue;
+    const api::ContainerStatus* cs = FindStatus(pod->status, c.name);
+    if (cs == nullptr) {
+      KLOG_V(5, "ContainerStatus not found", "pod", pod->metadata.name, "container", c.name);
+      break;
+    }
+    if (cs->allocated_resources.size() != c.resources.requests.size()) {
+      KLOG_V(5, "ContainerStatus.AllocatedResources length mismatch", "pod", pod->metadata.name,
+             "container", c.name);
+      break;
+    }
+    if (c.resources.requests != cs->allocated_resources) {
+      resized = true;
+      break;
+    }
+  }
+  if (!resized) return;
+
+  absl::MutexLock lock(&pod_resize_mu_);
+  // upstream canResizePod.
+  api::Pod updated = *pod;
+  std::string resize_status;
+  bool fit = false;
+  const int64_t cpu_requests = PodResourceRequest(updated, api::kResourceCPU).MilliValue();
+  const int64_t memory_requests = PodResourceRequest(updated, api::kResourceMemory).Value();
+  if (cpu_requests > options_.allocatable.milli_cpu ||
+      memory_requests > options_.allocatable.memory_bytes) {
+    KLOG_V(3, "Resize is not feasible as request exceeds allocatable node resources", "pod",
+           updated.metadata.name);
+    resize_status = status::kResizeInfeasible;
+  } else {
+    // The pod asks again with its desired resources, next to the other active pods (and those
+    // of a batch being admitted right now, so a restarted kubelet does not hand a resize what
+    // the pods it is still admitting were allocated).
+    std::vector<api::PodPtr> others = ActiveAndAdmittingPods();
+    std::erase_if(others,
+                  [&](const api::PodPtr& p) { return p->metadata.uid == updated.metadata.uid; });
+    AdmitResult r = CanAdmitPod(updated, others, AdmissionNode());
+    if (!r.admit) {
+      KLOG_V(3, "Resize cannot be accommodated", "pod", updated.metadata.name, "reason", r.reason,
+             "message", r.message);
+      resize_status = status::kResizeDeferred;
+    } else {
+      for (const api::Container& c : updated.spec.containers) {
+        api::ContainerStatus* cs = FindStatus(updated.status, c.name);
+        if (cs == nullptr) continue;
+        for (const auto& [name, q] : c.resources.requests) cs->allocated_resources[name] = q;
+      }
+      fit = true;
+      resize_status = status::kResizeInProgress;
+    }
+  }
+  if (fit) {
+    if (absl::Status st = allocation_->SetPodAllocation(updated); !st.ok()) {
+      KLOG_ERROR(st, "SetPodAllocation failed", "pod", api::PodKey(updated));
+      return;
+    }
+  }
+  if (absl::Status st = allocation_->SetPodResizeStatus(updated.metadata.uid, resize_status);
+      !st.ok()) {
+    KLOG_ERROR(st, "SetPodResizeStatus failed", "pod", api::PodKey(updated));
+    return;
+  }
+  updated.status.resize = resize_status;
+  status_manager_.SetPodStatus(updated.metadata.uid, updated.status);
+  StatusChanged();
+  *pod = std::move(updated);
 }
 
 void Kubelet::CheckActiveDeadline(const api::Pod& pod, const api::PodStatus* old) {

@@ -17,6 +17,14 @@
 // manager, never run, and only trigger a sync of their static pod; orphaned ones are deleted by
 // housekeeping once their static pod has stopped. The status of a static pod goes to its mirror.
 //
+// In-place resize (KubeletOptions.in_place_pod_vertical_scaling, upstream v1.28
+// handlePodResourcesResize / canResizePod): a running API pod whose container requests differ
+// from their recorded allocation asks for them again before its runtime sync, next to the other
+// active pods (their allocations): beyond the node's allocatable -> status.resize Infeasible,
+// not admitted now -> Deferred, else InProgress and the allocation follows (checkpointed). The
+// runtime then syncs the pod with that status; status.resize is cleared once the containers'
+// reported resources match their spec.
+//
 // The Kubelet implements PodSyncer (the pod workers' callbacks) and container::PodStateProvider
 // (for GC). A runtime health loop (upstream updateRuntimeUp) checks CRI Status every 5 s.
 //
@@ -56,6 +64,7 @@
 #include "kubelet/pod_workers.h"
 #include "kubelet/podsource/pod_config.h"
 #include "kubelet/stats/stats_provider.h"
+#include "kubelet/status/allocation_state.h"
 #include "kubelet/status/api_status_syncer.h"
 #include "kubelet/status/generate.h"
 #include "kubelet/status/status_manager.h"
@@ -131,6 +140,12 @@ struct KubeletOptions {
   // (PodReadyToStartContainersCondition) and status.hostIPs (PodHostIPs).
   bool pod_ready_to_start_containers_condition = false;
   bool pod_host_ips = false;
+  // InPlacePodVerticalScaling (alpha, off by default in v1.28): pods' allocated requests are
+  // checkpointed in <root_dir>/pod_status_manager_state (status/allocation_state.h) and what
+  // admission counts; a running API pod whose container requests differ from their allocation
+  // is admitted again as a resize (status.resize Infeasible / Deferred / InProgress), and
+  // container statuses carry allocatedResources and resources.
+  bool in_place_pod_vertical_scaling = false;
 };
 
 // Reads the pod sources, syncFrequency, allocatable (maxPods, kubeReserved + systemReserved off
@@ -151,6 +166,8 @@ class Kubelet final : public PodSyncer,
           Clock& clock);
   ~Kubelet() override;
 
+  // With in_place_pod_vertical_scaling, first restores the allocation checkpoint (an unreadable
+  // one is an error, as upstream).
   absl::Status Start();
   void Stop();
 
@@ -207,6 +224,8 @@ class Kubelet final : public PodSyncer,
   std::vector<api::Pod> GetPodsWithStatus() const;
   const PodManager& pod_manager() const { return pod_manager_; }
   const status::StatusManager& status_manager() const { return status_manager_; }
+  // The allocation checkpoint (in_place_pod_vertical_scaling, once started); null otherwise.
+  const status::AllocationState* allocation_state() const { return allocation_.get(); }
 
   // PodSyncer.
   absl::StatusOr<bool> SyncPod(SyncPodType type, const api::Pod& pod,
@@ -277,6 +296,24 @@ class Kubelet final : public PodSyncer,
   // The status generation inputs every path shares (probe state, host IP, feature gates).
   status::GenerateInput StatusInput(const api::Pod& pod, const container::PodStatus& rs,
                                     const api::PodStatus* old);
+  // generateAPIPodStatus: GeneratePodStatus plus, with in-place resize, status.resize.
+  api::PodStatus GenerateAPIPodStatus(const status::GenerateInput& in);
+  // The Node admission checks against (upstream getNodeAnyWay).
+  api::Node AdmissionNode() const;
+  // upstream canAdmitPod: the sysctls, the resource and node predicates and the participants'
+  // admission, in that order. With in-place resize the other pods count their allocated CPU and
+  // memory requests.
+  AdmitResult CanAdmitPod(const api::Pod& pod, const std::vector<api::PodPtr>& others,
+                          const api::Node& node);
+  // `pod` with the CPU and memory requests of its containers replaced by their recorded
+  // allocation (upstream's admission copy); `pod` itself when nothing is recorded.
+  api::PodPtr WithAllocatedRequests(const api::PodPtr& pod) const;
+  // upstream determinePodResizeStatus: status.resize from the checkpoint while a container's
+  // status resources differ from its spec; cleared (and forgotten) once they agree.
+  void DeterminePodResizeStatus(const api::Pod& pod, api::PodStatus* status);
+  // upstream handlePodResourcesResize / canResizePod: `pod` carries its fresh status; a
+  // resize it asks for is decided, recorded and reflected in its status.
+  void HandlePodResourcesResize(api::Pod* pod);
   void RejectPod(const api::Pod& pod, const std::string& reason, const std::string& message);
   absl::Status MakePodDataDirs(const api::Pod& pod);
   void CleanupOrphanedPodDirs(const std::set<std::string>& desired);
@@ -305,6 +342,10 @@ class Kubelet final : public PodSyncer,
   std::unique_ptr<pleg::GenericPLEG> pleg_;
   std::unique_ptr<PodWorkers> pod_workers_;
   std::unique_ptr<status::ApiStatusSyncer> api_status_syncer_;
+  // in_place_pod_vertical_scaling: set by Start() before any pod work.
+  std::unique_ptr<status::AllocationState> allocation_;
+  // Serializes resize decisions (upstream podResizeMutex).
+  absl::Mutex pod_resize_mu_;
 
   std::set<std::string> sources_seen_;  // sync-loop thread only
   std::atomic<bool> sources_ready_{false};

@@ -61,6 +61,20 @@ class CgroupManager {
   virtual std::vector<int> Pids(const CgroupName& name) const = 0;
   // Moves process `pid` into the cgroup in every hierarchy.
   virtual absl::Status AddProcess(const CgroupName& name, int pid) = 0;
+  // The settings of one resource as the cgroup has them (upstream GetCgroupConfig): "cpu" gives
+  // shares (v2: from cpu.weight), quota (-1 unlimited) and period; "memory" the limit (v2 "max":
+  // INT64_MAX). Other resources: InvalidArgument.
+  virtual absl::StatusOr<ResourceConfig> GetResourceConfig(const CgroupName& name,
+                                                           const std::string& resource) const {
+    (void)name;
+    (void)resource;
+    return absl::UnimplementedError("GetResourceConfig");
+  }
+  // The cgroup's memory usage in bytes (memory.usage_in_bytes, v2 memory.current).
+  virtual absl::StatusOr<int64_t> MemoryUsage(const CgroupName& name) const {
+    (void)name;
+    return absl::UnimplementedError("MemoryUsage");
+  }
 };
 
 // Transient slices over D-Bus (the systemd driver where systemd runs).

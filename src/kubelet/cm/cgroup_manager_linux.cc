@@ -229,6 +229,95 @@ class CgroupManagerImpl final : public CgroupManager {
     return out;
   }
 
+  absl::StatusOr<ResourceConfig> GetResourceConfig(const CgroupName& name,
+                                                   const std::string& resource) const override {
+    const std::string rel = Name(name);
+    auto read_int = [&](const std::string& dir, const char* file) -> absl::StatusOr<int64_t> {
+      absl::StatusOr<std::string> text = fs_.ReadFile(dir + "/" + file);
+      if (!text.ok()) return text.status();
+      const std::string v(absl::StripAsciiWhitespace(*text));
+      if (v == "max") return std::numeric_limits<int64_t>::max();
+      int64_t out = 0;
+      if (!absl::SimpleAtoi(v, &out)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("failed to parse ", dir, "/", file, ": \"", v, "\""));
+      }
+      return out;
+    };
+    ResourceConfig rc;
+    if (resource == "cpu") {
+      if (layout_.unified) {
+        const std::string dir = Join(layout_.unified_root, rel);
+        absl::StatusOr<std::string> max = fs_.ReadFile(dir + "/cpu.max");
+        if (!max.ok()) return max.status();
+        std::vector<std::string> parts =
+            absl::StrSplit(absl::StripAsciiWhitespace(*max), ' ', absl::SkipEmpty());
+        int64_t quota = -1, period = 0;
+        if (parts.size() != 2 || (parts[0] != "max" && !absl::SimpleAtoi(parts[0], &quota)) ||
+            !absl::SimpleAtoi(parts[1], &period)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("failed to parse ", dir, "/cpu.max: \"", *max, "\""));
+        }
+        absl::StatusOr<int64_t> weight = read_int(dir, "cpu.weight");
+        if (!weight.ok()) return weight.status();
+        rc.cpu_quota = quota;
+        rc.cpu_period = period;
+        // The inverse of SharesToWeight.
+        rc.cpu_shares = *weight <= 0 ? 0 : 2 + ((*weight - 1) * 262142) / 9999;
+        return rc;
+      }
+      auto cpu = Hierarchy("cpu");
+      if (!cpu) return absl::NotFoundError("the cpu cgroup hierarchy is not mounted");
+      const std::string dir = Join(*cpu, rel);
+      absl::StatusOr<int64_t> quota = read_int(dir, "cpu.cfs_quota_us");
+      if (!quota.ok()) return quota.status();
+      absl::StatusOr<int64_t> period = read_int(dir, "cpu.cfs_period_us");
+      if (!period.ok()) return period.status();
+      absl::StatusOr<int64_t> shares = read_int(dir, "cpu.shares");
+      if (!shares.ok()) return shares.status();
+      rc.cpu_quota = *quota;
+      rc.cpu_period = *period;
+      rc.cpu_shares = *shares;
+      return rc;
+    }
+    if (resource == "memory") {
+      std::string dir;
+      const char* file = "memory.max";
+      if (layout_.unified) {
+        dir = Join(layout_.unified_root, rel);
+      } else {
+        auto mem = Hierarchy("memory");
+        if (!mem) return absl::NotFoundError("the memory cgroup hierarchy is not mounted");
+        dir = Join(*mem, rel);
+        file = "memory.limit_in_bytes";
+      }
+      absl::StatusOr<int64_t> limit = read_int(dir, file);
+      if (!limit.ok()) return limit.status();
+      rc.memory = *limit;
+      return rc;
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("unsupported resource ", resource, " for cgroup ", QuoteName(name)));
+  }
+
+  absl::StatusOr<int64_t> MemoryUsage(const CgroupName& name) const override {
+    std::string path;
+    if (layout_.unified) {
+      path = Join(layout_.unified_root, Name(name)) + "/memory.current";
+    } else {
+      auto mem = Hierarchy("memory");
+      if (!mem) return absl::NotFoundError("the memory cgroup hierarchy is not mounted");
+      path = Join(*mem, Name(name)) + "/memory.usage_in_bytes";
+    }
+    absl::StatusOr<std::string> text = fs_.ReadFile(path);
+    if (!text.ok()) return text.status();
+    int64_t usage = 0;
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &usage)) {
+      return absl::InvalidArgumentError(absl::StrCat("failed to parse ", path));
+    }
+    return usage;
+  }
+
   absl::Status AddProcess(const CgroupName& name, int pid) override {
     const std::string rel = Name(name);
     std::vector<std::string> dirs;

@@ -311,11 +311,45 @@ absl::Status ContainerManager::PrepareForSync(const api::Pod& pod) {
            "cgroup", cgroups_->Name(*name));
     return absl::OkStatus();
   }
+  // With in-place resize the pod cgroup's resources are the resize's to change.
+  if (config_.in_place_pod_vertical_scaling) return absl::OkStatus();
   if (absl::Status st = cgroups_->Update(cc); !st.ok()) {
     KLOG_ERROR(st, "Failed to update pod cgroup", "pod",
                pod.metadata.namespace_ + "/" + pod.metadata.name, "cgroup", cgroups_->Name(*name));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<ResourceConfig> ContainerManager::GetPodCgroupConfig(
+    const api::Pod& pod, const std::string& resource) const {
+  std::optional<CgroupName> name = PodCgroupName(pod);
+  if (!name) return absl::FailedPreconditionError("pod cgroups are disabled (cgroupsPerQOS)");
+  return cgroups_->GetResourceConfig(*name, resource);
+}
+
+absl::Status ContainerManager::SetPodCgroupConfig(const api::Pod& pod, const std::string& resource,
+                                                  const ResourceConfig& config) {
+  std::optional<CgroupName> name = PodCgroupName(pod);
+  if (!name) return absl::FailedPreconditionError("pod cgroups are disabled (cgroupsPerQOS)");
+  // Only the resource's own settings.
+  CgroupConfig cc{*name, {}};
+  if (resource == api::kResourceCPU) {
+    cc.resources.cpu_shares = config.cpu_shares;
+    cc.resources.cpu_quota = config.cpu_quota;
+    cc.resources.cpu_period = config.cpu_period;
+  } else if (resource == api::kResourceMemory) {
+    if (!config.memory) return absl::InvalidArgumentError("no memory limit to set");
+    cc.resources.memory = config.memory;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("unsupported resource ", resource));
+  }
+  return cgroups_->Update(cc);
+}
+
+absl::StatusOr<int64_t> ContainerManager::GetPodCgroupMemoryUsage(const api::Pod& pod) const {
+  std::optional<CgroupName> name = PodCgroupName(pod);
+  if (!name) return absl::FailedPreconditionError("pod cgroups are disabled (cgroupsPerQOS)");
+  return cgroups_->MemoryUsage(*name);
 }
 
 absl::Status ContainerManager::CleanupTerminatedPod(const api::Pod& pod) {

@@ -75,6 +75,10 @@ struct NodeConfig {
   bool cpu_cfs_quota = true;
   int64_t cpu_cfs_quota_period_us = kQuotaPeriodUs;
   int64_t pod_pids_limit = -1;  // > 0: pids.max of every pod cgroup
+  // InPlacePodVerticalScaling: an existing pod cgroup is not re-applied from the spec before a
+  // sync (upstream's EnsureExists only creates it): its CPU and memory change only through the
+  // runtime manager's resize, in upstream's order (Get/SetPodCgroupConfig below).
+  bool in_place_pod_vertical_scaling = false;
   // Read by the wiring before the manager exists: failSwapOn (swap on fails start-up, CheckSwap)
   // and maxPods (the pods capacity, MachineCapacity).
   bool fail_swap_on = true;
@@ -88,7 +92,8 @@ struct NodeConfig {
 };
 
 // Reads the cgroup settings (driver, default cgroupfs; cgroupRoot, "/" with cgroupsPerQOS), the
-// enforcement keys, CFS quota (period only with CustomCPUCFSQuotaPeriod), pids, swap and maxPods.
+// enforcement keys, CFS quota (period only with CustomCPUCFSQuotaPeriod), pids, swap, maxPods
+// and the InPlacePodVerticalScaling gate.
 NodeConfig NodeConfigFromConfig(const config::KubeletConfiguration& c,
                                 const config::FeatureGate& gates);
 inline constexpr std::string_view kNodeConfigFields[] = {
@@ -146,6 +151,15 @@ class ContainerManager final : public container::PodLifecycleParticipant {
   std::map<std::string, CgroupName> PodCgroups() const;
   // Re-applies the QoS cgroups' settings from the pods seen in PrepareForSync.
   absl::Status UpdateQOSCgroups();
+
+  // In-place resize (upstream's pod container manager): the pod cgroup's current settings of
+  // one resource ("cpu" or "memory"), writing them (only the fields set), its memory usage.
+  // FailedPrecondition without cgroupsPerQOS.
+  absl::StatusOr<ResourceConfig> GetPodCgroupConfig(const api::Pod& pod,
+                                                    const std::string& resource) const;
+  absl::Status SetPodCgroupConfig(const api::Pod& pod, const std::string& resource,
+                                  const ResourceConfig& config);
+  absl::StatusOr<int64_t> GetPodCgroupMemoryUsage(const api::Pod& pod) const;
 
   CgroupManager& cgroup_manager() { return *cgroups_; }
 

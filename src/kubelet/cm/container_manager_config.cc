@@ -26,6 +26,7 @@ NodeConfig NodeConfigFromConfig(const config::KubeletConfiguration& c,
     nc.cpu_cfs_quota_period_us = absl::ToInt64Microseconds(c.cpu_cfs_quota_period);
   }
   nc.pod_pids_limit = c.pod_pids_limit;
+  nc.in_place_pod_vertical_scaling = gates.Enabled("InPlacePodVerticalScaling");
   nc.fail_swap_on = c.fail_swap_on;
   nc.max_pods = c.max_pods;
   return nc;

@@ -187,6 +187,55 @@ TEST_P(ContainerManagerTest, PodCgroupsByQOS) {
   EXPECT_EQ(Shares("kubepods/burstable"), V2() ? "10" : "256");
 }
 
+TEST_P(ContainerManagerTest, InPlaceResizeReadsAndWritesPodCgroups) {
+  NodeConfig cfg;
+  cfg.in_place_pod_vertical_scaling = true;
+  auto cm = Make(cfg);
+  ASSERT_TRUE(cm->Start().ok());
+  api::Pod g = Guaranteed("g-1");
+  ASSERT_TRUE(cm->PrepareForSync(g).ok());
+  // The kernel lists a v2 cgroup's controllers: the pod cgroup exists from now on.
+  if (V2()) {
+    tree_.Write(tree_.root() + "/kubepods/podg-1/cgroup.controllers",
+                "cpuset cpu io memory hugetlb pids\n");
+  }
+  absl::StatusOr<ResourceConfig> cpu = cm->GetPodCgroupConfig(g, "cpu");
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  // cgroup v2 keeps a weight: the shares come back rounded.
+  EXPECT_EQ(cpu->cpu_shares, V2() ? 500 : 512);
+  EXPECT_EQ(cpu->cpu_quota, 50000);
+  EXPECT_EQ(cpu->cpu_period, 100000);
+  absl::StatusOr<ResourceConfig> mem = cm->GetPodCgroupConfig(g, "memory");
+  ASSERT_TRUE(mem.ok()) << mem.status();
+  EXPECT_EQ(mem->memory, 128 * kMi);
+  EXPECT_FALSE(cm->GetPodCgroupConfig(g, "pods").ok());
+
+  // A resized spec does not change the existing pod cgroup before the sync...
+  api::Pod bigger = MakePod("g-1", {{"cpu", Q("1")}, {"memory", Q("256Mi")}},
+                            {{"cpu", Q("1")}, {"memory", Q("256Mi")}});
+  ASSERT_TRUE(cm->PrepareForSync(bigger).ok());
+  EXPECT_EQ(Memory("kubepods/podg-1"), std::to_string(128 * kMi));
+  // ...the resize does, one resource at a time.
+  ResourceConfig set_mem;
+  set_mem.memory = 256 * kMi;
+  ASSERT_TRUE(cm->SetPodCgroupConfig(bigger, "memory", set_mem).ok());
+  EXPECT_EQ(Memory("kubepods/podg-1"), std::to_string(256 * kMi));
+  ResourceConfig set_quota;
+  set_quota.cpu_quota = 100000;
+  set_quota.cpu_period = 100000;
+  ASSERT_TRUE(cm->SetPodCgroupConfig(bigger, "cpu", set_quota).ok());
+  EXPECT_EQ(File("kubepods/podg-1", "cpu,cpuacct", "cpu.cfs_quota_us", "cpu.max"),
+            V2() ? "100000 100000" : "100000");
+  EXPECT_EQ(Shares("kubepods/podg-1"), V2() ? "20" : "512");
+
+  tree_.Write(tree_.root() + (V2() ? "/kubepods/podg-1/memory.current"
+                                   : "/memory/kubepods/podg-1/memory.usage_in_bytes"),
+              "4096\n");
+  absl::StatusOr<int64_t> usage = cm->GetPodCgroupMemoryUsage(bigger);
+  ASSERT_TRUE(usage.ok()) << usage.status();
+  EXPECT_EQ(*usage, 4096);
+}
+
 TEST_P(ContainerManagerTest, HousekeepingRemovesOrphans) {
   auto cm = Make(NodeConfig{});
   ASSERT_TRUE(cm->Start().ok());

@@ -55,6 +55,18 @@ struct Pod {
   std::vector<Container> sandboxes;  // sandboxes as containers (state running/exited)
 };
 
+// The CPU and memory the runtime reports as applied to a running container (CRI
+// ContainerStatus.resources.linux, upstream kubecontainer.ContainerResources): the CPU request
+// from cpu.shares, the CPU limit from the CFS quota and period, the memory limit. Unset: not
+// reported (or zero).
+struct ContainerResources {
+  std::optional<api::Quantity> cpu_request;
+  std::optional<api::Quantity> cpu_limit;
+  std::optional<api::Quantity> memory_request;
+  std::optional<api::Quantity> memory_limit;
+  bool operator==(const ContainerResources&) const = default;
+};
+
 // Detailed status of one container (from ContainerStatus).
 struct ContainerStatus {
   ContainerID id;
@@ -68,11 +80,16 @@ struct ContainerStatus {
   std::string image_id;
   std::string image_ref;
   uint64_t hash = 0;
+  // io.kubernetes.container.hashWithoutResources annotation (InPlacePodVerticalScaling; 0 when
+  // the container was created without the gate).
+  uint64_t hash_without_resources = 0;
   int32_t restart_count = 0;  // io.kubernetes.container.restartCount annotation
   std::string reason;
   std::string message;
   // The container's log path on the host (for FallbackToLogsOnError).
   std::string log_path;
+  // What the runtime reports as applied (InPlacePodVerticalScaling only).
+  std::optional<ContainerResources> resources;
 };
 
 // One sandbox's status, reduced to what the kubelet decides on.

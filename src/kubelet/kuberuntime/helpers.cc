@@ -36,6 +36,12 @@ uint64_t HashContainerSpec(const api::Container& container) {
   return api::HashContainer(container);
 }
 
+uint64_t HashContainerSpecWithoutResources(const api::Container& container) {
+  api::Container copy = container;
+  copy.resources = api::ResourceRequirements{};
+  return api::HashContainer(copy);
+}
+
 std::string HashToString(uint64_t hash) {
   static constexpr char kHex[] = "0123456789abcdef";
   if (hash == 0) return "0";

@@ -32,6 +32,9 @@ std::string FormatPod(std::string_view name, std::string_view ns, std::string_vi
 // container counts, resources included (later releases hash fewer fields). Note: this differs
 // from api::HashContainer, which hashes the JSON bytes directly.
 uint64_t HashContainerSpec(const api::Container& container);
+// kubecontainer.HashContainerWithoutResources: the same over the container with its resources
+// emptied (InPlacePodVerticalScaling: a change of resources alone does not restart it).
+uint64_t HashContainerSpecWithoutResources(const api::Container& container);
 // strconv.FormatUint(hash, 16).
 std::string HashToString(uint64_t hash);
 

@@ -422,9 +422,9 @@ absl::StatusOr<v1::ContainerConfig> KubeGenericRuntimeManager::GenerateContainer
     if (!r.ok()) return r.status();
     res = *std::move(r);
   }
-  for (const auto& [k, v] :
-       NewContainerAnnotations(container, pod, restart_count,
-                               StringMap(res.annotations.begin(), res.annotations.end()))) {
+  for (const auto& [k, v] : NewContainerAnnotations(
+           container, pod, restart_count, StringMap(res.annotations.begin(), res.annotations.end()),
+           options_.in_place_pod_vertical_scaling)) {
     (*config.mutable_annotations())[k] = v;
   }
   absl::StatusOr<std::vector<v1::Mount>> mounts = MakeMounts(pod, container, pod_ips);

@@ -14,12 +14,15 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "api/resource_helpers.h"
+#include "api/static_pod.h"
 #include "common/duration.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "kubelet/kuberuntime/helpers.h"
 #include "kubelet/kuberuntime/labels.h"
 #include "kubelet/kuberuntime/manager_internal.h"
+#include "kubelet/kuberuntime/resources.h"
 #include "metrics/metrics.h"
 
 namespace kubelet::kuberuntime {
@@ -86,6 +89,41 @@ State ToState(v1::ContainerState s) {
 
 absl::Time FromNanos(int64_t ns) {
   return ns == 0 ? absl::InfinitePast() : absl::FromUnixNanos(ns);
+}
+
+// upstream sharesToMilliCPU: cpu.shares back to millicores (0 below the minimum shares).
+int64_t SharesToMilliCPU(int64_t shares) {
+  if (shares < api::kMinShares) return 0;
+  return (shares * api::kMilliCPUToCPU + api::kSharesPerCPU - 1) / api::kSharesPerCPU;
+}
+
+// upstream quotaToMilliCPU.
+int64_t QuotaToMilliCPU(int64_t quota, int64_t period) {
+  if (quota == -1) return 0;
+  return (quota * api::kMilliCPUToCPU) / period;
+}
+
+// upstream toKubeContainerResources: what the runtime reports as applied; nullopt when it
+// reports nothing usable.
+std::optional<container::ContainerResources> ToKubeContainerResources(
+    const v1::ContainerStatus& s) {
+  if (!s.has_resources() || !s.resources().has_linux()) return std::nullopt;
+  const v1::LinuxContainerResources& r = s.resources().linux();
+  container::ContainerResources out;
+  if (r.cpu_period() > 0) {
+    const int64_t milli = QuotaToMilliCPU(r.cpu_quota(), r.cpu_period());
+    if (milli > 0) out.cpu_limit = api::Quantity::FromMilli(milli);
+  }
+  if (r.cpu_shares() > 0) {
+    const int64_t milli = SharesToMilliCPU(r.cpu_shares());
+    if (milli > 0) out.cpu_request = api::Quantity::FromMilli(milli);
+  }
+  if (r.memory_limit_in_bytes() > 0) {
+    out.memory_limit =
+        api::Quantity::FromValue(r.memory_limit_in_bytes(), api::Quantity::Format::kBinarySI);
+  }
+  if (!out.cpu_limit && !out.cpu_request && !out.memory_limit) return std::nullopt;
+  return out;
 }
 
 }  // namespace
@@ -340,8 +378,10 @@ container::ContainerStatus KubeGenericRuntimeManager::ToContainerStatus(
   out.image_id = s.image_ref();
   out.image_ref = s.image_ref();
   out.hash = annotated.hash;
+  out.hash_without_resources = annotated.hash_without_resources;
   out.restart_count = annotated.restart_count;
   out.state = ToState(s.state());
+  if (options_.in_place_pod_vertical_scaling) out.resources = ToKubeContainerResources(s);
   out.created_at = FromNanos(s.created_at());
   if (s.state() != v1::CONTAINER_CREATED) out.started_at = FromNanos(s.started_at());
   if (s.state() == v1::CONTAINER_EXITED) {
@@ -643,7 +683,18 @@ PodSyncResult KubeGenericRuntimeManager::SyncPod(const api::Pod& pod,
   PodSyncResult result;
   // Step 1: what to do.
   ProbeView probes{options_.liveness_failed, options_.startup_failed, options_.startup_pending};
-  const PodActions actions = ComputePodActions(pod, status, probes);
+  ResizeView resize;
+  resize.allowed = options_.in_place_pod_vertical_scaling && !api::IsStaticPod(pod);
+  std::optional<container::PodStatus> latest;
+  if (resize.allowed) {
+    // The containers' resources as the runtime reports them now.
+    absl::StatusOr<container::PodStatus> s =
+        GetPodStatus(status.id.empty() ? pod.metadata.uid : status.id, pod.metadata.name,
+                     pod.metadata.namespace_);
+    if (s.ok()) latest = *std::move(s);
+    resize.latest = latest ? &*latest : nullptr;
+  }
+  const PodActions actions = ComputePodActions(pod, status, probes, resize);
   KLOG_V(3, "computePodActions got for pod", "podActions", actions.String(), "pod", FormatPod(pod));
   if (actions.create_sandbox) {
     if (!actions.sandbox_id.empty()) {
@@ -800,11 +851,185 @@ PodSyncResult KubeGenericRuntimeManager::SyncPod(const api::Pod& pod,
     }
     KLOG_V(4, "Completed init container for pod", "containerName", c.name, "pod", FormatPod(pod));
   }
-  // Step 7: regular containers.
+  // Step 7: resize running containers in place.
+  if (resize.allowed && (!actions.containers_to_update.empty() || actions.update_pod_resources)) {
+    DoPodResizeAction(pod, actions);
+  }
+  // Step 8: regular containers.
   for (int idx : actions.containers_to_start) {
     start("container", pod.spec.containers[idx], nullptr);
   }
   return result;
+}
+
+// ---- In-place resize ---------------------------------------------------------------------------
+
+void KubeGenericRuntimeManager::DoPodResizeAction(const api::Pod& pod, const PodActions& changes) {
+  const std::string& name = pod.metadata.name;
+  auto updates = [&](const char* resource) -> const std::vector<ContainerToUpdate>& {
+    static const std::vector<ContainerToUpdate> kNone;
+    auto it = changes.containers_to_update.find(resource);
+    return it == changes.containers_to_update.end() ? kNone : it->second;
+  };
+  const bool pod_cgroup = options_.pod_cgroup_desired && options_.get_pod_cgroup_config &&
+                          options_.set_pod_cgroup_config && options_.pod_cgroup_memory_usage;
+  if (!pod_cgroup) {
+    // No pod cgroup to manage (no cgroupsPerQOS): only the containers change.
+    for (const char* resource : {api::kResourceMemory, api::kResourceCPU}) {
+      if (updates(resource).empty()) continue;
+      if (absl::Status st = UpdatePodContainerResources(pod, resource, updates(resource));
+          !st.ok()) {
+        KLOG_ERROR(st, "updatePodContainerResources failed", "pod", FormatPod(pod), "resource",
+                   resource);
+        return;
+      }
+    }
+    return;
+  }
+  const PodCgroupConfig desired = options_.pod_cgroup_desired(pod);
+  // One resource of the pod cgroup: the CPU quota ("limit") or shares, or the memory limit.
+  auto set_pod_cgroup = [&](const std::string& resource, bool limit) {
+    PodCgroupConfig config;
+    if (resource == api::kResourceCPU) {
+      config.cpu_period = desired.cpu_period;
+      if (limit) {
+        config.cpu_quota = desired.cpu_quota;
+      } else {
+        config.cpu_shares = desired.cpu_shares;
+      }
+    } else {
+      config.memory = desired.memory;
+    }
+    absl::Status st = options_.set_pod_cgroup_config(pod, resource, config);
+    if (!st.ok()) {
+      KLOG_ERROR(st, "Failed to set cgroup config", "resource", resource, "pod", name);
+    }
+    return st;
+  };
+  // Growth of the pod cgroup before the containers, shrinking after them; the first error
+  // stops (the next sync retries what is left).
+  auto resize_containers = [&](const char* resource, int64_t current_limit, int64_t new_limit,
+                               int64_t current_request, int64_t new_request) -> absl::Status {
+    if (new_limit > current_limit) {
+      if (absl::Status st = set_pod_cgroup(resource, true); !st.ok()) return st;
+    }
+    if (new_request > current_request) {
+      if (absl::Status st = set_pod_cgroup(resource, false); !st.ok()) return st;
+    }
+    if (!updates(resource).empty()) {
+      if (absl::Status st = UpdatePodContainerResources(pod, resource, updates(resource));
+          !st.ok()) {
+        KLOG_ERROR(st, "updatePodContainerResources failed", "pod", FormatPod(pod), "resource",
+                   resource);
+        return st;
+      }
+    }
+    absl::Status err;
+    if (new_limit < current_limit) err = set_pod_cgroup(resource, true);
+    if (new_request < current_request) {
+      if (absl::Status st = set_pod_cgroup(resource, false); !st.ok()) return st;
+    }
+    return err;
+  };
+  if (!updates(api::kResourceMemory).empty() || changes.update_pod_resources) {
+    if (!desired.memory) {
+      KLOG_ERROR(absl::OkStatus(), "podResources.Memory is nil", "pod", name);
+      return;
+    }
+    absl::StatusOr<PodCgroupConfig> current =
+        options_.get_pod_cgroup_config(pod, api::kResourceMemory);
+    if (current.ok() && !current->memory) {
+      current = absl::InternalError("the pod cgroup's memory limit is unknown");
+    }
+    if (!current.ok()) {
+      KLOG_ERROR(current.status(), "GetPodCgroupConfig for memory failed", "pod", name);
+      return;
+    }
+    absl::StatusOr<int64_t> usage = options_.pod_cgroup_memory_usage(pod);
+    if (!usage.ok()) {
+      KLOG_ERROR(usage.status(), "GetPodCgroupMemoryUsage failed", "pod", name);
+      return;
+    }
+    if (static_cast<uint64_t>(*usage) >= static_cast<uint64_t>(*desired.memory)) {
+      KLOG_ERROR(absl::OkStatus(),
+                 "Aborting attempt to set pod memory limit less than current memory usage", "pod",
+                 name);
+      return;
+    }
+    if (!resize_containers(api::kResourceMemory, *current->memory, *desired.memory, 0, 0).ok()) {
+      return;
+    }
+  }
+  if (!updates(api::kResourceCPU).empty() || changes.update_pod_resources) {
+    if (!desired.cpu_quota || !desired.cpu_shares) {
+      KLOG_ERROR(absl::OkStatus(), "podResources.CPUQuota or podResources.CPUShares is nil", "pod",
+                 name);
+      return;
+    }
+    absl::StatusOr<PodCgroupConfig> current =
+        options_.get_pod_cgroup_config(pod, api::kResourceCPU);
+    if (current.ok() && (!current->cpu_quota || !current->cpu_shares)) {
+      current = absl::InternalError("the pod cgroup's CPU settings are unknown");
+    }
+    if (!current.ok()) {
+      KLOG_ERROR(current.status(), "GetPodCgroupConfig for CPU failed", "pod", name);
+      return;
+    }
+    (void)resize_containers(api::kResourceCPU, *current->cpu_quota, *desired.cpu_quota,
+                            *current->cpu_shares, *desired.cpu_shares);
+  }
+}
+
+absl::Status KubeGenericRuntimeManager::UpdatePodContainerResources(
+    const api::Pod& pod, const std::string& resource,
+    const std::vector<ContainerToUpdate>& updates) {
+  KLOG_V(5, "Updating container resources", "pod", api::PodKey(pod));
+  for (const ContainerToUpdate& u : updates) {
+    if (u.container_index < 0 ||
+        u.container_index >= static_cast<int>(pod.spec.containers.size()) || !u.current) {
+      continue;
+    }
+    api::Container c = pod.spec.containers[u.container_index];
+    // The resource being updated at its desired value, the other at its last known one.
+    const bool memory = resource == api::kResourceMemory;
+    const ContainerResourceValues& mem = memory ? u.desired : *u.current;
+    const ContainerResourceValues& cpu = memory ? *u.current : u.desired;
+    c.resources.limits = {
+        {api::kResourceCPU, api::Quantity::FromMilli(cpu.cpu_limit)},
+        {api::kResourceMemory,
+         api::Quantity::FromValue(mem.memory_limit, api::Quantity::Format::kBinarySI)}};
+    c.resources.requests = {
+        {api::kResourceCPU, api::Quantity::FromMilli(cpu.cpu_request)},
+        {api::kResourceMemory,
+         api::Quantity::FromValue(mem.memory_request, api::Quantity::Format::kBinarySI)}};
+    if (absl::Status st = UpdateContainerResources(pod, c, u.id); !st.ok()) {
+      // Later updates depend on this one's order: stop here, a later sync retries.
+      KLOG_ERROR(st, "updateContainerResources failed", "container", c.name, "cID", u.id.String(),
+                 "pod", FormatPod(pod), "resourceName", resource);
+      return st;
+    }
+    // Accepted by the runtime: now the container's configuration as far as the kubelet knows
+    // (the runtime's own report may lag).
+    if (memory) {
+      u.current->memory_limit = u.desired.memory_limit;
+      u.current->memory_request = u.desired.memory_request;
+    } else {
+      u.current->cpu_limit = u.desired.cpu_limit;
+      u.current->cpu_request = u.desired.cpu_request;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status KubeGenericRuntimeManager::UpdateContainerResources(const api::Pod& pod,
+                                                                 const api::Container& container,
+                                                                 const container::ContainerID& id) {
+  v1::ContainerResources resources;
+  *resources.mutable_linux() =
+      GenerateLinuxContainerResources(pod, container, MakeResourceSettings());
+  absl::Status st = runtime_.UpdateContainerResources(id.id, resources);
+  if (!st.ok()) KLOG_ERROR(st, "UpdateContainerResources failed", "container", id.String());
+  return st;
 }
 
 void KubeGenericRuntimeManager::ForgetPod(const std::string& uid) {

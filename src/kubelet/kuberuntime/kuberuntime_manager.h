@@ -6,6 +6,14 @@
 // (pod_actions.h), crash-loop back-off, graceful kills with sidecar termination ordering, and
 // garbage collection of dead containers, sandboxes and pod log directories.
 //
+// In-place resize (options.in_place_pod_vertical_scaling, upstream v1.28 doPodResizeAction,
+// SyncPod step 7 before new containers start): per resource, memory first, then CPU, the pod
+// cgroup grows before its containers and shrinks after them; a memory limit below the pod's
+// current usage is refused ("Aborting attempt to set pod memory limit less than current memory
+// usage"); each container gets UpdateContainerResources with its Linux resources as for
+// creation (the other resource at its last known value). A failure stops the resize and is
+// logged; the next sync retries (the sync result does not carry it, as upstream).
+//
 // Restart safety: the manager keeps no pod state of its own besides back-off timers. Everything
 // it decides on (restart counts, spec hashes, grace periods, preStop handlers of orphans) is read
 // back from the labels and annotations it writes (labels.h), so a freshly started manager given
@@ -169,6 +177,13 @@ class KubeGenericRuntimeManager final : public container::Runtime {
   void PurgeInitContainers(const api::Pod& pod, const container::PodStatus& status);
   // Removes the container's log files, then the container.
   absl::Status RemoveContainer(const std::string& id);
+
+  // In-place resize steps.
+  void DoPodResizeAction(const api::Pod& pod, const PodActions& changes);
+  absl::Status UpdatePodContainerResources(const api::Pod& pod, const std::string& resource,
+                                           const std::vector<ContainerToUpdate>& updates);
+  absl::Status UpdateContainerResources(const api::Pod& pod, const api::Container& container,
+                                        const container::ContainerID& id);
 
   absl::StatusOr<std::vector<container::ContainerStatus>> GetPodContainerStatuses(
       const std::string& uid);

@@ -103,9 +103,14 @@ StringMap NewContainerLabels(const api::Container& container, const api::Pod& po
 }
 
 StringMap NewContainerAnnotations(const api::Container& container, const api::Pod& pod,
-                                  int restart_count, const StringMap& extra) {
+                                  int restart_count, const StringMap& extra,
+                                  bool in_place_pod_vertical_scaling) {
   StringMap a = extra;
   a[kContainerHashLabel] = HashToString(HashContainerSpec(container));
+  if (in_place_pod_vertical_scaling) {
+    a[kContainerHashWithoutResourcesLabel] =
+        HashToString(HashContainerSpecWithoutResources(container));
+  }
   a[kContainerRestartCountLabel] = std::to_string(restart_count);
   a[kContainerTerminationMessagePathLabel] = container.termination_message_path;
   a[kContainerTerminationMessagePolicyLabel] = container.termination_message_policy;
@@ -161,6 +166,14 @@ AnnotatedContainerInfo GetContainerInfoFromAnnotations(const StringMap& annotati
     uint64_t hash = 0;
     if (absl::SimpleHexAtoi(it->second, &hash)) {
       info.hash = hash;
+    } else {
+      KLOG_V(4, "Unable to parse container hash annotation", "value", it->second);
+    }
+  }
+  if (auto it = annotations.find(kContainerHashWithoutResourcesLabel); it != annotations.end()) {
+    uint64_t hash = 0;
+    if (absl::SimpleHexAtoi(it->second, &hash)) {
+      info.hash_without_resources = hash;
     } else {
       KLOG_V(4, "Unable to parse container hash annotation", "value", it->second);
     }

@@ -9,7 +9,8 @@
 //   sandbox labels:        the pod's labels + io.kubernetes.pod.{name,namespace,uid}
 //   sandbox annotations:   the pod's annotations
 //   container labels:      io.kubernetes.pod.{name,namespace,uid}, io.kubernetes.container.name
-//   container annotations: io.kubernetes.container.{hash (hex), restartCount,
+//   container annotations: io.kubernetes.container.{hash (hex), hashWithoutResources (hex, with
+//                          InPlacePodVerticalScaling), restartCount,
 //                          terminationMessagePath, terminationMessagePolicy, preStopHandler (JSON),
 //                          ports (JSON)}, io.kubernetes.pod.{terminationGracePeriod,
 //                          deletionGracePeriod} (when set) + extra annotations (device plugins)
@@ -38,6 +39,8 @@ inline constexpr char kPodDeletionGracePeriodLabel[] = "io.kubernetes.pod.deleti
 inline constexpr char kPodTerminationGracePeriodLabel[] =
     "io.kubernetes.pod.terminationGracePeriod";
 inline constexpr char kContainerHashLabel[] = "io.kubernetes.container.hash";
+inline constexpr char kContainerHashWithoutResourcesLabel[] =
+    "io.kubernetes.container.hashWithoutResources";
 inline constexpr char kContainerRestartCountLabel[] = "io.kubernetes.container.restartCount";
 inline constexpr char kContainerTerminationMessagePathLabel[] =
     "io.kubernetes.container.terminationMessagePath";
@@ -52,8 +55,10 @@ StringMap NewPodLabels(const api::Pod& pod);
 StringMap NewPodAnnotations(const api::Pod& pod);
 StringMap NewContainerLabels(const api::Container& container, const api::Pod& pod);
 // `extra` (device plugin annotations) go in first and are overridden by the kubelet's own.
+// `in_place_pod_vertical_scaling` adds the hash without resources.
 StringMap NewContainerAnnotations(const api::Container& container, const api::Pod& pod,
-                                  int restart_count, const StringMap& extra = {});
+                                  int restart_count, const StringMap& extra = {},
+                                  bool in_place_pod_vertical_scaling = false);
 
 struct LabeledPodSandboxInfo {
   StringMap labels;  // the pod's own labels (the three io.kubernetes.pod.* removed)
@@ -71,6 +76,7 @@ struct LabeledContainerInfo {
 
 struct AnnotatedContainerInfo {
   uint64_t hash = 0;
+  uint64_t hash_without_resources = 0;
   int restart_count = 0;
   std::optional<int64_t> pod_deletion_grace_period;
   std::optional<int64_t> pod_termination_grace_period;

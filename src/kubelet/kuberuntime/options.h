@@ -39,6 +39,16 @@ struct ContainerResources {
   std::vector<std::string> cdi_devices;  // fully qualified CDI names
 };
 
+// A pod cgroup's CPU and memory settings (the container manager's ResourceConfig); unset fields
+// are not read or not written.
+struct PodCgroupConfig {
+  std::optional<int64_t> cpu_shares;
+  std::optional<int64_t> cpu_quota;   // microseconds per period; -1 unlimited
+  std::optional<int64_t> cpu_period;  // microseconds
+  std::optional<int64_t> memory;      // bytes
+  bool operator==(const PodCgroupConfig&) const = default;
+};
+
 struct Options {
   // --root-dir: pod data lives under <root_dir>/pods/<uid>/ (termination-log files, etc-hosts),
   // seccomp Localhost profiles under <root_dir>/seccomp/.
@@ -73,6 +83,13 @@ struct Options {
   bool seccomp_default = false;
   // PodHostIPs feature gate (status.hostIPs in the downward API; "" when off, as upstream).
   bool pod_host_ips = false;
+  // InPlacePodVerticalScaling (alpha, off by default): containers get the hash-without-resources
+  // annotation; for API pods a change of resources alone no longer restarts a container: per
+  // resizePolicy it is restarted (RestartContainer) or resized in place (the pod cgroup through
+  // the pod_cgroup hooks below, each container with UpdateContainerResources); container statuses
+  // carry the resources the runtime reports. The pod given to SyncPod must carry its current API
+  // status (allocatedResources and resources of its containers).
+  bool in_place_pod_vertical_scaling = false;
 
   // --- Images -----------------------------------------------------------------------------------
   bool serialize_image_pulls = true;
@@ -154,11 +171,22 @@ struct Options {
   std::function<absl::Status(const api::Pod&, const api::Container&,
                              const std::string& container_id)>
       pre_start_container;
+  // The pod cgroup, for in-place resize (upstream's pod container manager): the settings the
+  // pod's spec asks for (ResourceConfigForPod), the current settings of one resource ("cpu":
+  // shares, quota, period; "memory": the limit), writing one resource's settings, and the
+  // memory the pod uses. Unset (no cgroupsPerQOS): the pod cgroup is left alone.
+  std::function<PodCgroupConfig(const api::Pod&)> pod_cgroup_desired;
+  std::function<absl::StatusOr<PodCgroupConfig>(const api::Pod&, const std::string& resource)>
+      get_pod_cgroup_config;
+  std::function<absl::Status(const api::Pod&, const std::string& resource,
+                             const PodCgroupConfig& config)>
+      set_pod_cgroup_config;
+  std::function<absl::StatusOr<int64_t>(const api::Pod&)> pod_cgroup_memory_usage;
 };
 
 // Reads DNS (clusterDNS, clusterDomain, resolvConf), CFS quota (cpuCFSQuotaPeriod only with the
-// CustomCPUCFSQuotaPeriod gate), seccompDefault and image pulls; the wiring adds node, flags,
-// hooks.
+// CustomCPUCFSQuotaPeriod gate), seccompDefault, image pulls and the InPlacePodVerticalScaling
+// gate; the wiring adds node, flags, hooks.
 Options RuntimeOptionsFromConfig(const config::KubeletConfiguration& c,
                                  const config::FeatureGate& gates);
 inline constexpr std::string_view kRuntimeConfigFields[] = {

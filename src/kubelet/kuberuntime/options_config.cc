@@ -11,6 +11,7 @@ Options RuntimeOptionsFromConfig(const config::KubeletConfiguration& c,
   o.cpu_cfs_quota = c.cpu_cfs_quota;
   // Upstream keeps 100ms unless the gate lets cpuCFSQuotaPeriod through.
   if (gates.Enabled("CustomCPUCFSQuotaPeriod")) o.cpu_cfs_quota_period = c.cpu_cfs_quota_period;
+  o.in_place_pod_vertical_scaling = gates.Enabled("InPlacePodVerticalScaling");
   o.seccomp_default = c.seccomp_default;
   o.serialize_image_pulls = c.serialize_image_pulls;
   o.max_parallel_image_pulls = c.max_parallel_image_pulls;

@@ -159,21 +159,128 @@ bool ComputeInitContainerActions(const api::Pod& pod, const container::PodStatus
   return pod_has_initialized;
 }
 
+std::string UpdatesString(const std::map<std::string, std::vector<ContainerToUpdate>>& updates) {
+  std::vector<std::string> parts;
+  for (const auto& [resource, list] : updates) {
+    std::vector<std::string> ids;
+    for (const ContainerToUpdate& u : list) ids.push_back(u.id.String());
+    parts.push_back(absl::StrCat(resource, ":[", absl::StrJoin(ids, " "), "]"));
+  }
+  return absl::StrCat(", ContainersToUpdate: map[", absl::StrJoin(parts, " "), "]");
+}
+
+int64_t MilliOf(const api::ResourceList& list, const char* name) {
+  auto it = list.find(name);
+  return it == list.end() ? 0 : it->second.MilliValue();
+}
+
+int64_t ValueOf(const api::ResourceList& list, const char* name) {
+  auto it = list.find(name);
+  return it == list.end() ? 0 : it->second.Value();
+}
+
 }  // namespace
+
+bool ComputePodResizeAction(const api::Pod& pod, int idx, const ContainerStatus& kube_status,
+                            PodActions* changes) {
+  const api::Container& c = pod.spec.containers[idx];
+  if (c.resources.limits.empty() || pod.status.container_statuses.empty()) return true;
+  // Only a running container whose resize the kubelet accepted (requests == allocatedResources)
+  // and that is the one the API status describes (not one being restarted).
+  const api::ContainerStatus* api_status = nullptr;
+  for (const api::ContainerStatus& cs : pod.status.container_statuses) {
+    if (cs.name == c.name) api_status = &cs;
+  }
+  if (api_status == nullptr || !api_status->state.running.has_value() ||
+      !api_status->resources.has_value() || kube_status.state != State::kRunning ||
+      kube_status.id.String() != api_status->container_id ||
+      c.resources.requests != api_status->allocated_resources) {
+    return true;
+  }
+  const api::ResourceRequirements& actual = *api_status->resources;
+  const int64_t desired_memory_limit = ValueOf(c.resources.limits, api::kResourceMemory);
+  const int64_t desired_cpu_limit = MilliOf(c.resources.limits, api::kResourceCPU);
+  const int64_t desired_cpu_request = MilliOf(c.resources.requests, api::kResourceCPU);
+  int64_t current_memory_limit = ValueOf(actual.limits, api::kResourceMemory);
+  int64_t current_cpu_limit = MilliOf(actual.limits, api::kResourceCPU);
+  int64_t current_cpu_request = MilliOf(actual.requests, api::kResourceCPU);
+  // What the runtime reports wins over the API status.
+  if (kube_status.resources.has_value()) {
+    const container::ContainerResources& r = *kube_status.resources;
+    if (r.memory_limit) current_memory_limit = r.memory_limit->Value();
+    if (r.cpu_limit) current_cpu_limit = r.cpu_limit->MilliValue();
+    if (r.cpu_request) current_cpu_request = r.cpu_request->MilliValue();
+  }
+  // cgroups have no memory request: it is not compared.
+  if (desired_memory_limit == current_memory_limit && desired_cpu_limit == current_cpu_limit &&
+      desired_cpu_request == current_cpu_request) {
+    return true;
+  }
+  const ContainerResourceValues desired{
+      desired_memory_limit, ValueOf(api_status->allocated_resources, api::kResourceMemory),
+      desired_cpu_limit, desired_cpu_request};
+  auto current = std::make_shared<ContainerResourceValues>(
+      ContainerResourceValues{current_memory_limit, ValueOf(actual.requests, api::kResourceMemory),
+                              current_cpu_limit, current_cpu_request});
+  std::map<std::string, std::string> policy;
+  for (const api::ContainerResizePolicy& p : c.resize_policy) {
+    policy[p.resource_name] = p.restart_policy;
+  }
+  struct Decision {
+    bool resize = false;
+    bool restart = false;
+  };
+  auto determine = [&](const char* resource, int64_t spec, int64_t status) {
+    if (spec == status) return Decision{};
+    return Decision{true, policy[resource] == "RestartContainer"};
+  };
+  auto mark = [&](const char* resource, int64_t spec, int64_t status) {
+    ContainerToUpdate u{idx, kube_status.id, desired, current};
+    std::vector<ContainerToUpdate>& list = changes->containers_to_update[resource];
+    if (spec > status) {
+      list.push_back(std::move(u));
+    } else if (spec < status) {
+      list.insert(list.begin(), std::move(u));
+    }
+  };
+  const Decision memory_limit =
+      determine(api::kResourceMemory, desired_memory_limit, current_memory_limit);
+  const Decision cpu_limit = determine(api::kResourceCPU, desired_cpu_limit, current_cpu_limit);
+  const Decision cpu_request =
+      determine(api::kResourceCPU, desired_cpu_request, current_cpu_request);
+  if (cpu_limit.restart || cpu_request.restart || memory_limit.restart) {
+    changes->containers_to_kill[kube_status.id.id] =
+        ContainerToKill{kube_status.id, kube_status.name,
+                        absl::StrCat("Container ", c.name, " resize requires restart"), ""};
+    changes->containers_to_start.push_back(idx);
+    changes->update_pod_resources = true;
+    return false;
+  }
+  if (memory_limit.resize) {
+    mark(api::kResourceMemory, desired_memory_limit, current_memory_limit);
+  }
+  if (cpu_limit.resize) {
+    mark(api::kResourceCPU, desired_cpu_limit, current_cpu_limit);
+  } else if (cpu_request.resize) {
+    mark(api::kResourceCPU, desired_cpu_request, current_cpu_request);
+  }
+  return true;
+}
 
 std::string PodActions::String() const {
   std::vector<std::string> kills;
   for (const auto& [id, k] : containers_to_kill) {
     kills.push_back(absl::StrCat(k.name, "(", id, "): ", k.message));
   }
-  return absl::StrCat("KillPod: ", kill_pod ? "true" : "false",
-                      ", CreateSandbox: ", create_sandbox ? "true" : "false",
-                      ", SandboxID: ", sandbox_id, ", Attempt: ", attempt,
-                      ", InitContainersToStart: [", absl::StrJoin(init_containers_to_start, " "),
-                      "], ContainersToStart: [", absl::StrJoin(containers_to_start, " "),
-                      "], EphemeralContainersToStart: [",
-                      absl::StrJoin(ephemeral_containers_to_start, " "), "], ContainersToKill: [",
-                      absl::StrJoin(kills, ", "), "]");
+  return absl::StrCat(
+      "KillPod: ", kill_pod ? "true" : "false",
+      ", CreateSandbox: ", create_sandbox ? "true" : "false", ", SandboxID: ", sandbox_id,
+      ", Attempt: ", attempt, ", InitContainersToStart: [",
+      absl::StrJoin(init_containers_to_start, " "), "], ContainersToStart: [",
+      absl::StrJoin(containers_to_start, " "), "], EphemeralContainersToStart: [",
+      absl::StrJoin(ephemeral_containers_to_start, " "), "], ContainersToKill: [",
+      absl::StrJoin(kills, ", "), "]", update_pod_resources ? ", UpdatePodResources: true" : "",
+      containers_to_update.empty() ? "" : UpdatesString(containers_to_update));
 }
 
 bool IsInitContainerFailed(const ContainerStatus& status) {
@@ -239,8 +346,9 @@ SandboxChange PodSandboxChanged(const api::Pod& pod, const container::PodStatus&
   return SandboxChange{false, max_attempt, newest.id};
 }
 
-PodActions ComputePodActions(const api::Pod& pod, const container::PodStatus& status,
-                             const ProbeView& probes) {
+PodActions ComputePodActions(const api::Pod& pod, const container::PodStatus& pod_status,
+                             const ProbeView& probes, const ResizeView& resize) {
+  const container::PodStatus& status = pod_status;
   const SandboxChange sandbox = PodSandboxChanged(pod, status);
   PodActions changes;
   changes.kill_pod = sandbox.changed;
@@ -285,12 +393,15 @@ PodActions ComputePodActions(const api::Pod& pod, const container::PodStatus& st
   const bool initialized = ComputeInitContainerActions(pod, status, probes, &changes);
   if (changes.kill_pod || !initialized) return changes;
 
+  // With in-place resize the regular containers are looked at in the freshest status.
+  const container::PodStatus& current =
+      resize.allowed && resize.latest != nullptr ? *resize.latest : pod_status;
   int keep_count = 0;
   for (int i = 0; i < static_cast<int>(pod.spec.containers.size()); ++i) {
     const api::Container& c = pod.spec.containers[i];
-    const ContainerStatus* s = status.FindContainerStatusByName(c.name);
+    const ContainerStatus* s = current.FindContainerStatusByName(c.name);
     if (s == nullptr || s->state != State::kRunning) {
-      if (ShouldContainerBeRestarted(c, pod, status)) {
+      if (ShouldContainerBeRestarted(c, pod, current)) {
         KLOG_V(3, "Container of pod is not in the desired state and shall be started",
                "containerName", c.name, "pod", FormatPod(pod));
         changes.containers_to_start.push_back(i);
@@ -307,7 +418,9 @@ PodActions ComputePodActions(const api::Pod& pod, const container::PodStatus& st
     std::string message;
     std::string reason;
     bool restart = ShouldRestartOnFailure(pod);
-    if (ContainerChanged(c, *s)) {
+    // With in-place resize a change of resources alone is not a new definition.
+    if (ContainerChanged(c, *s) &&
+        (!resize.allowed || HashContainerSpecWithoutResources(c) != s->hash_without_resources)) {
       message = absl::StrCat("Container ", c.name, " definition changed");
       restart = true;  // regardless of the restart policy
     } else if (Call(probes.liveness_failed, s->id)) {
@@ -316,6 +429,8 @@ PodActions ComputePodActions(const api::Pod& pod, const container::PodStatus& st
     } else if (Call(probes.startup_failed, s->id)) {
       message = absl::StrCat("Container ", c.name, " failed startup probe");
       reason = kReasonStartupProbe;
+    } else if (resize.allowed && !ComputePodResizeAction(pod, i, *s, &changes)) {
+      continue;  // restarted for its resize
     } else {
       ++keep_count;
       continue;

@@ -19,6 +19,15 @@
 //     restarted") or liveness/startup failed (restarted unless restartPolicy Never). No pod
 //     deleted (deletionTimestamp set) restarts containers.
 //   * Nothing left running or to start -> KillPod (sidecars are not restarted then).
+//   * In-place resize (InPlacePodVerticalScaling, not for static pods; upstream v1.28
+//     computePodResizeAction): a running container whose spec changed in its resources only is
+//     not restarted for that. Once its requests equal its allocatedResources (the kubelet
+//     accepted the resize), its desired memory limit, CPU limit and CPU request are compared
+//     with the current ones (the runtime's report, else the API status's resources): a changed
+//     resource whose resizePolicy is RestartContainer restarts the container ("Container x
+//     resize requires restart") and the pod cgroup is updated; otherwise the container is listed
+//     for an update of that resource, decreases first. Containers without limits, or whose API
+//     status has no resources, are left alone.
 //
 // Thread-safe (pure).
 #ifndef KUBELET_KUBELET_KUBERUNTIME_POD_ACTIONS_H_
@@ -27,6 +36,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,6 +59,28 @@ struct ContainerToKill {
   bool operator==(const ContainerToKill&) const = default;
 };
 
+// A container's resources as the resize sees them: limits and requests in bytes / millicores.
+struct ContainerResourceValues {
+  int64_t memory_limit = 0;
+  int64_t memory_request = 0;
+  int64_t cpu_limit = 0;
+  int64_t cpu_request = 0;
+  bool operator==(const ContainerResourceValues&) const = default;
+};
+
+// upstream containerToUpdateInfo. `current` is shared by the memory and CPU entries of one
+// container: an update of one resource that succeeded is what the other's update keeps.
+struct ContainerToUpdate {
+  int container_index = 0;  // into spec.containers
+  container::ContainerID id;
+  ContainerResourceValues desired;
+  std::shared_ptr<ContainerResourceValues> current;
+  bool operator==(const ContainerToUpdate& o) const {
+    return container_index == o.container_index && id == o.id && desired == o.desired &&
+           (current == o.current || (current && o.current && *current == *o.current));
+  }
+};
+
 struct PodActions {
   // Stop every running container and the sandbox(es).
   bool kill_pod = false;
@@ -66,6 +98,11 @@ struct PodActions {
   std::map<std::string, ContainerToKill> containers_to_kill;
   // Indexes into spec.ephemeralContainers (ephemeral containers are never restarted).
   std::vector<int> ephemeral_containers_to_start;
+  // In-place resize: per resource ("cpu", "memory"), the running containers to update, in
+  // update order (decreases before increases).
+  std::map<std::string, std::vector<ContainerToUpdate>> containers_to_update;
+  // A container is restarted for a resize: the pod cgroup is updated too.
+  bool update_pod_resources = false;
 
   std::string String() const;
   bool operator==(const PodActions&) const = default;
@@ -78,8 +115,24 @@ struct ProbeView {
   std::function<bool(const container::ContainerID&)> startup_pending;
 };
 
+// In-place resize for ComputePodActions.
+struct ResizeView {
+  // InPlacePodVerticalScaling, and not a static pod (upstream
+  // isInPlacePodVerticalScalingAllowed).
+  bool allowed = false;
+  // The pod's status re-read from the runtime, used for the regular containers (upstream reads
+  // it again there); null: `status`.
+  const container::PodStatus* latest = nullptr;
+};
+
 PodActions ComputePodActions(const api::Pod& pod, const container::PodStatus& status,
-                             const ProbeView& probes = {});
+                             const ProbeView& probes = {}, const ResizeView& resize = {});
+
+// upstream computePodResizeAction for the running container `idx` with runtime status `status`:
+// false when the container is to be restarted for its resize (listed in `changes`), true when
+// it is kept (and listed for updates when it needs some).
+bool ComputePodResizeAction(const api::Pod& pod, int idx, const container::ContainerStatus& status,
+                            PodActions* changes);
 
 // podSandboxChanged: (changed, attempt for the next sandbox, sandbox id to reuse or kill).
 struct SandboxChange {

@@ -375,5 +375,146 @@ TEST(ComputePodActionsTest, NewestStatusPerNameWins) {
   EXPECT_THAT(KilledIDs(a), IsEmpty());
 }
 
+// ---- In-place resize (upstream computePodResizeAction) -------------------------------------
+
+api::Quantity Q(const char* v) { return *api::ParseQuantity(v); }
+
+api::Container Resizable(const std::string& name, const char* cpu_limit = "1",
+                         const char* memory_limit = "256Mi", const char* cpu_request = "500m") {
+  api::Container c = MakeContainer(name);
+  c.resources.limits = {{"cpu", Q(cpu_limit)}, {"memory", Q(memory_limit)}};
+  c.resources.requests = {{"cpu", Q(cpu_request)}, {"memory", Q("128Mi")}};
+  return c;
+}
+
+// The runtime status of containers created from `created`, and the pod's API status as the
+// kubelet wrote it for them (running, allocation = `pod`'s requests, resources as created).
+struct Resize {
+  api::Pod pod;
+  PodStatus status;
+};
+
+Resize Running(const std::vector<api::Container>& created, std::vector<api::Container> now) {
+  Resize r;
+  r.pod = MakePod("p", std::move(now));
+  // Defaulted as the spec they were created from.
+  const api::Pod created_pod = MakePod("p", created);
+  r.status.id = r.pod.metadata.uid;
+  r.status.sandbox_statuses = {ReadySandbox()};
+  r.status.ips = {"10.88.0.2"};
+  for (size_t i = 0; i < created.size(); ++i) {
+    const api::Container& c = created_pod.spec.containers[i];
+    container::ContainerStatus cs = Status(c, State::kRunning, "c" + std::to_string(i));
+    cs.hash_without_resources = HashContainerSpecWithoutResources(c);
+    r.status.container_statuses.push_back(cs);
+    api::ContainerStatus api;
+    api.name = created[i].name;
+    api.container_id = cs.id.String();
+    api.state.running = api::ContainerStateRunning{};
+    api.allocated_resources = r.pod.spec.containers[i].resources.requests;
+    api.resources = c.resources;
+    r.pod.status.container_statuses.push_back(api);
+  }
+  return r;
+}
+
+TEST(ComputePodResizeActionTest, ResourcesOnlyChangeIsAResizeNotARestart) {
+  Resize r = Running({Resizable("main")}, {Resizable("main", "2")});
+  // Without the gate the new hash restarts the container.
+  PodActions off = ComputePodActions(r.pod, r.status);
+  EXPECT_THAT(KilledIDs(off), ElementsAre("c0"));
+  EXPECT_THAT(off.containers_to_start, ElementsAre(0));
+
+  PodActions on = ComputePodActions(r.pod, r.status, {}, ResizeView{.allowed = true});
+  EXPECT_THAT(KilledIDs(on), IsEmpty());
+  EXPECT_THAT(on.containers_to_start, IsEmpty());
+  EXPECT_FALSE(on.kill_pod);
+  EXPECT_FALSE(on.update_pod_resources);
+  ASSERT_EQ(on.containers_to_update.size(), 1u);
+  const std::vector<ContainerToUpdate>& cpu = on.containers_to_update.at("cpu");
+  ASSERT_EQ(cpu.size(), 1u);
+  EXPECT_EQ(cpu[0].container_index, 0);
+  EXPECT_EQ(cpu[0].id.id, "c0");
+  EXPECT_EQ(cpu[0].desired, (ContainerResourceValues{268435456, 134217728, 2000, 500}));
+  EXPECT_EQ(*cpu[0].current, (ContainerResourceValues{268435456, 134217728, 1000, 500}));
+  EXPECT_NE(on.String().find("ContainersToUpdate: map[cpu:[fake://c0]]"), std::string::npos)
+      << on.String();
+
+  // Another change than resources still restarts it.
+  Resize other = Running({Resizable("main")}, {Resizable("main", "2")});
+  other.pod.spec.containers[0].command = {"sleep", "1"};
+  PodActions changed = ComputePodActions(other.pod, other.status, {}, ResizeView{.allowed = true});
+  EXPECT_THAT(KilledIDs(changed), ElementsAre("c0"));
+  EXPECT_EQ(changed.containers_to_kill.at("c0").message,
+            "Container main definition changed, will be restarted");
+}
+
+TEST(ComputePodResizeActionTest, RestartContainerPolicyRestartsOnlyThatContainer) {
+  api::Container restart = Resizable("restart", "1", "512Mi");
+  restart.resize_policy = {{"cpu", "NotRequired"}, {"memory", "RestartContainer"}};
+  Resize r = Running({Resizable("restart"), Resizable("stay")}, {restart, Resizable("stay", "2")});
+  r.pod.spec.containers[0].resize_policy = restart.resize_policy;
+  r.status.container_statuses[0].hash_without_resources =
+      HashContainerSpecWithoutResources(r.pod.spec.containers[0]);
+  PodActions a = ComputePodActions(r.pod, r.status, {}, ResizeView{.allowed = true});
+  EXPECT_THAT(KilledIDs(a), ElementsAre("c0"));
+  EXPECT_EQ(a.containers_to_kill.at("c0").message, "Container restart resize requires restart");
+  EXPECT_EQ(a.containers_to_kill.at("c0").reason, "");
+  EXPECT_THAT(a.containers_to_start, ElementsAre(0));
+  EXPECT_TRUE(a.update_pod_resources);
+  EXPECT_FALSE(a.kill_pod);
+  // The other container is resized in place.
+  ASSERT_EQ(a.containers_to_update.count("cpu"), 1u);
+  EXPECT_EQ(a.containers_to_update.at("cpu")[0].id.id, "c1");
+  EXPECT_EQ(a.containers_to_update.count("memory"), 0u);
+}
+
+TEST(ComputePodResizeActionTest, DecreasesAreUpdatedBeforeIncreases) {
+  Resize r = Running({Resizable("up"), Resizable("down", "1", "256Mi")},
+                     {Resizable("up", "2", "512Mi"), Resizable("down", "500m", "128Mi")});
+  PodActions a = ComputePodActions(r.pod, r.status, {}, ResizeView{.allowed = true});
+  ASSERT_EQ(a.containers_to_update.at("cpu").size(), 2u);
+  EXPECT_EQ(a.containers_to_update.at("cpu")[0].id.id, "c1");
+  EXPECT_EQ(a.containers_to_update.at("cpu")[1].id.id, "c0");
+  ASSERT_EQ(a.containers_to_update.at("memory").size(), 2u);
+  EXPECT_EQ(a.containers_to_update.at("memory")[0].id.id, "c1");
+  // One container's memory and CPU entries share its current resources.
+  EXPECT_EQ(a.containers_to_update.at("memory")[1].current.get(),
+            a.containers_to_update.at("cpu")[1].current.get());
+}
+
+TEST(ComputePodResizeActionTest, NothingUntilAcceptedOrWhenAlreadyApplied) {
+  // Requests not yet allocated (resize not accepted): wait.
+  Resize pending = Running({Resizable("main")}, {Resizable("main", "2", "256Mi", "1")});
+  pending.pod.status.container_statuses[0].allocated_resources = {{"cpu", Q("500m")},
+                                                                  {"memory", Q("128Mi")}};
+  PodActions a = ComputePodActions(pending.pod, pending.status, {}, ResizeView{.allowed = true});
+  EXPECT_TRUE(a.containers_to_update.empty());
+  EXPECT_THAT(KilledIDs(a), IsEmpty());
+  // The runtime already reports the new limit: nothing to do.
+  Resize done = Running({Resizable("main")}, {Resizable("main", "2")});
+  done.status.container_statuses[0].resources =
+      container::ContainerResources{.cpu_request = Q("500m"), .cpu_limit = Q("2")};
+  PodActions b = ComputePodActions(done.pod, done.status, {}, ResizeView{.allowed = true});
+  EXPECT_TRUE(b.containers_to_update.empty());
+  // The freshest status is the one looked at.
+  Resize stale = Running({Resizable("main")}, {Resizable("main", "2")});
+  PodStatus latest = stale.status;
+  latest.container_statuses[0].resources =
+      container::ContainerResources{.cpu_request = Q("500m"), .cpu_limit = Q("2")};
+  PodActions c = ComputePodActions(stale.pod, stale.status, {},
+                                   ResizeView{.allowed = true, .latest = &latest});
+  EXPECT_TRUE(c.containers_to_update.empty());
+  // A container without limits is not resized.
+  api::Container unlimited = Resizable("main");
+  unlimited.resources.limits.clear();
+  Resize none = Running({unlimited}, {unlimited});
+  none.pod.spec.containers[0].resources.requests["cpu"] = Q("1");
+  none.pod.status.container_statuses[0].allocated_resources["cpu"] = Q("1");
+  PodActions d = ComputePodActions(none.pod, none.status, {}, ResizeView{.allowed = true});
+  EXPECT_TRUE(d.containers_to_update.empty());
+  EXPECT_THAT(KilledIDs(d), IsEmpty());
+}
+
 }  // namespace
 }  // namespace kubelet::kuberuntime

@@ -261,4 +261,13 @@ void GenericPLEG::Relist() {
   if (options_.on_relist) options_.on_relist(clock_.Now() - start, interval);
 }
 
+absl::Status GenericPLEG::UpdateCache(const std::string& uid, const std::string& name,
+                                      const std::string& namespace_) {
+  const absl::Time now = clock_.Now();
+  absl::StatusOr<container::PodStatus> status = runtime_.GetPodStatus(uid, name, namespace_);
+  if (!status.ok()) return status.status();
+  cache_.Set(uid, *std::move(status), absl::OkStatus(), now);
+  return absl::OkStatus();
+}
+
 }  // namespace kubelet::pleg

@@ -56,6 +56,12 @@ class GenericPLEG final : public PodLifecycleEventGenerator {
   // pod worker started or stopped containers), cutting reaction latency.
   void Poke();
 
+  // Reads one pod's status from the runtime and stores it in the cache, timestamped now
+  // (upstream UpdateCache: a pod worker refreshing a pod whose resize is in progress, which
+  // no relist event would). Thread-safe; the runtime's error is returned.
+  absl::Status UpdateCache(const std::string& uid, const std::string& name,
+                           const std::string& namespace_);
+
  private:
   struct PodRecord {
     container::Pod old_pod;

@@ -89,7 +89,8 @@ nlohmann::json ApiStatusSyncer::EncodeStatus(const api::PodStatus& status) {
 
 std::optional<std::string> ApiStatusSyncer::StatusPatch(const std::string& uid,
                                                         const nlohmann::json& old_status,
-                                                        const nlohmann::json& new_status) {
+                                                        const nlohmann::json& new_status,
+                                                        bool owns_resize) {
   nlohmann::json old_s = old_status.is_object() ? old_status : nlohmann::json::object();
   nlohmann::json diff = nlohmann::json::object();
   for (const auto& [key, value] : new_status.items()) {
@@ -99,6 +100,9 @@ std::optional<std::string> ApiStatusSyncer::StatusPatch(const std::string& uid,
   }
   for (const char* key : kKubeletOwnedFields) {
     if (old_s.contains(key) && !new_status.contains(key)) diff[key] = nullptr;
+  }
+  if (owns_resize && old_s.contains("resize") && !new_status.contains("resize")) {
+    diff["resize"] = nullptr;
   }
   // Conditions merge by type: send ours that changed, and the order of the whole list.
   std::map<std::string, nlohmann::json> old_conditions;
@@ -222,7 +226,8 @@ bool ApiStatusSyncer::SyncPod(const api::Pod& pod, const std::string& api_uid, b
     if (st && (needs_status || can_delete)) {
       nlohmann::json old_status =
           current->contains("status") ? (*current)["status"] : nlohmann::json::object();
-      std::optional<std::string> patch = StatusPatch(uid, old_status, EncodeStatus(st->status));
+      std::optional<std::string> patch = StatusPatch(uid, old_status, EncodeStatus(st->status),
+                                                     options_.in_place_pod_vertical_scaling);
       if (!patch) {
         KLOG_V(3, "Status for pod is up-to-date; skipping", "podUID", uid, "pod", key);
       } else {

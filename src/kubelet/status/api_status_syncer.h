@@ -88,6 +88,9 @@ struct ApiStatusSyncerDelegate {
 struct ApiStatusSyncerOptions {
   absl::Duration sync_period = absl::Seconds(10);
   int conflict_retries = 3;
+  // InPlacePodVerticalScaling: status.resize is the kubelet's too (a resize status it cleared
+  // is removed from the API's status, as upstream's whole-status patch does).
+  bool in_place_pod_vertical_scaling = false;
 };
 
 class ApiStatusSyncer {
@@ -108,10 +111,12 @@ class ApiStatusSyncer {
   void SyncBatch();
 
   // The strategic merge patch from `old_status` (the API's, JSON) to `new_status` (ours, JSON)
-  // for pod `uid`; nullopt when nothing changed.
+  // for pod `uid`; nullopt when nothing changed. `owns_resize`: status.resize is among the
+  // kubelet's fields (removed when ours has none).
   static std::optional<std::string> StatusPatch(const std::string& uid,
                                                 const nlohmann::json& old_status,
-                                                const nlohmann::json& new_status);
+                                                const nlohmann::json& new_status,
+                                                bool owns_resize = false);
   // A status as JSON, exactly as /pods encodes it.
   static nlohmann::json EncodeStatus(const api::PodStatus& status);
 

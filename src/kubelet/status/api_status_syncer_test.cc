@@ -305,5 +305,21 @@ TEST(ApiStatusSyncerPatch, ConditionKeysThatWentAwayAreNulled) {
   EXPECT_EQ(nlohmann::json::parse(*added)["status"]["conditions"][0].size(), 2u);
 }
 
+TEST(ApiStatusSyncerPatchTest, ResizeStatusIsTheKubeletsWithInPlaceResize) {
+  const nlohmann::json old_status = {{"phase", "Running"}, {"resize", "InProgress"}};
+  const nlohmann::json new_status = {{"phase", "Running"}};
+  // Without the gate the API's resize status is left alone.
+  EXPECT_EQ(ApiStatusSyncer::StatusPatch("uid-1", old_status, new_status), std::nullopt);
+  std::optional<std::string> patch =
+      ApiStatusSyncer::StatusPatch("uid-1", old_status, new_status, /*owns_resize=*/true);
+  ASSERT_TRUE(patch.has_value());
+  EXPECT_NE(patch->find(R"("resize":null)"), std::string::npos) << *patch;
+  // A decision of ours goes out as any field.
+  patch = ApiStatusSyncer::StatusPatch("uid-1", new_status,
+                                       {{"phase", "Running"}, {"resize", "Deferred"}}, true);
+  ASSERT_TRUE(patch.has_value());
+  EXPECT_NE(patch->find(R"("resize":"Deferred")"), std::string::npos) << *patch;
+}
+
 }  // namespace
 }  // namespace kubelet::status

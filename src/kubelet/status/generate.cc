@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/static_pod.h"
+#include "common/log.h"
 
 namespace kubelet::status {
 namespace {
@@ -57,6 +58,74 @@ bool ShouldBeRestarted(const api::Container& c, const api::Pod& pod,
 
 enum class Kind { kApp, kInit, kEphemeral };
 
+bool HasResource(const api::ResourceList& list, const char* name) {
+  return list.find(name) != list.end();
+}
+
+// upstream convertContainerStatusResources: the allocatedResources and resources of the status
+// `s` of a running container built from the runtime's `cs`.
+void ConvertContainerStatusResources(const api::Container& c, const container::ContainerStatus& cs,
+                                     const api::ContainerStatus* old, const GenerateInput& in,
+                                     api::ContainerStatus* s) {
+  // Where neither the runtime nor the spec says: a container that just started (or was
+  // replaced) takes the spec's / allocation's value, a running one keeps its last status value.
+  auto determine = [&](const char* name, const api::ResourceList& desired,
+                       const api::ResourceList* old_list, api::ResourceList* out) {
+    if (old == nullptr) return;
+    if (!old->state.running.has_value() || s->container_id != old->container_id) {
+      if (auto it = desired.find(name); it != desired.end()) (*out)[name] = it->second;
+    } else if (old_list != nullptr) {
+      if (auto it = old_list->find(name); it != old_list->end()) (*out)[name] = it->second;
+    }
+  };
+  std::optional<api::ResourceList> allocated;
+  if (in.allocation) allocated = in.allocation(c.name);
+  if (allocated.has_value()) {
+    s->allocated_resources = *allocated;
+  } else if (!(c.resources.requests.empty() && c.resources.limits.empty())) {
+    KLOG_ERROR(absl::OkStatus(), "resource allocation not found in checkpoint store", "pod",
+               in.pod->metadata.name, "container", c.name);
+    if (old != nullptr) s->allocated_resources = old->allocated_resources;
+  }
+  const api::ResourceRequirements* old_res =
+      old != nullptr && old->resources.has_value() ? &*old->resources : nullptr;
+  const container::ContainerResources* rt = cs.resources ? &*cs.resources : nullptr;
+  api::ResourceRequirements res;
+  if (!c.resources.limits.empty()) {
+    if (rt != nullptr && rt->cpu_limit) {
+      res.limits[api::kResourceCPU] = *rt->cpu_limit;
+    } else {
+      determine(api::kResourceCPU, c.resources.limits, old_res ? &old_res->limits : nullptr,
+                &res.limits);
+    }
+    if (rt != nullptr && rt->memory_limit) {
+      res.limits[api::kResourceMemory] = *rt->memory_limit;
+    } else {
+      determine(api::kResourceMemory, c.resources.limits, old_res ? &old_res->limits : nullptr,
+                &res.limits);
+    }
+    if (auto it = c.resources.limits.find(api::kResourceEphemeralStorage);
+        it != c.resources.limits.end()) {
+      res.limits[api::kResourceEphemeralStorage] = it->second;
+    }
+  }
+  const api::ResourceList& alloc = s->allocated_resources;
+  if (!alloc.empty()) {
+    if (rt != nullptr && rt->cpu_request) {
+      res.requests[api::kResourceCPU] = *rt->cpu_request;
+    } else {
+      determine(api::kResourceCPU, alloc, old_res ? &old_res->requests : nullptr, &res.requests);
+    }
+    if (HasResource(alloc, api::kResourceMemory)) {
+      res.requests[api::kResourceMemory] = alloc.at(api::kResourceMemory);
+    }
+    if (HasResource(alloc, api::kResourceEphemeralStorage)) {
+      res.requests[api::kResourceEphemeralStorage] = alloc.at(api::kResourceEphemeralStorage);
+    }
+  }
+  s->resources = std::move(res);
+}
+
 // One list (init, app or ephemeral containers) of API statuses. As upstream's prober
 // UpdatePodStatus: every app and init container status has `started` (false unless running);
 // a regular init container that exited 0 is ready; ephemeral containers are never probed (no
@@ -64,7 +133,9 @@ enum class Kind { kApp, kInit, kEphemeral };
 std::vector<api::ContainerStatus> Convert(const std::vector<const api::Container*>& containers,
                                           const container::PodStatus& rs,
                                           const ReasonCache* reasons, const ProbeState* probes,
-                                          bool has_init, Kind kind, const api::Pod& pod) {
+                                          bool has_init, Kind kind, const api::Pod& pod,
+                                          const GenerateInput& in,
+                                          const std::vector<api::ContainerStatus>* old_statuses) {
   const bool is_init = kind == Kind::kInit;
   const bool probed = kind != Kind::kEphemeral;
   std::vector<api::ContainerStatus> out;
@@ -113,6 +184,10 @@ std::vector<api::ContainerStatus> Convert(const std::vector<const api::Container
           s.state = api::ContainerState();
           s.state.waiting = api::ContainerStateWaiting{};
           break;
+      }
+      if (in.in_place_vertical_scaling && newest.state == container::State::kRunning) {
+        ConvertContainerStatusResources(
+            c, newest, old_statuses != nullptr ? Find(*old_statuses, c.name) : nullptr, in, &s);
       }
       if (mine.size() > 1 && mine[1]->state == container::State::kExited) {
         s.last_state = Terminated(*mine[1]);
@@ -230,16 +305,19 @@ api::PodStatus GeneratePodStatus(const GenerateInput& in) {
     for (const api::Container& c : v) out.push_back(&c);
     return out;
   };
-  s.init_container_statuses = Convert(list(pod.spec.init_containers), rs, in.reasons, in.probes,
-                                      has_init, Kind::kInit, pod);
-  s.container_statuses =
-      Convert(list(pod.spec.containers), rs, in.reasons, in.probes, has_init, Kind::kApp, pod);
+  const api::PodStatus* old = in.old_status;
+  s.init_container_statuses =
+      Convert(list(pod.spec.init_containers), rs, in.reasons, in.probes, has_init, Kind::kInit, pod,
+              in, old ? &old->init_container_statuses : nullptr);
+  s.container_statuses = Convert(list(pod.spec.containers), rs, in.reasons, in.probes, has_init,
+                                 Kind::kApp, pod, in, old ? &old->container_statuses : nullptr);
   std::vector<const api::Container*> ephemeral;
   for (const api::EphemeralContainer& ec : pod.spec.ephemeral_containers) {
     ephemeral.push_back(&ec.common);
   }
   s.ephemeral_container_statuses =
-      Convert(ephemeral, rs, in.reasons, in.probes, has_init, Kind::kEphemeral, pod);
+      Convert(ephemeral, rs, in.reasons, in.probes, has_init, Kind::kEphemeral, pod, in,
+              old ? &old->ephemeral_container_statuses : nullptr);
   s.phase = GetPhase(pod, s.init_container_statuses, s.container_statuses, in.pod_is_terminal);
   // A terminal phase never goes back (upstream keeps the old terminal phase); the reason and
   // message of an unchanged phase are kept.
@@ -297,6 +375,37 @@ api::PodStatus GeneratePodStatus(const GenerateInput& in) {
     }
   }
   return s;
+}
+
+bool PodResizeSpecStatusDiffer(const api::Pod& pod, const api::PodStatus& status) {
+  // Only what the status reports (upstream deleteCustomResourceFromResourceRequirements).
+  auto filtered = [](api::ResourceRequirements r) {
+    for (api::ResourceList* list : {&r.limits, &r.requests}) {
+      std::erase_if(*list, [](const auto& e) {
+        return e.first != api::kResourceCPU && e.first != api::kResourceMemory &&
+               e.first != api::kResourceEphemeralStorage;
+      });
+    }
+    return r;
+  };
+  for (const api::Container& c : pod.spec.containers) {
+    const api::ContainerStatus* cs = Find(status.container_statuses, c.name);
+    if (cs == nullptr || !cs->resources.has_value()) continue;
+    if (!(filtered(c.resources) == *cs->resources)) return true;
+  }
+  return false;
+}
+
+bool IsPodResizeInProgress(const api::Pod& pod, const api::PodStatus& status) {
+  for (const api::Container& c : pod.spec.containers) {
+    const api::ContainerStatus* cs = Find(status.container_statuses, c.name);
+    if (cs == nullptr || !cs->resources.has_value()) continue;
+    if (c.resources.limits != cs->resources->limits ||
+        cs->allocated_resources != cs->resources->requests) {
+      return true;
+    }
+  }
+  return false;
 }
 
 bool PastActiveDeadline(const api::Pod& pod, const std::optional<api::Time>& start_time,

@@ -56,6 +56,15 @@ struct GenerateInput {
   // (PodReadyToStartContainersCondition) and status.hostIPs (PodHostIPs).
   bool ready_to_start_condition = false;
   bool host_ips = false;
+  // InPlacePodVerticalScaling (alpha, off by default): every running container's status gets
+  // allocatedResources (its recorded allocation; unrecorded for a container with resources:
+  // logged, and the old status's kept) and resources (convertContainerStatusResources: limits
+  // when the spec has limits, requests when it has an allocation; CPU values from what the
+  // runtime reports, else from the spec on a first Running status or a new container id, else
+  // kept from the old status; memory request and ephemeral-storage from the allocation, the
+  // ephemeral-storage limit from the spec). status.resize is left for the caller.
+  bool in_place_vertical_scaling = false;
+  std::function<std::optional<api::ResourceList>(const std::string& container)> allocation;
   absl::Time now = absl::Now();
 };
 
@@ -69,6 +78,15 @@ std::vector<api::PodCondition> GenerateConditions(const api::Pod& pod,
                                                   const container::PodStatus& runtime_status,
                                                   const api::PodStatus& status,
                                                   bool ready_to_start_condition = false);
+
+// InPlacePodVerticalScaling (upstream determinePodResizeStatus's test): whether an app
+// container's spec resources (CPU, memory and ephemeral-storage only) differ from the resources
+// its status reports. Containers without status resources do not count.
+bool PodResizeSpecStatusDiffer(const api::Pod& pod, const api::PodStatus& status);
+
+// upstream isPodResizeInProgress: a container's status resources have limits other than the
+// spec's, or requests other than its allocatedResources.
+bool IsPodResizeInProgress(const api::Pod& pod, const api::PodStatus& status);
 
 // upstream pastActiveDeadline: the pod has spec.activeDeadlineSeconds and has been active (since
 // status.startTime) that long. False without a start time.

@@ -430,5 +430,110 @@ TEST(GenerateStatusTest, CreatedContainerWaitsWithoutReason) {
   EXPECT_EQ(Generate(pod, rs).container_statuses[0].state.waiting->reason, "ContainerCreating");
 }
 
+// ---- In-place resize (InPlacePodVerticalScaling) ------------------------------------------
+
+api::Quantity Q(const char* v) { return *api::ParseQuantity(v); }
+
+api::Pod ResizablePod() {
+  api::Pod pod;
+  pod.metadata.name = "p";
+  pod.metadata.uid = "uid-p";
+  pod.spec.restart_policy = "Always";
+  api::Container c = MakeContainer("main");
+  c.resources.requests = {{"cpu", Q("500m")}, {"memory", Q("128Mi")}};
+  c.resources.limits = {{"cpu", Q("1")}, {"memory", Q("256Mi")}, {"ephemeral-storage", Q("1Gi")}};
+  pod.spec.containers = {c};
+  return pod;
+}
+
+api::PodStatus GenerateResize(const api::Pod& pod, const container::PodStatus& rs,
+                              const api::PodStatus* old,
+                              std::optional<api::ResourceList> allocation) {
+  GenerateInput in;
+  in.pod = &pod;
+  in.runtime_status = &rs;
+  in.old_status = old;
+  in.in_place_vertical_scaling = true;
+  in.allocation = [allocation](const std::string&) { return allocation; };
+  return GeneratePodStatus(in);
+}
+
+TEST(GenerateStatusResizeTest, AllocatedResourcesAndRuntimeReportedResources) {
+  const api::Pod pod = ResizablePod();
+  container::PodStatus rs = WithSandbox();
+  container::ContainerStatus running = Running("main", "c1");
+  running.resources = container::ContainerResources{
+      .cpu_request = Q("500m"), .cpu_limit = Q("1"), .memory_limit = Q("256Mi")};
+  rs.container_statuses = {running};
+  const api::ResourceList alloc = {{"cpu", Q("500m")}, {"memory", Q("128Mi")}};
+  api::PodStatus s = GenerateResize(pod, rs, nullptr, alloc);
+  ASSERT_EQ(s.container_statuses.size(), 1u);
+  const api::ContainerStatus& cs = s.container_statuses[0];
+  EXPECT_EQ(cs.allocated_resources, alloc);
+  ASSERT_TRUE(cs.resources.has_value());
+  EXPECT_EQ(cs.resources->limits,
+            (api::ResourceList{
+                {"cpu", Q("1")}, {"memory", Q("256Mi")}, {"ephemeral-storage", Q("1Gi")}}));
+  EXPECT_EQ(cs.resources->requests, alloc);
+  // The spec's resources are what the status reports: no resize pending.
+  EXPECT_FALSE(PodResizeSpecStatusDiffer(pod, s));
+  EXPECT_FALSE(IsPodResizeInProgress(pod, s));
+  // Without the gate nothing of this is reported.
+  api::PodStatus off = Generate(pod, rs);
+  EXPECT_TRUE(off.container_statuses[0].allocated_resources.empty());
+  EXPECT_FALSE(off.container_statuses[0].resources.has_value());
+}
+
+TEST(GenerateStatusResizeTest, WithoutRuntimeReportTheSpecOnStartThenTheLastStatus) {
+  api::Pod pod = ResizablePod();
+  container::PodStatus rs = WithSandbox();
+  rs.container_statuses = {Running("main", "c1")};
+  const api::ResourceList alloc = {{"cpu", Q("500m")}, {"memory", Q("128Mi")}};
+  // The first status of a container that just started: nothing is known of its old state.
+  api::PodStatus first = GenerateResize(pod, rs, nullptr, alloc);
+  EXPECT_EQ(first.container_statuses[0].resources->limits,
+            (api::ResourceList{{"ephemeral-storage", Q("1Gi")}}));
+  // The previous status shows it waiting: the spec's values (the allocation's requests).
+  api::PodStatus waiting;
+  api::ContainerStatus w;
+  w.name = "main";
+  w.state.waiting = api::ContainerStateWaiting{"ContainerCreating", ""};
+  waiting.container_statuses = {w};
+  api::PodStatus started = GenerateResize(pod, rs, &waiting, alloc);
+  const api::ContainerStatus& cs = started.container_statuses[0];
+  EXPECT_EQ(cs.resources->limits, pod.spec.containers[0].resources.limits);
+  EXPECT_EQ(cs.resources->requests, alloc);
+  // Later the running container keeps the values of its last status, whatever the spec says.
+  pod.spec.containers[0].resources.limits["cpu"] = Q("2");
+  api::PodStatus later = GenerateResize(pod, rs, &started, alloc);
+  EXPECT_EQ(later.container_statuses[0].resources->limits.at("cpu"), Q("1"));
+  EXPECT_TRUE(PodResizeSpecStatusDiffer(pod, later));
+  EXPECT_TRUE(IsPodResizeInProgress(pod, later));
+  // No allocation recorded: the old status's allocatedResources are kept.
+  api::PodStatus unrecorded = GenerateResize(pod, rs, &started, std::nullopt);
+  EXPECT_EQ(unrecorded.container_statuses[0].allocated_resources, alloc);
+}
+
+TEST(GenerateStatusResizeTest, SpecStatusDifferIgnoresOtherResources) {
+  api::Pod pod = ResizablePod();
+  pod.spec.containers[0].resources.limits["example.com/gpu"] = Q("1");
+  pod.spec.containers[0].resources.requests["example.com/gpu"] = Q("1");
+  api::PodStatus s;
+  api::ContainerStatus cs;
+  cs.name = "main";
+  cs.allocated_resources = {{"cpu", Q("500m")}, {"memory", Q("128Mi")}};
+  cs.resources = api::ResourceRequirements{
+      .limits = {{"cpu", Q("1")}, {"memory", Q("256Mi")}, {"ephemeral-storage", Q("1Gi")}},
+      .requests = {{"cpu", Q("500m")}, {"memory", Q("128Mi")}}};
+  s.container_statuses = {cs};
+  EXPECT_FALSE(PodResizeSpecStatusDiffer(pod, s));
+  s.container_statuses[0].resources->requests["cpu"] = Q("250m");
+  EXPECT_TRUE(PodResizeSpecStatusDiffer(pod, s));
+  // A container without status resources does not count.
+  s.container_statuses[0].resources.reset();
+  EXPECT_FALSE(PodResizeSpecStatusDiffer(pod, s));
+  EXPECT_FALSE(IsPodResizeInProgress(pod, s));
+}
+
 }  // namespace
 }  // namespace kubelet::status

@@ -411,6 +411,9 @@ apiserver_flags() {
   # (--endpoint-reconciler-type=none; pods cannot reach the host's loopback anyway).
   # --cert-dir: its default is /var/run/kubernetes.
   # SidecarContainers (alpha in v1.28): the API keeps restartPolicy on init containers.
+  # InPlacePodVerticalScaling (alpha in v1.28): container resources are mutable, resizePolicy is
+  # kept and defaulted, status.resize is Proposed on a change (for the in-place resize suite; a
+  # kubelet without the gate sees no difference unless a pod's resources change).
   APISERVER_FLAGS=(
     --etcd-servers="http://127.0.0.1:$ETCD_PORT"
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --endpoint-reconciler-type=none
@@ -424,7 +427,7 @@ apiserver_flags() {
     --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction
     --enable-bootstrap-token-auth=true
     --allow-privileged=true
-    --feature-gates=SidecarContainers=true
+    --feature-gates=SidecarContainers=true,InPlacePodVerticalScaling=true
     --kubelet-client-certificate="$DIR/pki/apiserver-kubelet-client.crt"
     --kubelet-client-key="$DIR/pki/apiserver-kubelet-client.key"
     --kubelet-preferred-address-types="${KUBELET_CP_ADDRESS_TYPES:-Hostname,InternalIP}"
@@ -504,9 +507,11 @@ await_component() {
 }
 
 # The controller manager's and the scheduler's own flags. Cloud controllers are left out: the
-# binaries are built providerless.
+# binaries are built providerless. InPlacePodVerticalScaling as on the API server: the scheduler
+# then counts a pod's allocatedResources, as upstream's does with the gate.
 controller_manager_args() {
   CM_ARGS=(--use-service-account-credentials=true
+    --feature-gates=InPlacePodVerticalScaling=true
     --service-account-private-key-file="$DIR/pki/sa.key"
     --root-ca-file="$DIR/pki/ca.crt"
     --cluster-signing-cert-file="$DIR/pki/ca.crt" --cluster-signing-key-file="$DIR/pki/ca.key"
@@ -522,7 +527,8 @@ start_controller_manager() {
 
 start_scheduler() {
   start_component kube-scheduler SCHEDULER "$ASSETS/kube-scheduler" scheduler-serving \
-    KUBELET_CP_SCHEDULER_ARGS --cert-dir="$DIR/scheduler-certs"
+    KUBELET_CP_SCHEDULER_ARGS --cert-dir="$DIR/scheduler-certs" \
+    --feature-gates=InPlacePodVerticalScaling=true
 }
 
 # kubectl_admin ARGS...: the assets' kubectl as cluster-admin.

@@ -11,7 +11,15 @@ absl::StatusOr<std::vector<Pod>> FakeContainerRuntime::GetPods(bool) {
 PodSyncResult FakeContainerRuntime::SyncPod(const api::Pod& pod, const PodStatus&) {
   absl::MutexLock lock(&mu_);
   calls_.push_back("SyncPod:" + pod.metadata.uid);
+  synced_[pod.metadata.uid] = pod;
   return sync_result_;
+}
+
+std::optional<api::Pod> FakeContainerRuntime::LastSyncedPod(const std::string& uid) const {
+  absl::MutexLock lock(&mu_);
+  auto it = synced_.find(uid);
+  if (it == synced_.end()) return std::nullopt;
+  return it->second;
 }
 
 absl::Status FakeContainerRuntime::KillPod(const api::Pod* pod, const Pod& running,

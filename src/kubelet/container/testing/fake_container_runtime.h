@@ -4,6 +4,7 @@
 #define KUBELET_KUBELET_CONTAINER_TESTING_FAKE_CONTAINER_RUNTIME_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ class FakeContainerRuntime : public Runtime {
   void SetStatus(const std::string& uid, PodStatus status);
   void SetSyncResult(PodSyncResult r);
   std::vector<std::string> Calls() const;  // e.g. "SyncPod:<uid>", "KillPod:<uid>"
+  // The pod the last SyncPod of `uid` was given.
+  std::optional<api::Pod> LastSyncedPod(const std::string& uid) const;
 
  private:
   mutable absl::Mutex mu_;
@@ -35,6 +38,7 @@ class FakeContainerRuntime : public Runtime {
   std::map<std::string, PodStatus> statuses_ ABSL_GUARDED_BY(mu_);
   PodSyncResult sync_result_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, api::Pod> synced_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kubelet::container
