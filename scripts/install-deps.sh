@@ -21,6 +21,9 @@ PACKAGES=(
   # edits OCI configs in its runtime wrapper on restricted hosts
   conmon xz-utils jq
   iproute2 iptables curl ca-certificates procps util-linux etcd-server openssl
+  # graceful node shutdown tests: a private D-Bus bus (dbus-daemon) and dbus-send to emit
+  # logind's PrepareForShutdown
+  dbus-daemon dbus-bin
 )
 
 SUDO=""

@@ -1,5 +1,8 @@
 #include "app/options.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "app/version.h"
@@ -10,6 +13,9 @@
 
 namespace kubelet::app {
 namespace {
+
+// Upstream v1.28 honours --config-dir only when this variable is set (whatever its value).
+constexpr char kDropinDirEnv[] = "KUBELET_CONFIG_DROPIN_DIR_ALPHA";
 
 constexpr const char* kLongHelp =
     "The kubelet is the node agent: it runs the containers of the pods described by its\n"
@@ -99,7 +105,31 @@ absl::Status ParseCommandLine(const std::vector<std::string>& args, Settings* se
     if (!loaded.ok()) return loaded.status();
     settings->config = std::move(loaded->config);
     settings->file_fields = std::move(loaded->fields_set);
-    // Flags win over the file: replay the command line onto the loaded configuration.
+  }
+  // --config-dir: the drop-ins merged over the configuration so far, in lexical order; alpha in
+  // v1.28, honoured only with the KUBELET_CONFIG_DROPIN_DIR_ALPHA environment variable set.
+  const std::string& dropin_dir = settings->flags.kubelet_dropin_config_dir;
+  if (!dropin_dir.empty()) {
+    if (std::getenv(kDropinDirEnv) == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("flag ", dropin_dir, " specified but environment variable ", kDropinDirEnv,
+                       " not set, cannot start kubelet"));
+    }
+    absl::StatusOr<std::vector<std::string>> merged =
+        config::MergeKubeletConfigDropins(dropin_dir, &settings->config);
+    if (!merged.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("failed to merge kubelet configs: ", merged.status().message()));
+    }
+    for (std::string& field : *merged) {
+      if (std::find(settings->file_fields.begin(), settings->file_fields.end(), field) ==
+          settings->file_fields.end()) {
+        settings->file_fields.push_back(std::move(field));
+      }
+    }
+  }
+  if (!config_file.empty() || !dropin_dir.empty()) {
+    // Flags win over the files: replay the command line onto the loaded configuration.
     if (absl::Status st = fs.Apply(); !st.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("failed to precedence kubeletConfigFlag: ", std::string(st.message())));

@@ -1,8 +1,10 @@
 // Command-line and configuration-file handling for the kubelet binary, with the upstream
 // precedence rules (cmd/kubelet/app: NewKubeletCommand):
-//   defaults -> flags parsed -> --config file loaded -> command line replayed over it (flags win;
-//   --feature-gates merge per key over the file's featureGates) -> feature gates set ->
-//   logging configured -> flags and configuration validated.
+//   defaults -> flags parsed -> --config file loaded -> --config-dir drop-ins merged over it
+//   (lexical order, only with KUBELET_CONFIG_DROPIN_DIR_ALPHA set, as v1.28) -> command line
+//   replayed over the result (flags win; --feature-gates merge per key over the files'
+//   featureGates) -> feature gates set -> logging configured -> flags and configuration
+//   validated.
 // Errors name the flag, file or field. Not thread-safe; called once from main.
 #ifndef KUBELET_APP_OPTIONS_H_
 #define KUBELET_APP_OPTIONS_H_
@@ -26,7 +28,8 @@ struct Settings {
   config::KubeletFlags flags;
   config::KubeletConfiguration config;
   config::FeatureGate gates;
-  // JSON paths of the fields the --config file set (for the not-yet-implemented report).
+  // JSON paths of the fields the --config file and the drop-ins set (for the
+  // not-yet-implemented report).
   std::vector<std::string> file_fields;
   // Config-bound flags given on the command line, as their config field names.
   std::vector<std::string> changed_flags;

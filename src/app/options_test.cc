@@ -1,8 +1,12 @@
 #include "app/options.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -88,6 +92,85 @@ TEST_F(OptionsTest, ConfigErrorsNameFileAndField) {
   EXPECT_NE(st.message().find("missing.yaml"), std::string::npos) << st.message();
 }
 
+class DropinOptionsTest : public OptionsTest {
+ protected:
+  void SetUp() override {
+    OptionsTest::SetUp();
+    conf_d_ = dir_ + "/kubelet.conf.d";
+    ::mkdir(conf_d_.c_str(), 0755);
+    ::setenv("KUBELET_CONFIG_DROPIN_DIR_ALPHA", "", 1);
+  }
+  void TearDown() override { ::unsetenv("KUBELET_CONFIG_DROPIN_DIR_ALPHA"); }
+  void WriteDropin(const std::string& name, const std::string& body) {
+    std::ofstream(conf_d_ + "/" + name) << body;
+  }
+  std::string conf_d_;
+};
+
+TEST_F(DropinOptionsTest, DropinsOverTheFileFlagsOverBoth) {
+  std::string path =
+      WriteConfig("maxPods: 50\nport: 10250\nfeatureGates:\n  InPlacePodVerticalScaling: true\n");
+  WriteDropin("10-a.conf", "maxPods: 60\nport: 10260\nhealthzPort: 1111\n");
+  WriteDropin("20-b.conf",
+              "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+              "port: 10270\nfeatureGates:\n  GracefulNodeShutdown: false\n");
+  WriteDropin("30-c.yaml", "port: 1\n");  // not a .conf file: ignored
+  ASSERT_TRUE(Parse({"--config", path, "--config-dir", conf_d_, "--max-pods=20",
+                     "--feature-gates=GracefulNodeShutdown=true"})
+                  .ok());
+  const auto& c = settings_->config;
+  EXPECT_EQ(c.max_pods, 20);        // the flag wins over the file and the drop-ins
+  EXPECT_EQ(c.port, 10270);         // the later drop-in wins
+  EXPECT_EQ(c.healthz_port, 1111);  // only in a drop-in
+  EXPECT_TRUE(c.feature_gates.at("InPlacePodVerticalScaling"));  // the file's, kept
+  EXPECT_TRUE(c.feature_gates.at("GracefulNodeShutdown"));       // the flag over the drop-in
+  EXPECT_TRUE(settings_->gates.Enabled("InPlacePodVerticalScaling"));
+  // Fields set by drop-ins count as set for the not-implemented report.
+  EXPECT_NE(std::find(settings_->file_fields.begin(), settings_->file_fields.end(), "healthzPort"),
+            settings_->file_fields.end());
+}
+
+TEST_F(DropinOptionsTest, DropinsWithoutAConfigFile) {
+  WriteDropin("10-a.conf", "maxPods: 70\nreadOnlyPort: 0\n");
+  ASSERT_TRUE(Parse({"--config-dir=" + conf_d_, "--read-only-port=10255"}).ok());
+  EXPECT_EQ(settings_->config.max_pods, 70);
+  EXPECT_EQ(settings_->config.read_only_port, 10255);
+  // Still the command-line defaults underneath.
+  EXPECT_TRUE(settings_->config.authentication.anonymous.enabled);
+}
+
+TEST_F(DropinOptionsTest, NeedsTheAlphaEnvironmentVariable) {
+  WriteDropin("10-a.conf", "maxPods: 70\n");
+  ::unsetenv("KUBELET_CONFIG_DROPIN_DIR_ALPHA");
+  absl::Status st = Parse({"--config-dir", conf_d_});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message(), "flag " + conf_d_ +
+                              " specified but environment variable "
+                              "KUBELET_CONFIG_DROPIN_DIR_ALPHA not set, cannot start kubelet");
+}
+
+TEST_F(DropinOptionsTest, BadDropinIsNamedInTheError) {
+  WriteDropin("10-a.conf", "maxPods: 70\n");
+  WriteDropin("20-b.conf", "authentication:\n  webhook:\n    cacheTTL: soon\n");
+  absl::Status st = Parse({"--config-dir", conf_d_});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message().rfind("failed to merge kubelet configs: failed to walk through kubelet "
+                               "dropin directory",
+                               0),
+            0u)
+      << st.message();
+  EXPECT_NE(st.message().find(conf_d_ + "/20-b.conf"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("authentication.webhook.cacheTTL"), std::string::npos)
+      << st.message();
+  // The merged configuration is validated as a whole.
+  std::filesystem::remove(conf_d_ + "/20-b.conf");
+  WriteDropin("20-b.conf", "imageGCHighThresholdPercent: 10\nimageGCLowThresholdPercent: 20\n");
+  st = Parse({"--config-dir", conf_d_});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("failed to validate kubelet configuration"), std::string::npos)
+      << st.message();
+}
+
 TEST_F(OptionsTest, ValidationErrorsNameTheField) {
   std::string path =
       WriteConfig("imageGCHighThresholdPercent: 50\nimageGCLowThresholdPercent: 80\n");
@@ -141,8 +224,8 @@ TEST(Hostname, OverrideIsTrimmedAndLowercased) {
 
 TEST(UnimplementedFields, ReportsOnlyFieldsNotActedOn) {
   auto out = UnimplementedFields({"healthzPort", "containerRuntimeEndpoint", "logging.format",
-                                  "shutdownGracePeriod", "logging.vmodule"});
-  EXPECT_EQ(out, (std::vector<std::string>{"shutdownGracePeriod", "logging.vmodule"}));
+                                  "qosReserved", "logging.vmodule"});
+  EXPECT_EQ(out, (std::vector<std::string>{"qosReserved", "logging.vmodule"}));
 }
 
 // ImplementedFields is the union of what the functions from the configuration say they read:
@@ -156,9 +239,10 @@ TEST(ImplementedFields, NameFieldsOfTheConfiguration) {
   }
   EXPECT_EQ(ImplementedFields().count("syncFrequency"), 1u);
   EXPECT_EQ(ImplementedFields().count("logging.format"), 1u);
-  EXPECT_EQ(ImplementedFields().count("shutdownGracePeriod"), 0u);
+  EXPECT_EQ(ImplementedFields().count("qosReserved"), 0u);
   EXPECT_EQ(ImplementedFields().count("cpuManagerPolicy"), 1u);
   EXPECT_EQ(ImplementedFields().count("topologyManagerScope"), 1u);
+  EXPECT_EQ(ImplementedFields().count("shutdownGracePeriod"), 1u);
   EXPECT_GT(ImplementedFields().size(), 80u);
 }
 

@@ -48,6 +48,7 @@
 #include "kubelet/kuberuntime/options.h"
 #include "kubelet/logs/container_log_manager_impl.h"
 #include "kubelet/memorymanager/memory_manager.h"
+#include "kubelet/nodeshutdown/nodeshutdown_manager.h"
 #include "kubelet/nodestatus/node_status.h"
 #include "kubelet/stats/cri_stats_provider.h"
 #include "kubelet/topologymanager/options.h"
@@ -239,12 +240,6 @@ void ReportUnimplemented(const Settings& s) {
       continue;  // reported above
     }
     KLOG_WARNING("Configuration flag is accepted but not implemented yet", "field", field);
-  }
-  // Exec credential plugins are not run yet: images pull with the pod's pull secrets and the
-  // node's docker config files only.
-  if (!s.flags.image_credential_provider_config_file.empty()) {
-    KLOG_WARNING("Configuration flag is accepted but not implemented yet", "flag",
-                 "image-credential-provider-config");
   }
 }
 
@@ -565,6 +560,7 @@ constexpr std::span<const std::string_view> kConfigFieldLists[] = {
     images::kImageGCConfigFields,
     stats::kCRIStatsProviderConfigFields,
     eviction::kManagerConfigFields,
+    nodeshutdown::kManagerConfigFields,
     server::kKubeletServerConfigFields,
     nodestatus::kNodeStatusConfigFields,
     kHttpServerWiringConfigFields,

@@ -9,7 +9,9 @@
 //   * Both modes: image pull credentials (upstream getPullSecretsForPod + MakeDockerKeyring):
 //     the pod's imagePullSecrets (API-server mode; a secret that cannot be read is skipped with
 //     upstream's FailedToRetrieveImagePullSecret warning event) ahead of the node's own docker
-//     config files under --root-dir, the working directory and $HOME.
+//     config files under --root-dir, the working directory and $HOME and, with
+//     --image-credential-provider-config, the credential provider plugins (credentialprovider/
+//     plugin.h; a bad configuration or a missing plugin ends start-up).
 #include <map>
 #include <memory>
 #include <string>
@@ -22,6 +24,7 @@
 #include "common/log.h"
 #include "kubelet/clustercontent/api_content.h"
 #include "kubelet/credentialprovider/keyring.h"
+#include "kubelet/credentialprovider/plugin.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/kuberuntime/options.h"
 #include "kubelet/volume/token_manager.h"
@@ -44,9 +47,26 @@ runtime::v1::AuthConfig ToCri(const credentialprovider::AuthConfig& a) {
 
 absl::Status WireClusterContent(WiringStage stage, WiringContext& ctx) {
   if (stage != WiringStage::kBeforeRuntimeManager) return absl::OkStatus();
-  auto node_keyring = std::make_shared<credentialprovider::NodeDockerKeyring>(
+  auto node_docker_config = std::make_shared<credentialprovider::NodeDockerKeyring>(
       ctx.settings->flags.root_directory, *ctx.clock);
-  ctx.components.keep_alive.push_back(node_keyring);
+  ctx.components.keep_alive.push_back(node_docker_config);
+  // The node's own keyring: its docker config files, and the credential provider plugins when
+  // either flag is given (upstream registers them from the runtime manager's constructor).
+  std::shared_ptr<const credentialprovider::DockerKeyring> node_keyring = node_docker_config;
+  const config::KubeletFlags& flags = ctx.settings->flags;
+  if (!flags.image_credential_provider_config_file.empty() ||
+      !flags.image_credential_provider_bin_dir.empty()) {
+    absl::StatusOr<std::unique_ptr<credentialprovider::ProvidersKeyring>> plugins =
+        credentialprovider::RegisterCredentialProviderPlugins(
+            flags.image_credential_provider_config_file, flags.image_credential_provider_bin_dir,
+            *ctx.clock, node_docker_config.get());
+    if (!plugins.ok()) {
+      KLOG_ERROR(plugins.status(), "Failed to register CRI auth plugins");
+      return absl::InvalidArgumentError(
+          absl::StrCat("failed to register CRI auth plugins: ", plugins.status().message()));
+    }
+    node_keyring = std::shared_ptr<const credentialprovider::DockerKeyring>(*std::move(plugins));
+  }
 
   std::shared_ptr<clustercontent::ClusterObjectSource> objects;
   if (ctx.api_client != nullptr) {

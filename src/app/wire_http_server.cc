@@ -58,7 +58,8 @@ absl::Status CheckStandaloneAuth(const Settings& s, const server::KubeletServerO
 absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx) {
   if (stage != WiringStage::kAfterKubeletStart) return absl::OkStatus();
   const Settings& s = *ctx.settings;
-  const server::KubeletServerOptions so = server::KubeletServerOptionsFromConfig(s.config);
+  server::KubeletServerOptions so = server::KubeletServerOptionsFromConfig(s.config);
+  so.node_log_query_gate = s.gates.Enabled("NodeLogQuery");
   // The Kubelet answers the API (as upstream's); it outlives the servers, stopped first at
   // shutdown, so the handlers share it without owning it.
   server::Configz* configz = ctx.configz;
@@ -133,7 +134,7 @@ absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx) {
     srv->SetFilter(server::MakeAuthFilter(std::move(auth)));
     server::InstallDefaultHandlers(*srv, host);
     if (so.enable_debugging_handlers) {
-      server::InstallDebuggingHandlers(*srv, host);
+      server::InstallDebuggingHandlers(*srv, host, server::NodeLogsOptionsFrom(so));
     } else {
       server::InstallDebuggingDisabledHandlers(*srv);
     }

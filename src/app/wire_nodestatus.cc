@@ -27,6 +27,7 @@
 #include "kubelet/devicemanager/device_manager.h"
 #include "kubelet/eviction/eviction.h"
 #include "kubelet/kubelet.h"
+#include "kubelet/nodeshutdown/nodeshutdown_manager.h"
 #include "kubelet/nodestatus/node_status.h"
 #include "kubelet/nodestatus/runtime_info.h"
 #include "kubelet/volume/volume_manager.h"
@@ -138,11 +139,17 @@ absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx) {
   ctx.components.keep_alive.push_back(info);
   ctx.AtShutdown([info] { info->Stop(); });
   std::shared_ptr<std::atomic<Kubelet*>> late = ctx.late_kubelet;
-  o.readiness_errors = [late]() {
+  o.readiness_errors = [late, shutdown = ctx.components.node_shutdown_manager]() {
     std::vector<std::string> errs;
     Kubelet* k = late->load();
     if (k == nullptr) return std::vector<std::string>{"kubelet is shutting down"};
     errs = k->ReadinessErrors();
+    // upstream ReadyCondition: runtime and network errors, then the node shutdown manager's.
+    if (shutdown != nullptr) {
+      if (absl::Status st = shutdown->ShutdownStatus(); !st.ok()) {
+        errs.emplace_back(st.message());
+      }
+    }
     return errs;
   };
   // NodeHasSufficientMemory, NodeReady, ... about the Node.

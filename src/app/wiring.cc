@@ -9,9 +9,9 @@ absl::Status WireAll(WiringStage stage, WiringContext& ctx) {
                                             WirePlugins,          WireVolumeManager,
                                             WireProber,           WireLogs,
                                             WireImages,           WireStats,
-                                            WireEviction,         WireHttpServer,
-                                            WireApiPods,          WireServices,
-                                            WireNodeStatus};
+                                            WireEviction,         WireNodeShutdown,
+                                            WireHttpServer,       WireApiPods,
+                                            WireServices,         WireNodeStatus};
   for (WireFn fn : kWiringOrder) {
     if (absl::Status st = fn(stage, ctx); !st.ok()) return st;
   }

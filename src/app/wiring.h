@@ -75,6 +75,9 @@ class CsiClient;
 namespace nodestatus {
 class NodeStatusManager;
 }
+namespace nodeshutdown {
+class Manager;
+}
 namespace topologymanager {
 class TopologyManager;
 }
@@ -117,6 +120,8 @@ struct Components {
   std::shared_ptr<stats::StatsProvider> stats_provider;
   std::shared_ptr<images::ImageGCManager> image_gc_manager;
   std::shared_ptr<eviction::Manager> eviction_manager;
+  // Graceful node shutdown (WireNodeShutdown); its ShutdownStatus feeds the Ready condition.
+  std::shared_ptr<nodeshutdown::Manager> node_shutdown_manager;
   // The node status manager for hooks built before it (API-server mode): null until
   // kAfterKubeletStart, null again once shutdown begins.
   std::shared_ptr<std::atomic<nodestatus::NodeStatusManager*>> late_node_status =
@@ -177,6 +182,8 @@ absl::Status WireLogs(WiringStage stage, WiringContext& ctx);
 absl::Status WireImages(WiringStage stage, WiringContext& ctx);
 absl::Status WireStats(WiringStage stage, WiringContext& ctx);
 absl::Status WireEviction(WiringStage stage, WiringContext& ctx);
+// Graceful node shutdown: logind's inhibitor lock, pods killed by priority, the last admitter.
+absl::Status WireNodeShutdown(WiringStage stage, WiringContext& ctx);
 // The secure port when enableServer (its settings: server::KubeletServerOptionsFromConfig), the
 // read-only port when readOnlyPort is set.
 absl::Status WireHttpServer(WiringStage stage, WiringContext& ctx);

@@ -333,6 +333,33 @@ absl::StatusOr<LoadedConfig> DecodeKubeletConfiguration(std::string_view data,
 absl::StatusOr<LoadedConfig> LoadKubeletConfigFile(const std::string& path,
                                                    const DecodeOptions& options = {});
 
+// --config-dir (upstream v1.28 server.go mergeKubeletConfigurations): each drop-in document is
+// merged over the configuration loaded so far as upstream's JSON merge of the drop-in into the
+// current configuration, decoded back with encoding/json, behaves:
+//  * a field present in the drop-in replaces the value; nested objects merge field by field;
+//    maps (featureGates, evictionHard, kubeReserved, ...) gain or replace keys; lists are
+//    replaced as a whole;
+//  * `null` (at any depth) and unknown fields change nothing; apiVersion/kind are not required
+//    (nor checked); nothing is defaulted and relative paths stay as written;
+//  * type errors use the decoder's Go wording and name the field path.
+// DecodeKubeletConfigurationDropin decodes one document (JSON or YAML) over `config` and returns
+// the JSON paths it set (as LoadedConfig::fields_set); errors are the bare detail.
+absl::StatusOr<std::vector<std::string>> DecodeKubeletConfigurationDropin(
+    std::string_view data, KubeletConfiguration* config);
+
+// Merges the drop-in files of `dir` over `config`, as upstream's filepath.WalkDir: entries in
+// lexical order of their names, subdirectories descended into where they come in that order
+// (symlinks are not followed, a symlinked directory is a file), only names whose extension is
+// exactly ".conf" read; every other file is skipped. Returns the JSON paths set, in order.
+// Errors name the directory and the file, e.g.
+//   failed to walk through kubelet dropin directory "/etc/k.d": failed to load kubelet dropin
+//   file, path: /etc/k.d/10.conf, error: json: cannot unmarshal string into Go struct field
+//   KubeletConfiguration.maxPods of type int32
+// (the caller prefixes "failed to merge kubelet configs: "). On error `config` may be partly
+// merged.
+absl::StatusOr<std::vector<std::string>> MergeKubeletConfigDropins(const std::string& dir,
+                                                                   KubeletConfiguration* config);
+
 // The v1beta1 JSON (compact, as json.Marshal) of `config`: what /configz serves under
 // "kubeletconfig". With `include_type_meta`, "kind" and "apiVersion" come first so the result
 // is a loadable config file.

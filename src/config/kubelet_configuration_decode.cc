@@ -253,6 +253,9 @@ struct DecodeState {
   std::string abort_error;  // stops decoding
   std::vector<std::string> fields_set;
   std::set<std::string> fields_set_index;
+  // A drop-in (--config-dir) is merged: null is a no-op at any depth (upstream prunes nulls
+  // from the merge patch) and unknown fields are ignored.
+  bool merge = false;
 
   bool aborted() const { return !abort_error.empty(); }
   void Save(std::string err) {
@@ -574,6 +577,7 @@ bool DecodeInto(const GoField& f, const Value& v, M* m, const Loc& loc, DecodeSt
       if (!seen.insert(key).second) {
         st->strict_errors.push_back(absl::StrCat("duplicate field \"", Join(loc.path, key), "\""));
       }
+      if (st->merge && item.type == Value::Type::kNull) continue;
       V x{};
       if constexpr (std::is_same_v<V, std::string>) {
         DecodeString(item, loc, "string", &x, st);
@@ -606,7 +610,7 @@ bool DecodeInto(const GoField& f, const Value& v, M* m, const Loc& loc, DecodeSt
 template <typename M>
 void DecodeField(const GoField& f, const Value& v, M* m, const Loc& loc, DecodeState* st) {
   if (v.type == Value::Type::kNull) {
-    DecodeNull(f, m, loc, st);
+    if (!st->merge) DecodeNull(f, m, loc, st);
     return;
   }
   constexpr bool kOptStruct = [] {
@@ -893,7 +897,50 @@ std::string ErrnoText(int err) {
   return s;
 }
 
+// A drop-in document merged over `config` (see DecodeKubeletConfigurationDropin).
+absl::StatusOr<std::vector<std::string>> DecodeDropinImpl(std::string_view data,
+                                                          KubeletConfiguration* config) {
+  // Upstream converts every drop-in with sigs.k8s.io/yaml's ToJSON (JSON is YAML too).
+  absl::StatusOr<api::YamlJson> converted = api::YamlToJson(data);
+  if (!converted.ok()) return converted.status();
+  Value root;
+  JsonBuilder builder(&root);
+  bool parsed = false;
+  try {
+    parsed = nlohmann::json::sax_parse(converted->json.begin(), converted->json.end(), &builder);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("json parse error: ", e.what()));
+  }
+  if (!parsed) return absl::InvalidArgumentError(builder.error());
+  // jsonpatch.MergePatch refuses a patch that is neither an object nor an array; an array
+  // replaces the document, which then cannot decode into the configuration.
+  if (root.type == Value::Type::kArray) {
+    return absl::InvalidArgumentError(
+        "failed to unmarshal merged JSON into kubelet configuration: json: cannot unmarshal "
+        "array into Go value of type config.KubeletConfiguration");
+  }
+  if (root.type != Value::Type::kObject) {
+    return absl::InvalidArgumentError(
+        "failed to merge drop-in and current config: Invalid JSON Patch");
+  }
+  DecodeState st;
+  st.merge = true;
+  DecodeStruct(root, config, Loc{"", "", "KubeletConfiguration", true}, true, &st);
+  if (st.aborted()) return absl::InvalidArgumentError(st.abort_error);
+  if (!st.saved_error.empty()) return absl::InvalidArgumentError(st.saved_error);
+  return std::move(st.fields_set);
+}
+
 }  // namespace
+
+absl::StatusOr<std::vector<std::string>> DecodeKubeletConfigurationDropin(
+    std::string_view data, KubeletConfiguration* config) {
+  try {
+    return DecodeDropinImpl(data, config);
+  } catch (const std::exception& e) {
+    return absl::InternalError(e.what());
+  }
+}
 
 absl::StatusOr<LoadedConfig> DecodeKubeletConfiguration(std::string_view data,
                                                         std::string_view source_name,

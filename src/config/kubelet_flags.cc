@@ -164,7 +164,9 @@ void AddKubeletFlags(FlagSet& fs, KubeletFlags* f) {
             "Path of the KubeletConfiguration file to load at start-up (absolute, or relative to "
             "the working directory). Command-line flags override values from this file.");
   fs.String("config-dir", &f->kubelet_dropin_config_dir,
-            "Directory of drop-in configuration files merged over --config. [default='']");
+            "Directory of drop-in configuration files (*.conf, in lexical order) merged over "
+            "--config. Honoured only when the KUBELET_CONFIG_DROPIN_DIR_ALPHA environment "
+            "variable is set. [default='']");
   fs.String("kubeconfig", &f->kube_config,
             "Path to a kubeconfig file for reaching the API server. Without it the kubelet runs "
             "in standalone mode.");

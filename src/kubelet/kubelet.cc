@@ -930,6 +930,44 @@ bool Kubelet::EvictPod(const std::string& uid, const std::string& message,
   return true;
 }
 
+bool Kubelet::TerminatePod(const std::string& uid, status::TerminalReason reason,
+                           std::optional<int64_t> grace_seconds) {
+  auto pod = pod_manager_.GetPodByUID(uid);
+  if (!pod) return false;
+  if (!options_.pod_disruption_conditions) reason.disruption_since.reset();
+  {
+    absl::MutexLock lock(&terminal_mu_);
+    terminal_overrides_[uid] = std::move(reason);
+  }
+  pod_workers_->UpdatePod({SyncPodType::kKill, pod, std::nullopt, grace_seconds});
+  return true;
+}
+
+bool Kubelet::IsPodTerminated(const std::string& uid) const {
+  return !pod_workers_->IsKnown(uid) || pod_workers_->IsPodKnownTerminated(uid);
+}
+
+absl::Status Kubelet::KillPodNow(const std::string& uid, status::TerminalReason reason,
+                                 int64_t grace_seconds) {
+  auto pod = pod_manager_.GetPodByUID(uid);
+  if (!pod || !TerminatePod(uid, std::move(reason), grace_seconds)) {
+    return absl::NotFoundError(absl::StrCat("pod ", uid, " is not known"));
+  }
+  // upstream killPodNow: 1.5 x the grace period, at least 10 s.
+  const absl::Duration timeout = std::max(absl::Seconds(10), absl::Seconds(grace_seconds) * 3 / 2);
+  const absl::Time deadline = clock_.Now() + timeout;
+  absl::Notification never;
+  while (!IsPodTerminated(uid)) {
+    if (clock_.Now() >= deadline) {
+      Recorder().Record(events::PodRef(*pod), events::kWarning, "ExceededGracePeriod",
+                        "Container runtime did not kill the pod within specified grace period.");
+      return absl::DeadlineExceededError("timeout waiting to kill pod");
+    }
+    clock_.WaitForNotification(never, std::min(deadline, clock_.Now() + absl::Milliseconds(200)));
+  }
+  return absl::OkStatus();
+}
+
 std::optional<status::TerminalReason> Kubelet::TerminalReasonOf(const std::string& uid) {
   absl::MutexLock lock(&terminal_mu_);
   auto it = terminal_overrides_.find(uid);

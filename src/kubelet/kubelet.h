@@ -199,6 +199,24 @@ class Kubelet final : public PodSyncer,
   bool EvictPod(const std::string& uid, const std::string& message,
                 std::optional<int64_t> grace_seconds = std::nullopt, bool disruption_target = true);
 
+  // Stops the pod for a reason of the node's own (graceful node shutdown), critical pods
+  // included, without an event: the pod ends Failed with `reason` / `message` (and
+  // DisruptionTarget when `reason.disruption_since` is set and the PodDisruptionConditions gate
+  // is on). `grace_seconds` overrides the pod's termination grace period when set. Returns
+  // false when the pod is unknown. Thread-safe, non-blocking; IsPodTerminated tells when it is
+  // done.
+  bool TerminatePod(const std::string& uid, status::TerminalReason reason,
+                    std::optional<int64_t> grace_seconds);
+  // Whether no container of the pod can be running any more (its termination finished or the
+  // pod is unknown to the pod workers). Thread-safe.
+  bool IsPodTerminated(const std::string& uid) const;
+  // TerminatePod, then waits until the pod's containers have stopped (upstream killPodNow):
+  // up to max(1.5 x the grace period, 10 s); past that a Warning ExceededGracePeriod event
+  // ("Container runtime did not kill the pod within specified grace period.") and a
+  // DeadlineExceeded error. NotFound when the pod is unknown. Blocks; thread-safe.
+  absl::Status KillPodNow(const std::string& uid, status::TerminalReason reason,
+                          int64_t grace_seconds);
+
   // Pods admitted and not being terminated nor in a terminal phase (upstream GetActivePods):
   // what the eviction manager may choose from. Thread-safe.
   std::vector<api::Pod> GetActivePods() const;

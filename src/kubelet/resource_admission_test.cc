@@ -132,5 +132,62 @@ TEST(ResourceAdmission, PodsOfTheBatchBeingAdmittedAreKeptAndRunningIdsKnown) {
   k.Stop();
 }
 
+// The kubelet's own terminations (graceful node shutdown): KillPodNow stops the pod, waits until
+// it is down and leaves the reason, message and DisruptionTarget in its final status; an unknown
+// pod is NotFound.
+TEST(KillPodNow, StopsThePodWithTheKubeletsReason) {
+  cri::FakeRuntime cri;
+  cri.SetRuntimeStatus(RuntimeStatus());
+  container::FakeContainerRuntime runtime;
+  RealClock clock;
+  podsource::PodConfig* config = nullptr;
+  absl::Mutex mu;
+  KubeletOptions o;
+  o.node_name = "node1";
+  o.root_dir = ::testing::TempDir() + "/kill-pod-now-kubelet";
+  o.extra_sources.push_back(
+      {.name = podsource::kApiSourceName, .start = [&](podsource::PodConfig& c) {
+         absl::MutexLock lock(&mu);
+         config = &c;
+         return absl::OkStatus();
+       }});
+  Kubelet k(std::move(o), cri, runtime, clock);
+  ASSERT_TRUE(k.Start().ok());
+  podsource::PodConfig* cfg = nullptr;
+  ASSERT_TRUE(Eventually([&] {
+    absl::MutexLock lock(&mu);
+    cfg = config;
+    return cfg != nullptr;
+  }));
+  cfg->SetSource(podsource::kApiSourceName, {ApiPod("a")});
+  ASSERT_TRUE(Eventually([&] { return k.ActivePods().size() == 1; }));
+
+  status::TerminalReason reason{"Terminated",
+                                "Pod was terminated in response to imminent node "
+                                "shutdown.",
+                                clock.Now()};
+  EXPECT_TRUE(k.KillPodNow("uid-a", reason, 3).ok());
+  EXPECT_TRUE(k.IsPodTerminated("uid-a"));
+  ASSERT_TRUE(Eventually([&] {
+    auto st = k.status_manager().GetPodStatus("uid-a");
+    return st.has_value() && st->status.phase == "Failed";
+  }));
+  const api::PodStatus st = k.status_manager().GetPodStatus("uid-a")->status;
+  EXPECT_EQ(st.reason, "Terminated");
+  EXPECT_EQ(st.message, "Pod was terminated in response to imminent node shutdown.");
+  bool disruption = false;
+  for (const api::PodCondition& c : st.conditions) {
+    if (c.type == "DisruptionTarget") {
+      disruption = true;
+      EXPECT_EQ(c.status, "True");
+      EXPECT_EQ(c.reason, "TerminationByKubelet");
+    }
+  }
+  EXPECT_TRUE(disruption);
+  EXPECT_TRUE(k.GetActivePods().empty());
+  EXPECT_EQ(k.KillPodNow("uid-x", reason, 3).code(), absl::StatusCode::kNotFound);
+  k.Stop();
+}
+
 }  // namespace
 }  // namespace kubelet

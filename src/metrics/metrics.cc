@@ -328,6 +328,23 @@ KubeletMetrics& Kubelet() {
             .Name("kubelet_topology_manager_admission_duration_ms")
             .Help("[ALPHA] Duration in milliseconds to serve a pod admission request.")
             .Register(r),
+        prometheus::BuildGauge()
+            .Name("kubelet_graceful_shutdown_start_time_seconds")
+            .Help("[ALPHA] Last graceful shutdown start time since unix epoch in seconds")
+            .Register(r),
+        // Upstream's help text of the end time repeats the start time's.
+        prometheus::BuildGauge()
+            .Name("kubelet_graceful_shutdown_end_time_seconds")
+            .Help("[ALPHA] Last graceful shutdown start time since unix epoch in seconds")
+            .Register(r),
+        prometheus::BuildCounter()
+            .Name("kubelet_credential_provider_plugin_errors")
+            .Help("[ALPHA] Number of errors from credential provider plugin")
+            .Register(r),
+        prometheus::BuildHistogram()
+            .Name("kubelet_credential_provider_plugin_duration")
+            .Help("[ALPHA] Duration of execution in seconds for credential provider plugin")
+            .Register(r),
     };
   }();
   return *m;
@@ -460,6 +477,13 @@ void ObserveDevicePluginAllocation(const std::string& resource_name, double seco
 void ObserveTopologyManagerAdmission(double milliseconds) {
   static const auto buckets = ExponentialBuckets(.05, 2, 15);
   Kubelet().topology_manager_admission_duration.Add({}, buckets).Observe(milliseconds);
+}
+
+void ObserveCredentialProviderPlugin(const std::string& plugin_name, double seconds, bool error) {
+  auto& k = Kubelet();
+  k.credential_provider_plugin_duration.Add({{"plugin_name", plugin_name}}, DefBuckets())
+      .Observe(seconds);
+  if (error) k.credential_provider_plugin_errors.Add({{"plugin_name", plugin_name}}).Increment();
 }
 
 void ObserveProbe(const std::string& probe_type, const std::string& result,

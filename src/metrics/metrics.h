@@ -119,6 +119,15 @@ struct KubeletMetrics {
   prometheus::Family<prometheus::Counter>& topology_manager_admission_requests;
   prometheus::Family<prometheus::Counter>& topology_manager_admission_errors;
   prometheus::Family<prometheus::Histogram>& topology_manager_admission_duration;
+  // kubelet_graceful_shutdown_start_time_seconds / _end_time_seconds: the last graceful node
+  // shutdown (Unix seconds; unlabelled, shown once the node shutdown component adds them).
+  prometheus::Family<prometheus::Gauge>& graceful_shutdown_start_time;
+  prometheus::Family<prometheus::Gauge>& graceful_shutdown_end_time;
+  // kubelet_credential_provider_plugin_errors{plugin_name} and
+  // kubelet_credential_provider_plugin_duration{plugin_name} (seconds, DefBuckets): runs of
+  // image credential provider plugins, errors counting the runs that failed or timed out.
+  prometheus::Family<prometheus::Counter>& credential_provider_plugin_errors;
+  prometheus::Family<prometheus::Histogram>& credential_provider_plugin_duration;
   // kubelet_container_log_filesystem_used_bytes is a stats metric; not here.
 };
 KubeletMetrics& Kubelet();
@@ -150,6 +159,8 @@ void ObserveCsiOperation(const std::string& driver_name, const std::string& meth
                          const std::string& grpc_status_code, double seconds);
 void ObserveDevicePluginAllocation(const std::string& resource_name, double seconds);
 void ObserveTopologyManagerAdmission(double milliseconds);
+// One run of a credential provider plugin: its duration, and an error when `error`.
+void ObserveCredentialProviderPlugin(const std::string& plugin_name, double seconds, bool error);
 // result: "successful", "failed" or "unknown"; probe_type: "Liveness", "Readiness", "Startup".
 void ObserveProbe(const std::string& probe_type, const std::string& result,
                   const std::string& container, const std::string& pod,

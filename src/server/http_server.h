@@ -27,8 +27,9 @@
 //   container filter does. A filter that may block runs off the I/O thread (filter_threads).
 // - Streaming: a handler that sets HttpResponse::stream hands the request to a worker thread,
 //   which writes the body through a ResponseStream (chunked transfer encoding; the connection
-//   closes afterwards). The writer blocks while more than `stream_buffer_bytes` are unsent and
-//   returns false once the client has gone or the server is stopping.
+//   closes afterwards), or replaces the head, or answers with a complete response instead. The
+//   writer blocks while more than `stream_buffer_bytes` are unsent and returns false once the
+//   client has gone or the server is stopping.
 // Thread-safety: Handle()/SetFilter() must be called before Start(); Stop() is safe from any
 // thread, waits for the I/O thread and (up to `stream_stop_timeout`) for streaming workers.
 #ifndef KUBELET_SERVER_HTTP_SERVER_H_
@@ -95,6 +96,14 @@ class ResponseStream {
   // Answers with an error instead (as HttpResponse::Error) if nothing was written yet; otherwise
   // just ends the body.
   virtual void Fail(int status, std::string message) = 0;
+  // Answers with this complete response instead (Content-Length, not chunked) if nothing was
+  // written yet; false otherwise. For producers whose answer depends on blocking work, e.g. a
+  // file server that must look at the disk before it knows whether it answers 200, 301 or 404.
+  virtual bool Respond(int status, std::vector<std::pair<std::string, std::string>> headers,
+                       std::string body) = 0;
+  // Replaces the status and headers the streamed body starts with; false once anything was
+  // written (or answered).
+  virtual bool SetHead(int status, std::vector<std::pair<std::string, std::string>> headers) = 0;
   // True once the client has disconnected or the server is stopping.
   virtual bool Gone() const = 0;
 };

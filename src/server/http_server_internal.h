@@ -93,12 +93,12 @@ struct StreamState {
   bool closed ABSL_GUARDED_BY(mu) = false;  // the server is stopping: never post again
   bool gone ABSL_GUARDED_BY(mu) = false;    // client disconnected or a write failed
   bool head_queued ABSL_GUARDED_BY(mu) = false;
-  bool failed ABSL_GUARDED_BY(mu) = false;
+  bool failed ABSL_GUARDED_BY(mu) = false;    // a complete response was queued instead
   bool finished ABSL_GUARDED_BY(mu) = false;  // the producer returned; `pending` has the end
   bool flush_posted ABSL_GUARDED_BY(mu) = false;
   std::string pending ABSL_GUARDED_BY(mu);  // encoded bytes not yet handed to the I/O thread
   size_t backlog ABSL_GUARDED_BY(mu) = 0;   // encoded bytes pending or being written
-  std::string head;                         // immutable after creation
+  std::string head ABSL_GUARDED_BY(mu);     // replaceable until head_queued
   size_t limit = 0;
   asio::any_io_executor executor;
   std::weak_ptr<StreamSink> sink;

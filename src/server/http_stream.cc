@@ -42,19 +42,31 @@ class StreamWriter : public ResponseStream {
   }
 
   void Fail(int status, std::string message) override {
-    absl::MutexLock l(&s_->mu);
-    if (s_->head_queued || s_->finished) return;
     message.push_back('\n');
-    std::string out = BuildHead(
-        status,
-        {{"Content-Type", "text/plain; charset=utf-8"}, {"X-Content-Type-Options", "nosniff"}},
-        message.size());
-    out += message;
+    Respond(status,
+            {{"Content-Type", "text/plain; charset=utf-8"}, {"X-Content-Type-Options", "nosniff"}},
+            std::move(message));
+  }
+
+  bool Respond(int status, std::vector<std::pair<std::string, std::string>> headers,
+               std::string body) override {
+    absl::MutexLock l(&s_->mu);
+    if (s_->head_queued || s_->finished) return false;
+    std::string out = BuildHead(status, headers, body.size());
+    out += body;
     s_->head_queued = true;
-    s_->failed = true;
+    s_->failed = true;  // complete: no chunked end follows
     s_->backlog += out.size();
     s_->pending += out;
     s_->Kick();
+    return true;
+  }
+
+  bool SetHead(int status, std::vector<std::pair<std::string, std::string>> headers) override {
+    absl::MutexLock l(&s_->mu);
+    if (s_->head_queued || s_->finished) return false;
+    s_->head = BuildHead(status, headers, std::nullopt);
+    return true;
   }
 
   bool Gone() const override {
@@ -149,7 +161,10 @@ void Session<Stream>::StartStream(HttpResponse out) {
         [self = this->shared_from_this(), buf](beast::error_code, size_t) { self->Close(); });
     return;
   }
-  state->head = BuildHead(out.status, out.headers, std::nullopt);
+  {
+    absl::MutexLock l(&state->mu);
+    state->head = BuildHead(out.status, out.headers, std::nullopt);
+  }
   state->limit = impl_->options.stream_buffer_bytes;
   state->executor = stream_.get_executor();
   state->sink = std::static_pointer_cast<StreamSink>(this->shared_from_this());

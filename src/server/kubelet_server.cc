@@ -304,7 +304,10 @@ void InstallDefaultHandlers(HttpServer& server, std::shared_ptr<HostInterface> h
   MetricsHandler(server, "/metrics/cadvisor", &metrics::CadvisorRegistry, /*blocking=*/true);
 }
 
-void InstallDebuggingHandlers(HttpServer& server, std::shared_ptr<HostInterface> host) {
+void InstallDebuggingHandlers(HttpServer& server, std::shared_ptr<HostInterface> host,
+                              NodeLogsOptions logs) {
+  // As upstream, logs are served only with the debugging handlers.
+  InstallLogsHandler(server, std::move(logs));
   // exec / attach: {ns}/{pod}/{container} or {ns}/{pod}/{uid}/{container}.
   for (const char* kind : {"exec", "attach"}) {
     const std::string prefix = absl::StrCat("/", kind, "/");

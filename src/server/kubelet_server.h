@@ -9,8 +9,18 @@
 //   runtime).
 // - InstallDebuggingHandlers (secure port with enableDebuggingHandlers): GET
 //   /containerLogs/{namespace}/{pod}/{container} (streamed, chunked), /configz, GET
-//   /runningpods/. InstallDebuggingDisabledHandlers answers those paths with 405 "Debug
-//   endpoints are disabled." as upstream.
+//   /runningpods/, GET /logs/ (InstallLogsHandler). InstallDebuggingDisabledHandlers answers
+//   those paths with 405 "Debug endpoints are disabled." as upstream.
+// - InstallLogsHandler (upstream InstallSystemLogHandler + Kubelet.ServeLogs): with
+//   enableSystemLogHandler, GET /logs/<path> serves the log directory (/var/log) as Go's
+//   http.FileServer (file_server.h); without it 405 "logs endpoint is disabled.". With the
+//   node log query on (the NodeLogQuery gate and enableSystemLogQuery), a request carrying query
+//   parameters (nodelogs/node_log_query.h) is a query: parse errors 400, a path other than
+//   /logs/ 406 "path not allowed in query mode", validation errors 406 (the aggregated field
+//   errors, as http.Error), services answered from journald or their files (nodelogs/
+//   node_logs.h: text/plain;charset=UTF-8, gzip when Accept-Encoding is exactly "gzip",
+//   streamed as it comes), a file query served as that file by the file server. With the query
+//   off, parameters are ignored and the file server answers.
 // - Calls that may block (runtime, stats, logs) run on streaming workers, never on the I/O
 //   thread. Errors and status codes follow upstream: containerLogs query decode errors 400
 //   {"message": "Unable to decode query."}, invalid options 422 {"message": "Invalid request."},
@@ -34,8 +44,11 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "api/pod.h"
+#include "common/clock.h"
 #include "config/kubelet_configuration.h"
 #include "kubelet/logs/container_log_manager.h"
+#include "kubelet/nodelogs/node_log_query.h"
+#include "kubelet/nodelogs/node_logs.h"
 #include "kubelet/stats/stats_provider.h"
 #include "server/auth.h"
 #include "server/http_server.h"
@@ -110,10 +123,13 @@ struct KubeletServerOptions {
   absl::Duration webhook_cache_unauthorized_ttl = absl::Seconds(30);
   absl::Duration tunnel_idle_timeout = absl::Hours(4);  // exec / attach / port-forward tunnels
   bool enable_debugging_handlers = true;
+  bool enable_system_log_handler = true;  // enableSystemLogHandler
+  bool enable_system_log_query = false;   // enableSystemLogQuery
+  bool node_log_query_gate = false;       // the NodeLogQuery feature gate (set by the wiring)
 };
 
 // Reads the ports and address, TLS, authentication, authorization, the streaming idle timeout
-// (zero keeps 4h) and enableDebuggingHandlers.
+// (zero keeps 4h), enableDebuggingHandlers, enableSystemLogHandler and enableSystemLogQuery.
 KubeletServerOptions KubeletServerOptionsFromConfig(const config::KubeletConfiguration& c);
 inline constexpr std::string_view kKubeletServerConfigFields[] = {
     "address",
@@ -127,11 +143,27 @@ inline constexpr std::string_view kKubeletServerConfigFields[] = {
     "authorization",
     "streamingConnectionIdleTimeout",
     "enableDebuggingHandlers",
+    "enableSystemLogHandler",
+    "enableSystemLogQuery",
 };
 // With the debugging handlers: /exec/, /attach/, /portForward/ (GET or POST with an upgrade,
 // proxied to the runtime's streaming server through HttpResponse::tunnel, as upstream since
 // 1.20) and /run/ (POST, the command's output).
-void InstallDebuggingHandlers(HttpServer& server, std::shared_ptr<HostInterface> host);
+// /logs/ (see the contract above).
+struct NodeLogsOptions {
+  bool enable_system_log_handler = true;
+  bool enable_query = false;  // the NodeLogQuery gate and enableSystemLogQuery both on
+  std::string log_dir = nodelogs::kNodeLogDir;
+  std::string journalctl = nodelogs::kJournalctl;
+  std::shared_ptr<const Clock> clock;               // null: the real clock
+  std::shared_ptr<nodelogs::CommandRunner> runner;  // null: a nodelogs::ProcessRunner
+};
+// The logs options of `o` (query on only when the gate and the field are).
+NodeLogsOptions NodeLogsOptionsFrom(const KubeletServerOptions& o);
+void InstallLogsHandler(HttpServer& server, NodeLogsOptions options);
+
+void InstallDebuggingHandlers(HttpServer& server, std::shared_ptr<HostInterface> host,
+                              NodeLogsOptions logs = {});
 void InstallDebuggingDisabledHandlers(HttpServer& server);
 
 // Decodes and validates /containerLogs query parameters as upstream (v1.PodLogOptions through

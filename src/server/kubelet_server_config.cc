@@ -23,6 +23,8 @@ KubeletServerOptions KubeletServerOptionsFromConfig(const config::KubeletConfigu
     o.tunnel_idle_timeout = c.streaming_connection_idle_timeout;
   }
   o.enable_debugging_handlers = c.enable_debugging_handlers;
+  o.enable_system_log_handler = c.enable_system_log_handler;
+  o.enable_system_log_query = c.enable_system_log_query;
   return o;
 }
 

@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -156,7 +157,8 @@ class StaticPodTest : public ::testing::Test {
   // waits until it serves healthz.
   void StartKubelet(std::vector<std::string> extra = {}) {
     WriteConfig();
-    auto p = KubeletProcess::Start(KubeletBinary(), KubeletArgs(extra), {}, dir_ + "/kubelet.log");
+    auto p = KubeletProcess::Start(KubeletBinary(), KubeletArgs(extra), kubelet_env_,
+                                   dir_ + "/kubelet.log");
     ASSERT_TRUE(p.ok()) << p.status();
     kubelet_ = std::move(*p);
     ASSERT_TRUE(kubelet_->WaitForLog("\"Started healthz server\"", absl::Seconds(60)))
@@ -271,9 +273,10 @@ class StaticPodTest : public ::testing::Test {
       "\"trap 'exit 0' TERM; while true; do sleep 1; done\"";
 
   // Knobs of the kubelet StartKubelet() runs.
-  int verbosity_ = 2;                         // --v
-  std::string file_check_frequency_ = "20s";  // fileCheckFrequency
-  bool anonymous_auth_ = true;                // authentication.anonymous.enabled
+  int verbosity_ = 2;                               // --v
+  std::map<std::string, std::string> kubelet_env_;  // added to the kubelet's environment
+  std::string file_check_frequency_ = "20s";        // fileCheckFrequency
+  bool anonymous_auth_ = true;                      // authentication.anonymous.enabled
 
   std::string endpoint_, registry_, dir_, manifests_, node_, config_path_;
   int healthz_port_ = 0;

@@ -47,19 +47,36 @@ int HexValue(char c) {
   return -1;
 }
 
-bool UnescapePath(std::string_view in, std::string* out) {
+// What Go's url unescape checks, by the part of the URL being unescaped.
+enum class UrlPart { kHost, kZone, kPath, kUserinfo, kFragment };
+
+// Go's url.unescape: %XX sequences decoded; an incomplete or non-hex escape fails with
+// `invalid URL escape "%.."`; in a host, only escapes of non-ASCII bytes (and "%25") are
+// allowed and an ASCII byte outside HostCharAllowed fails with `invalid character "c" in host
+// name`.
+bool Unescape(std::string_view in, UrlPart part, std::string* out, std::string* err) {
   out->clear();
   for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] != '%') {
-      out->push_back(in[i]);
+    const char c = in[i];
+    if (c == '%') {
+      if (i + 2 >= in.size() || HexValue(in[i + 1]) < 0 || HexValue(in[i + 2]) < 0) {
+        *err = absl::StrCat("invalid URL escape ", log::Quote(in.substr(i, 3)));
+        return false;
+      }
+      if (part == UrlPart::kHost && HexValue(in[i + 1]) < 8 && in.substr(i, 3) != "%25") {
+        *err = absl::StrCat("invalid URL escape ", log::Quote(in.substr(i, 3)));
+        return false;
+      }
+      out->push_back(static_cast<char>(HexValue(in[i + 1]) * 16 + HexValue(in[i + 2])));
+      i += 2;
       continue;
     }
-    if (i + 2 >= in.size()) return false;
-    const int hi = HexValue(in[i + 1]);
-    const int lo = HexValue(in[i + 2]);
-    if (hi < 0 || lo < 0) return false;
-    out->push_back(static_cast<char>(hi * 16 + lo));
-    i += 2;
+    if ((part == UrlPart::kHost || part == UrlPart::kZone) &&
+        !HostCharAllowed(static_cast<unsigned char>(c))) {
+      *err = absl::StrCat("invalid character ", log::Quote(in.substr(i, 1)), " in host name");
+      return false;
+    }
+    out->push_back(c);
   }
   return true;
 }
@@ -71,38 +88,101 @@ bool ValidOptionalPort(std::string_view port) {
   return std::all_of(port.begin() + 1, port.end(), [](char c) { return absl::ascii_isdigit(c); });
 }
 
-// An absolute URL ("<scheme>://...") parsed as Go's url.Parse would, or nullopt where it fails.
-std::optional<Url> ParseUrl(std::string_view raw) {
+// Go's url.validUserinfo.
+bool ValidUserinfo(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("-._:~!$&'()*+,;=%@").find(c) != std::string_view::npos;
+  });
+}
+
+// Go's url parseHost: the unescaped host[:port], or false with Go's message in `err`.
+bool ParseHost(std::string_view host, std::string* out, std::string* err) {
+  if (!host.empty() && host[0] == '[') {
+    const size_t close = host.rfind(']');
+    if (close == std::string_view::npos) {
+      *err = "missing ']' in host";
+      return false;
+    }
+    const std::string_view port = host.substr(close + 1);
+    if (!ValidOptionalPort(port)) {
+      *err = absl::StrCat("invalid port ", log::Quote(port), " after host");
+      return false;
+    }
+    if (const size_t zone = host.substr(0, close).find("%25"); zone != std::string_view::npos) {
+      std::string a, b, c;
+      if (!Unescape(host.substr(0, zone), UrlPart::kHost, &a, err) ||
+          !Unescape(host.substr(zone, close - zone), UrlPart::kZone, &b, err) ||
+          !Unescape(host.substr(close), UrlPart::kHost, &c, err)) {
+        return false;
+      }
+      *out = absl::StrCat(a, b, c);
+      return true;
+    }
+  } else if (const size_t colon = host.rfind(':'); colon != std::string_view::npos) {
+    const std::string_view port = host.substr(colon);
+    if (!ValidOptionalPort(port)) {
+      *err = absl::StrCat("invalid port ", log::Quote(port), " after host");
+      return false;
+    }
+  }
+  return Unescape(host, UrlPart::kHost, out, err);
+}
+
+// An absolute URL ("<scheme>://...") parsed as Go's url.Parse would, or nullopt where it fails
+// (with Go's reason in `err` when given: "invalid URL escape \"%zz\"", ...).
+std::optional<Url> ParseUrl(std::string_view raw, std::string* err = nullptr) {
+  std::string ignored;
+  if (err == nullptr) err = &ignored;
+  const size_t hash = raw.find('#');
+  const std::string_view fragment =
+      hash == std::string_view::npos ? std::string_view() : raw.substr(hash + 1);
+  raw = raw.substr(0, hash);
   for (char c : raw) {
     const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) return std::nullopt;
+    if (u < 0x20 || u == 0x7f) {
+      *err = "net/url: invalid control character in URL";
+      return std::nullopt;
+    }
   }
-  raw = raw.substr(0, raw.find('#'));
   const size_t scheme_end = raw.find("://");
-  if (scheme_end == std::string_view::npos) return std::nullopt;
+  if (scheme_end == std::string_view::npos) {
+    *err = "missing \"://\"";
+    return std::nullopt;
+  }
   std::string_view rest = raw.substr(scheme_end + 3);
   rest = rest.substr(0, rest.find('?'));
   const size_t slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
   const std::string_view path =
       slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
+  std::string_view userinfo;
+  bool has_userinfo = false;
   if (const size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    userinfo = authority.substr(0, at);
+    has_userinfo = true;
     authority = authority.substr(at + 1);
   }
-  if (!authority.empty() && authority[0] == '[') {
-    const size_t close = authority.find(']');
-    if (close == std::string_view::npos || !ValidOptionalPort(authority.substr(close + 1))) {
+  Url url;
+  if (!ParseHost(authority, &url.host, err)) return std::nullopt;
+  if (has_userinfo) {
+    if (!ValidUserinfo(userinfo)) {
+      *err = "net/url: invalid userinfo";
       return std::nullopt;
     }
-  } else if (const size_t colon = authority.rfind(':'); colon != std::string_view::npos) {
-    if (!ValidOptionalPort(authority.substr(colon))) return std::nullopt;
+    std::string decoded;
+    const size_t colon = userinfo.find(':');
+    if (!Unescape(userinfo.substr(0, colon), UrlPart::kUserinfo, &decoded, err)) {
+      return std::nullopt;
+    }
+    if (colon != std::string_view::npos &&
+        !Unescape(userinfo.substr(colon + 1), UrlPart::kUserinfo, &decoded, err)) {
+      return std::nullopt;
+    }
   }
-  for (char c : authority) {
-    if (!HostCharAllowed(static_cast<unsigned char>(c))) return std::nullopt;
-  }
-  Url url;
-  url.host = std::string(authority);
-  if (!UnescapePath(path, &url.path)) return std::nullopt;
+  if (!Unescape(path, UrlPart::kPath, &url.path, err)) return std::nullopt;
+  std::string decoded_fragment;
+  if (!Unescape(fragment, UrlPart::kFragment, &decoded_fragment, err)) return std::nullopt;
   return url;
 }
 
@@ -198,6 +278,17 @@ bool URLsMatch(std::string_view glob, std::string_view target) {
   const std::optional<Url> g = ParseSchemelessUrl(glob);
   const std::optional<Url> t = ParseSchemelessUrl(target);
   return g.has_value() && t.has_value() && UrlsMatch(*g, *t);
+}
+
+absl::Status CheckSchemelessURL(std::string_view url) {
+  const std::string full = absl::StrCat("https://", AV(url));
+  std::string err;
+  if (ParseUrl(full, &err).has_value()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("parse ", log::Quote(full), ": ", err));
+}
+
+std::optional<std::string> NormalizedRepository(std::string_view image) {
+  return RepositoryName(image);
 }
 
 void BasicDockerKeyring::Add(const DockerConfig& cfg) {

@@ -71,6 +71,16 @@ absl::StatusOr<DockerConfig> ParseDockerCfg(std::string_view json);
 // (* ? [...]), and glob's path a string prefix of target's. Unparsable input never matches.
 bool URLsMatch(std::string_view glob, std::string_view target);
 
+// Whether Go's url.Parse accepts "https://" + `url` (upstream's ParseSchemelessURL); the error
+// is Go's, e.g. `parse "https://reg.io:x": invalid port ":x" after host`.
+absl::Status CheckSchemelessURL(std::string_view url);
+
+// The repository `image` is pulled from, as upstream's ParseImageName names it (what the
+// kubelet hands to its keyring and to credential provider plugins): "busybox:1" ->
+// "docker.io/library/busybox", "reg.io:5000/a/b@sha256:..." -> "reg.io:5000/a/b". nullopt when
+// the reference does not parse.
+std::optional<std::string> NormalizedRepository(std::string_view image);
+
 class DockerKeyring {
  public:
   virtual ~DockerKeyring() = default;
@@ -146,12 +156,19 @@ class NodeDockerKeyring final : public DockerKeyring {
   NodeDockerKeyring(DockerConfigSearchPath search_path, Clock& clock);
 
   std::vector<AuthConfig> Lookup(std::string_view image) const override;
+  // The docker config document Lookup answers from (re-read under the same rule): upstream's
+  // ".dockercfg" provider, which ProvidersKeyring (plugin.h) merges with the plugins' answers.
+  DockerConfig Config() const;
 
  private:
+  // Re-reads the files when due.
+  void RefreshLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   const DockerConfigSearchPath search_path_;
   Clock& clock_;
   mutable absl::Mutex mu_;
   mutable std::optional<absl::Time> expiry_ ABSL_GUARDED_BY(mu_);  // unset: never read
+  mutable DockerConfig config_ ABSL_GUARDED_BY(mu_);
   mutable BasicDockerKeyring keyring_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -122,15 +122,25 @@ NodeDockerKeyring::NodeDockerKeyring(std::string root_dir, Clock& clock)
 NodeDockerKeyring::NodeDockerKeyring(DockerConfigSearchPath search_path, Clock& clock)
     : search_path_(std::move(search_path)), clock_(clock) {}
 
+void NodeDockerKeyring::RefreshLocked() const {
+  if (expiry_.has_value() && clock_.Now() < *expiry_) return;
+  config_ = ReadNodeDockerConfig(search_path_);
+  BasicDockerKeyring fresh;
+  fresh.Add(config_);
+  keyring_ = std::move(fresh);
+  expiry_ = clock_.Now() + kCacheLifetime;
+}
+
 std::vector<AuthConfig> NodeDockerKeyring::Lookup(std::string_view image) const {
   absl::MutexLock lock(&mu_);
-  if (!expiry_.has_value() || clock_.Now() >= *expiry_) {
-    BasicDockerKeyring fresh;
-    fresh.Add(ReadNodeDockerConfig(search_path_));
-    keyring_ = std::move(fresh);
-    expiry_ = clock_.Now() + kCacheLifetime;
-  }
+  RefreshLocked();
   return keyring_.Lookup(image);
+}
+
+DockerConfig NodeDockerKeyring::Config() const {
+  absl::MutexLock lock(&mu_);
+  RefreshLocked();
+  return config_;
 }
 
 }  // namespace kubelet::credentialprovider
