@@ -13,11 +13,14 @@
 //     PrepareForShutdown(false) takes the lock again and the node admits pods again;
 //   * --config-dir drop-ins (KUBELET_CONFIG_DROPIN_DIR_ALPHA) merged in lexical order over
 //     --config, flags on top, as /configz shows; and with a drop-in's NodeLogQuery gate and
-//     enableSystemLogQuery, the node log query on the kubelet's port (/logs/?query=..., a file
-//     under /var/log; bad input refused with 406) and the /logs/ file server.
+//     enableSystemLogQuery, the node log query through the API server's node proxy (`kubectl get
+//     --raw /api/v1/nodes/<node>/proxy/logs/?query=...`, a file under /var/log; the node's name
+//     resolved to the machine's own address, as the proxy refuses loopback), bad input refused
+//     with 406, and the /logs/ file server.
 // No timing is asserted: every wait is a generous bound.
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -43,7 +46,40 @@ namespace {
 
 class ManagedNodeTest : public ApiModeTest {
  protected:
-  std::string ExtraConfig() override { return "address: 127.0.0.1\n" + extra_config_; }
+  std::string ExtraConfig() override { return "address: " + address_ + "\n" + extra_config_; }
+
+  // The machine's address toward its default route ("" when it has none).
+  static std::string HostAddress() {
+    auto r = RunCommand({"ip", "-4", "-o", "route", "get", "192.0.2.123"}, {}, absl::Seconds(10));
+    if (!r.ok() || r->exit_code != 0) return "";
+    std::vector<std::string> f = absl::StrSplit(r->out, ' ', absl::SkipEmpty());
+    for (size_t i = 0; i + 1 < f.size(); ++i) {
+      if (f[i] == "src" && !absl::StartsWith(f[i + 1], "127.")) return f[i + 1];
+    }
+    return "";
+  }
+
+  // Makes the node's name resolve to `ip` for the API server instead of 127.0.0.1 (the harness's
+  // /etc/hosts line for it, rewritten in place; the harness removes it with the control plane).
+  // The API server's node proxy refuses loopback addresses.
+  bool ResolveNodeTo(const std::string& ip) {
+    std::ifstream in("/etc/hosts");
+    std::string out, line;
+    bool found = false;
+    while (std::getline(in, line)) {
+      const std::string prefix = "127.0.0.1 " + node_ + " ";
+      if (absl::StartsWith(line, prefix)) {
+        line = ip + " " + line.substr(std::string("127.0.0.1 ").size());
+        found = true;
+      }
+      absl::StrAppend(&out, line, "\n");
+    }
+    in.close();
+    if (!found) return false;
+    std::ofstream f("/etc/hosts", std::ios::trunc);  // in place: it may be a bind mount
+    f << out;
+    return f.good();
+  }
 
   void StartNode(std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"--kubeconfig", kubeconfig_};
@@ -106,6 +142,7 @@ class ManagedNodeTest : public ApiModeTest {
   bool KubeletAlive() { return kubelet_ && !kubelet_->Wait(absl::ZeroDuration()).has_value(); }
 
   std::string extra_config_;
+  std::string address_ = "127.0.0.1";  // the kubelet API's listening address
 };
 
 // The registry with basic auth of harness/auth-registry.sh, up for the test's lifetime.
@@ -355,12 +392,37 @@ TEST_F(ManagedNodeTest, ConfigDropInsAndNodeLogQuery) {
       kind + "maxPods: 88\nenableSystemLogQuery: true\nfeatureGates:\n  NodeLogQuery: true\n");
   WriteFile(dropins + "/30-ignored.yaml", "this is not read: [\n");
   kubelet_env_["KUBELET_CONFIG_DROPIN_DIR_ALPHA"] = "on";
+  // The API server reaches this kubelet on the machine's own address, so its node proxy serves
+  // `kubectl get --raw /api/v1/nodes/<node>/proxy/...` as on a real node.
+  const std::string host_ip = HostAddress();
+  const bool via_proxy = !host_ip.empty() && ResolveNodeTo(host_ip);
+  if (via_proxy) {
+    address_ = "0.0.0.0";
+  } else {
+    std::printf(
+        "no non-loopback address: the kubelet's port is read directly, not through the "
+        "API server's node proxy\n");
+  }
   StartNode({"--config-dir", dropins, "--registry-qps", "9"});
+  // Reads as users do: `kubectl get --raw` through the API server's node proxy when it can
+  // reach the kubelet (else the kubelet's port directly). 200 and the body, or the error.
+  auto get = [&](const std::string& path) -> HttpAnswer {
+    if (!via_proxy) return KubeletGet(path);
+    auto r = cp_->Kubectl({"get", "--raw", "/api/v1/nodes/" + node_ + "/proxy" + path});
+    HttpAnswer a;
+    if (!r.ok()) {
+      a.body = r.status().ToString();
+    } else {
+      a.code = r->exit_code == 0 ? 200 : 0;
+      a.body = r->exit_code == 0 ? r->out : r->err;
+    }
+    return a;
+  };
 
   // The drop-ins in lexical order over --config, the flag on top.
   json node = GetNode();
   EXPECT_EQ(node["status"]["capacity"].value("pods", ""), "88") << node["status"].dump(2);
-  HttpAnswer configz = KubeletGet("/configz");
+  HttpAnswer configz = get("/configz");
   ASSERT_EQ(configz.code, 200) << configz.body;
   json cz = json::parse(configz.body, nullptr, false);
   ASSERT_TRUE(cz.is_object()) << configz.body;
@@ -377,7 +439,7 @@ TEST_F(ManagedNodeTest, ConfigDropInsAndNodeLogQuery) {
     std::string path;
     ~Remove() { std::filesystem::remove(path); }
   } remove{file};
-  HttpAnswer all = KubeletGet("/logs/?query=" + service);
+  HttpAnswer all = get("/logs/?query=" + service);
   ASSERT_EQ(all.code, 200) << all.body << "\n" << kubelet_->Log();
   EXPECT_TRUE(absl::StrContains(all.body, "first line")) << all.body;
   EXPECT_TRUE(absl::StrContains(all.body, "marker two")) << all.body;
@@ -388,10 +450,10 @@ TEST_F(ManagedNodeTest, ConfigDropInsAndNodeLogQuery) {
   HttpAnswer bad_name = KubeletGet("/logs/?query=no%20spaces");
   EXPECT_EQ(bad_name.code, 406) << bad_name.body;
   // The plain file server lists /var/log.
-  HttpAnswer listing = KubeletGet("/logs/");
+  HttpAnswer listing = get("/logs/");
   ASSERT_EQ(listing.code, 200) << listing.body;
   EXPECT_TRUE(absl::StrContains(listing.body, service + ".log")) << listing.body;
-  HttpAnswer served = KubeletGet("/logs/" + service + ".log");
+  HttpAnswer served = get("/logs/" + service + ".log");
   EXPECT_EQ(served.code, 200);
   EXPECT_EQ(served.body, "first line\nmarker one\nmiddle\nmarker two\n");
   EXPECT_TRUE(KubeletAlive());
