@@ -159,7 +159,8 @@ TEST(InPlaceResize, AdmissionOutcomesInStatusResize) {
   const api::Pod a = ApiPod("a", "500m", 100);
   const api::Pod b = ApiPod("b", "1", 200);
   env.Deliver({a, b});
-  ASSERT_TRUE(Eventually([&] { return env.Phase("uid-a") == "Running"; }));
+  ASSERT_TRUE(Eventually(
+      [&] { return env.Phase("uid-a") == "Running" && env.Phase("uid-b") == "Running"; }));
   // Admission recorded what each pod was admitted with.
   EXPECT_EQ(env.AllocatedCPU("uid-a"), Q("500m"));
   EXPECT_EQ(env.AllocatedCPU("uid-b"), Q("1"));
