@@ -31,6 +31,7 @@
 #include "api/quantity.h"
 #include "api/yaml.h"
 #include "common/duration.h"
+#include "common/go_compat.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "config/kubelet_configuration.h"
@@ -677,52 +678,22 @@ void DecodeStruct(const Value& obj, T* target, const Loc& loc, bool top, DecodeS
 // ---------------------------------------------------------------------------------------------
 // Paths (Go path/filepath on Linux).
 
-std::string CleanPath(std::string_view p) {
-  if (p.empty()) return ".";
-  bool rooted = p[0] == '/';
-  std::vector<std::string_view> parts;
-  size_t i = 0;
-  while (i < p.size()) {
-    size_t j = p.find('/', i);
-    if (j == std::string_view::npos) j = p.size();
-    std::string_view part = p.substr(i, j - i);
-    i = j + 1;
-    if (part.empty() || part == ".") continue;
-    if (part == "..") {
-      if (!parts.empty() && parts.back() != "..") {
-        parts.pop_back();
-      } else if (!rooted) {
-        parts.push_back(part);
-      }
-      continue;
-    }
-    parts.push_back(part);
-  }
-  std::string out = rooted ? "/" : "";
-  for (size_t k = 0; k < parts.size(); ++k) {
-    if (k) out += '/';
-    out += parts[k];
-  }
-  if (out.empty()) return ".";
-  return out;
-}
-
 std::string AbsPath(std::string_view name) {
-  if (!name.empty() && name[0] == '/') return CleanPath(name);
+  if (!name.empty() && name[0] == '/') return GoCleanPath(name);
   std::error_code ec;
   std::filesystem::path cwd = std::filesystem::current_path(ec);
   std::string base = ec ? "/" : cwd.string();
-  return CleanPath(absl::StrCat(base, "/", AV(name)));
+  return GoCleanPath(absl::StrCat(base, "/", AV(name)));
 }
 
 std::string DirOf(const std::string& abs) {
   size_t slash = abs.rfind('/');
   if (slash == std::string::npos) return ".";
-  return CleanPath(abs.substr(0, slash + 1));
+  return GoCleanPath(abs.substr(0, slash + 1));
 }
 
 void ResolveRelative(std::string* path, const std::string& root) {
-  if (!path->empty() && (*path)[0] != '/') *path = CleanPath(absl::StrCat(root, "/", *path));
+  if (!path->empty() && (*path)[0] != '/') *path = GoCleanPath(absl::StrCat(root, "/", *path));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -891,12 +862,6 @@ absl::StatusOr<LoadedConfig> DecodeImpl(std::string_view data, std::string_view 
   return out;
 }
 
-std::string ErrnoText(int err) {
-  std::string s = std::strerror(err);
-  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = static_cast<char>(s[0] - 'A' + 'a');
-  return s;
-}
-
 // A drop-in document merged over `config` (see DecodeKubeletConfigurationDropin).
 absl::StatusOr<std::vector<std::string>> DecodeDropinImpl(std::string_view data,
                                                           KubeletConfiguration* config) {
@@ -967,7 +932,7 @@ absl::StatusOr<LoadedConfig> LoadKubeletConfigFile(const std::string& path,
     return absl::Status(
         err == ENOENT ? absl::StatusCode::kNotFound : absl::StatusCode::kInvalidArgument,
         ChainError(path, absl::StrCat("failed to read kubelet config file \"", abs,
-                                      "\", error: open ", abs, ": ", ErrnoText(err))));
+                                      "\", error: open ", abs, ": ", GoErrnoText(err))));
   }
   char buf[65536];
   while (true) {
@@ -978,7 +943,7 @@ absl::StatusOr<LoadedConfig> LoadKubeletConfigFile(const std::string& path,
       ::close(fd);
       return absl::InvalidArgumentError(
           ChainError(path, absl::StrCat("failed to read kubelet config file \"", abs,
-                                        "\", error: read ", abs, ": ", ErrnoText(err))));
+                                        "\", error: read ", abs, ": ", GoErrnoText(err))));
     }
     if (n == 0) break;
     data.append(buf, static_cast<size_t>(n));

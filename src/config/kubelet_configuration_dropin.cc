@@ -21,60 +21,24 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "common/go_compat.h"
 #include "config/kubelet_configuration.h"
 
 namespace kubelet::config {
 namespace {
 
-// Go's syscall.Errno text: strerror with a lower-case first letter.
-std::string ErrnoText(int err) {
-  std::string s = std::strerror(err);
-  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = static_cast<char>(s[0] - 'A' + 'a');
-  return s;
-}
-
-// Go's filepath.Clean.
-std::string CleanPath(std::string_view p) {
-  if (p.empty()) return ".";
-  const bool rooted = p[0] == '/';
-  std::vector<std::string_view> parts;
-  size_t i = 0;
-  while (i < p.size()) {
-    size_t j = p.find('/', i);
-    if (j == std::string_view::npos) j = p.size();
-    std::string_view part = p.substr(i, j - i);
-    i = j + 1;
-    if (part.empty() || part == ".") continue;
-    if (part == "..") {
-      if (!parts.empty() && parts.back() != "..") {
-        parts.pop_back();
-      } else if (!rooted) {
-        parts.push_back(part);
-      }
-      continue;
-    }
-    parts.push_back(part);
-  }
-  std::string out = rooted ? "/" : "";
-  for (size_t k = 0; k < parts.size(); ++k) {
-    if (k) out += '/';
-    out.append(parts[k]);
-  }
-  return out.empty() ? "." : out;
-}
-
 // filepath.Join(dir, name).
 std::string JoinPath(const std::string& dir, const std::string& name) {
-  if (dir.empty()) return CleanPath(name);
-  return CleanPath(absl::StrCat(dir, "/", name));
+  if (dir.empty()) return GoCleanPath(name);
+  return GoCleanPath(absl::StrCat(dir, "/", name));
 }
 
 // filepath.Abs.
 std::string AbsPath(const std::string& name) {
-  if (!name.empty() && name[0] == '/') return CleanPath(name);
+  if (!name.empty() && name[0] == '/') return GoCleanPath(name);
   std::error_code ec;
   std::filesystem::path cwd = std::filesystem::current_path(ec);
-  return CleanPath(absl::StrCat(ec ? "/" : cwd.string(), "/", name));
+  return GoCleanPath(absl::StrCat(ec ? "/" : cwd.string(), "/", name));
 }
 
 // filepath.Ext: the suffix from the final dot of the last element ("" without one).
@@ -94,7 +58,7 @@ absl::StatusOr<std::string> ReadDropin(const std::string& path) {
     int err = errno;
     return absl::InvalidArgumentError(absl::StrCat("failed to read drop-in kubelet config file \"",
                                                    abs, "\", error: open ", abs, ": ",
-                                                   ErrnoText(err)));
+                                                   GoErrnoText(err)));
   }
   std::string data;
   char buf[65536];
@@ -106,7 +70,7 @@ absl::StatusOr<std::string> ReadDropin(const std::string& path) {
       ::close(fd);
       return absl::InvalidArgumentError(
           absl::StrCat("failed to read drop-in kubelet config file \"", abs, "\", error: read ",
-                       abs, ": ", ErrnoText(err)));
+                       abs, ": ", GoErrnoText(err)));
     }
     if (n == 0) break;
     data.append(buf, static_cast<size_t>(n));
@@ -148,7 +112,7 @@ struct Walker {
     }
     DIR* d = ::opendir(path.c_str());
     if (d == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("open ", path, ": ", ErrnoText(errno)));
+      return absl::InvalidArgumentError(absl::StrCat("open ", path, ": ", GoErrnoText(errno)));
     }
     std::vector<std::pair<std::string, bool>> entries;  // name, is a directory
     errno = 0;
@@ -167,7 +131,7 @@ struct Walker {
     ::closedir(d);
     if (read_err != 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("readdirent ", path, ": ", ErrnoText(read_err)));
+          absl::StrCat("readdirent ", path, ": ", GoErrnoText(read_err)));
     }
     std::sort(entries.begin(), entries.end());
     for (const auto& entry : entries) {
@@ -187,7 +151,7 @@ absl::StatusOr<std::vector<std::string>> MergeKubeletConfigDropins(const std::st
   auto walk = [&]() -> absl::Status {
     struct stat st;
     if (::lstat(dir.c_str(), &st) != 0) {
-      return absl::InvalidArgumentError(absl::StrCat("lstat ", dir, ": ", ErrnoText(errno)));
+      return absl::InvalidArgumentError(absl::StrCat("lstat ", dir, ": ", GoErrnoText(errno)));
     }
     if (S_ISDIR(st.st_mode)) return w.Dir(dir, 0);
     size_t slash = dir.find_last_of('/');

@@ -25,6 +25,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "common/go_compat.h"
 #include "common/log.h"
 #include "common/strings.h"
 
@@ -34,36 +35,6 @@ namespace {
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
 constexpr char kHttpTimeFormat[] = "%a, %d %b %Y %H:%M:%S GMT";
-
-// Go's path.Clean.
-std::string CleanPath(std::string_view p) {
-  if (p.empty()) return ".";
-  const bool rooted = p[0] == '/';
-  std::vector<std::string_view> parts;
-  size_t i = 0;
-  while (i < p.size()) {
-    size_t j = p.find('/', i);
-    if (j == std::string_view::npos) j = p.size();
-    std::string_view part = p.substr(i, j - i);
-    i = j + 1;
-    if (part.empty() || part == ".") continue;
-    if (part == "..") {
-      if (!parts.empty() && parts.back() != "..") {
-        parts.pop_back();
-      } else if (!rooted) {
-        parts.push_back(part);
-      }
-      continue;
-    }
-    parts.push_back(part);
-  }
-  std::string out = rooted ? "/" : "";
-  for (size_t k = 0; k < parts.size(); ++k) {
-    if (k) out += '/';
-    out.append(parts[k]);
-  }
-  return out.empty() ? "." : out;
-}
 
 // Go's path.Base.
 std::string BaseName(std::string_view p) {
@@ -551,7 +522,7 @@ class Fd {
 void ServeDirectoryFile(const std::string& root, const std::string& path, const HttpRequest& req,
                         ResponseStream& out) {
   const std::string upath = path.empty() || path[0] != '/' ? "/" + path : path;
-  const std::string name = CleanPath(upath);
+  const std::string name = GoCleanPath(upath);
   const std::string query = RawQuery(req);
   auto redirect = [&](std::string location) {
     if (!query.empty()) absl::StrAppend(&location, "?", query);
@@ -560,7 +531,7 @@ void ServeDirectoryFile(const std::string& root, const std::string& path, const 
   if (absl::EndsWith(upath, "/index.html")) return redirect("./");
   // http.Dir refuses a name with a NUL byte.
   if (name.find('\0') != std::string::npos) return out.Fail(500, "500 Internal Server Error");
-  const std::string full = CleanPath(absl::StrCat(root, "/", name));
+  const std::string full = GoCleanPath(absl::StrCat(root, "/", name));
   Fd fd(::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) return FailForErrno(out, errno);
   struct stat st;
@@ -571,7 +542,7 @@ void ServeDirectoryFile(const std::string& root, const std::string& path, const 
   std::string file_name = BaseName(full);
   if (dir) {
     // A directory's index.html is served in its place.
-    const std::string index = CleanPath(absl::StrCat(full, "/index.html"));
+    const std::string index = GoCleanPath(absl::StrCat(full, "/index.html"));
     int ifd = ::open(index.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat ist;
     if (ifd >= 0 && ::fstat(ifd, &ist) == 0 && !S_ISDIR(ist.st_mode)) {

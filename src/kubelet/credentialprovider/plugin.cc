@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/go_compat.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "kubelet/credentialprovider/plugin_internal.h"
@@ -47,7 +48,7 @@ absl::Status CheckExecutable(const std::string& path) {
     }
     return absl::InvalidArgumentError(absl::StrCat("error inspecting binary executable ", path,
                                                    ": exec: ", log::Quote(path), ": stat ", path,
-                                                   ": ", internal::GoErrnoText(err)));
+                                                   ": ", GoErrnoText(err)));
   }
   int err = 0;
   if (S_ISDIR(st.st_mode)) {
@@ -60,7 +61,7 @@ absl::Status CheckExecutable(const std::string& path) {
   if (err == 0) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat("error inspecting binary executable ", path,
                                                  ": exec: ", log::Quote(path), ": ",
-                                                 internal::GoErrnoText(err)));
+                                                 GoErrnoText(err)));
 }
 
 }  // namespace
@@ -220,8 +221,7 @@ absl::StatusOr<std::unique_ptr<ProvidersKeyring>> RegisterCredentialProviderPlug
           absl::StrCat("plugin binary directory ", bin_dir, " did not exist"));
     }
     return absl::InvalidArgumentError(absl::StrCat("error inspecting binary directory ", bin_dir,
-                                                   ": stat ", bin_dir, ": ",
-                                                   internal::GoErrnoText(err)));
+                                                   ": stat ", bin_dir, ": ", GoErrnoText(err)));
   }
   absl::StatusOr<CredentialProviderConfig> config = ReadCredentialProviderConfigFile(config_path);
   if (!config.ok()) return config.status();

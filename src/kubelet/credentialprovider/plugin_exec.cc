@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/go_json.h"
 #include "common/duration.h"
+#include "common/go_compat.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "kubelet/credentialprovider/plugin.h"
@@ -180,17 +181,17 @@ ProcessResult RunProcess(const std::string& path, const std::vector<std::string>
   ProcessResult res;
   int in[2], out[2], err[2];
   if (!MakePipe(in)) {
-    res.start_error = absl::StrCat("pipe: ", internal::GoErrnoText(errno));
+    res.start_error = absl::StrCat("pipe: ", GoErrnoText(errno));
     return res;
   }
   if (!MakePipe(out)) {
-    res.start_error = absl::StrCat("pipe: ", internal::GoErrnoText(errno));
+    res.start_error = absl::StrCat("pipe: ", GoErrnoText(errno));
     CloseFd(&in[0]);
     CloseFd(&in[1]);
     return res;
   }
   if (!MakePipe(err)) {
-    res.start_error = absl::StrCat("pipe: ", internal::GoErrnoText(errno));
+    res.start_error = absl::StrCat("pipe: ", GoErrnoText(errno));
     for (int* fd : {&in[0], &in[1], &out[0], &out[1]}) CloseFd(fd);
     return res;
   }
@@ -239,7 +240,7 @@ ProcessResult RunProcess(const std::string& path, const std::vector<std::string>
   CloseFd(&out[1]);
   CloseFd(&err[1]);
   if (spawn_err != 0) {
-    res.start_error = absl::StrCat("fork/exec ", path, ": ", internal::GoErrnoText(spawn_err));
+    res.start_error = absl::StrCat("fork/exec ", path, ": ", GoErrnoText(spawn_err));
     for (int* fd : {&in[1], &out[0], &err[0]}) CloseFd(fd);
     return res;
   }

@@ -13,6 +13,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/go_compat.h"
 #include "common/json_nesting.h"
 #include "common/strings.h"
 
@@ -66,15 +67,6 @@ std::string EchoCacheKeyType(std::string_view s) {
     if (absl::EqualsIgnoreCase(AV(s), AV(valid))) return std::string(s);
   }
   return "(not shown)";
-}
-
-std::string GoErrnoText(int err) {
-  // Go's syscall error table is glibc's strerror text starting in lower case.
-  std::string text = std::strerror(err);
-  if (!text.empty() && !(text.size() > 1 && absl::ascii_isupper(text[1]))) {
-    text[0] = absl::ascii_tolower(text[0]);
-  }
-  return text;
 }
 
 std::string_view GoJsonKind(const Json& j) {

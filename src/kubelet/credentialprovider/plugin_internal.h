@@ -20,9 +20,6 @@ using Json = nlohmann::ordered_json;
 std::string EchoApiVersion(std::string_view s);
 std::string EchoCacheKeyType(std::string_view s);
 
-// syscall.Errno's text as Go prints it ("no such file or directory").
-std::string GoErrnoText(int err);
-
 // How Go's encoding/json names a JSON value in an UnmarshalTypeError: "string", "number",
 // "bool", "array", "object" ("null" never fails).
 std::string_view GoJsonKind(const Json& j);

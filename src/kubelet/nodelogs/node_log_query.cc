@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/go_compat.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "kubelet/nodelogs/go_regexp.h"
@@ -281,7 +282,7 @@ FieldErrorList ValidateNodeLogQuery(const NodeLogQuery& q, const std::string& lo
           Invalid("query", GoSliceLiteral(q.files), std::string(full.status().message())));
     } else if (::stat(full->c_str(), &st) != 0) {
       errs.push_back(Invalid("query", GoSliceLiteral(q.files),
-                             absl::StrCat("stat ", *full, ": ", ErrnoText(errno))));
+                             absl::StrCat("stat ", *full, ": ", GoErrnoText(errno))));
     }
   }
   if (q.options.since_time && q.options.until_time &&

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/go_compat.h"
 #include "kubelet/nodelogs/secure_join.h"
 
 extern char** environ;
@@ -30,7 +31,7 @@ std::string StartError(const std::string& name, int err) {
   if (err == ENOENT && name.find('/') == std::string::npos) {
     return absl::StrCat("exec: \"", name, "\": executable file not found in $PATH");
   }
-  return absl::StrCat("fork/exec ", name, ": ", ErrnoText(err));
+  return absl::StrCat("fork/exec ", name, ": ", GoErrnoText(err));
 }
 
 class FileActions {
@@ -72,7 +73,7 @@ CommandResult ProcessRunner::Run(const std::vector<std::string>& argv, absl::Tim
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     result.outcome = CommandResult::Outcome::kFailedToStart;
-    result.error = absl::StrCat("pipe: ", ErrnoText(errno));
+    result.error = absl::StrCat("pipe: ", GoErrnoText(errno));
     return result;
   }
   FileActions fa;
@@ -207,7 +208,7 @@ struct Copier {
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) {
       if (errno == ENOENT) return FileOutcome::kNotExist;
-      *err = absl::StrCat("stat ", path, ": ", ErrnoText(errno));
+      *err = absl::StrCat("stat ", path, ": ", GoErrnoText(errno));
       return FileOutcome::kError;
     }
     if (S_ISDIR(st.st_mode)) return FileOutcome::kNotExist;
@@ -215,7 +216,7 @@ struct Copier {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
       if (errno == ENOENT) return FileOutcome::kNotExist;
-      *err = absl::StrCat("open ", path, ": ", ErrnoText(errno));
+      *err = absl::StrCat("open ", path, ": ", GoErrnoText(errno));
       return FileOutcome::kError;
     }
     std::vector<char> buf(32 << 10);
@@ -230,7 +231,7 @@ struct Copier {
       if (n < 0) {
         if (errno == EINTR) continue;
         if (errno == EAGAIN) break;
-        *err = absl::StrCat("read ", path, ": ", ErrnoText(errno));
+        *err = absl::StrCat("read ", path, ": ", GoErrnoText(errno));
         outcome = FileOutcome::kError;
         break;
       }

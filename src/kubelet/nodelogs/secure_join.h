@@ -19,13 +19,6 @@ namespace kubelet::nodelogs {
 
 absl::StatusOr<std::string> SecureJoin(const std::string& root, std::string_view unsafe_path);
 
-// Go's path/filepath.Clean (Linux).
-std::string CleanPath(std::string_view p);
-
-// Go's syscall.Errno text: strerror with a lower-case first letter ("no such file or
-// directory").
-std::string ErrnoText(int err);
-
 }  // namespace kubelet::nodelogs
 
 #endif  // KUBELET_KUBELET_NODELOGS_SECURE_JOIN_H_

@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/static_pod.h"
+#include "common/go_compat.h"
 #include "common/guarded.h"
 #include "common/log.h"
 #include "common/strings.h"
@@ -38,16 +39,9 @@ constexpr uint32_t kPathMask = IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRI
 constexpr uint32_t kParentMask = IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE |
                                  IN_DELETE_SELF | IN_MOVE_SELF | IN_ATTRIB | IN_ONLYDIR;
 
-// Go's syscall.Errno strings are glibc's strerror texts starting lower-case.
-std::string ErrnoText(int err) {
-  std::string s = std::strerror(err);
-  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = static_cast<char>(s[0] - 'A' + 'a');
-  return s;
-}
-
 // *os.PathError text: "<op> <path>: <errno text>".
 std::string PathError(std::string_view op, std::string_view path, int err) {
-  return absl::StrCat(AV(op), " ", AV(path), ": ", ErrnoText(err));
+  return absl::StrCat(AV(op), " ", AV(path), ": ", GoErrnoText(err));
 }
 
 // Go's fs.FileMode.String() for the mode bits stat(2) reports.
@@ -100,7 +94,7 @@ absl::Status FileSource::Start() {
   }
   stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (stop_fd_ < 0) {
-    return absl::InternalError(absl::StrCat("unable to create eventfd: ", ErrnoText(errno)));
+    return absl::InternalError(absl::StrCat("unable to create eventfd: ", GoErrnoText(errno)));
   }
   started_ = true;
   KLOG_V(1, "Watching path", "path", path_);
@@ -151,7 +145,7 @@ void FileSource::Run() {
                       static_cast<long>(wait_ns % 1000000000)};
     int rc = ::ppoll(fds, nfds, &ts, nullptr);
     if (rc < 0 && errno != EINTR) {
-      KLOG_WARNING("poll failed in file source", "err", ErrnoText(errno));
+      KLOG_WARNING("poll failed in file source", "err", GoErrnoText(errno));
       ::usleep(10000);
     }
     if (stopping_.load()) break;
@@ -209,7 +203,7 @@ void FileSource::EnsureWatches() {
   if (inotify_fd_ < 0) {
     inotify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (inotify_fd_ < 0) {
-      const std::string msg = absl::StrCat("unable to create inotify: ", ErrnoText(errno));
+      const std::string msg = absl::StrCat("unable to create inotify: ", GoErrnoText(errno));
       if (ShouldLog("\n/inotify", msg)) {
         KLOG_ERROR(absl::UnavailableError(msg), "Unable to read config path", "path", path_);
       }
@@ -234,7 +228,7 @@ void FileSource::EnsureWatches() {
   path_wd_ = ::inotify_add_watch(inotify_fd_, path_.c_str(), kPathMask);
   if (path_wd_ < 0) {
     const std::string msg = absl::StrCat("unable to create inotify for path ", log::Quote(path_),
-                                         ": ", ErrnoText(errno));
+                                         ": ", GoErrnoText(errno));
     if (ShouldLog("\n/inotify-path", msg)) {
       KLOG_ERROR(absl::UnavailableError(msg), "Unable to read config path", "path", path_);
     }
