@@ -11,6 +11,7 @@
 #include "api/go_json.h"
 #include "common/strings.h"
 #include "kubelet/credentialprovider/keyring.h"
+#include "kubelet/credentialprovider/plugin_internal.h"
 #include "nlohmann/json.hpp"
 
 namespace kubelet::credentialprovider {
@@ -32,23 +33,6 @@ absl::StatusOr<Json> ParseJson(std::string_view text) {
     return absl::InvalidArgumentError(absl::StrCat("invalid JSON at byte ", e.byte));
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("invalid JSON (error ", e.id, ")"));
-  }
-}
-
-std::string_view TypeName(const Json& j) {
-  switch (j.type()) {
-    case Json::value_t::object:
-      return "object";
-    case Json::value_t::array:
-      return "array";
-    case Json::value_t::string:
-      return "string";
-    case Json::value_t::boolean:
-      return "bool";
-    case Json::value_t::null:
-      return "null";
-    default:
-      return "number";
   }
 }
 
@@ -120,7 +104,7 @@ absl::Status DecodeEntry(const std::string& location, const Json& j, AuthConfig*
   };
   if (j.is_null()) return absl::OkStatus();
   if (!j.is_object()) {
-    return entry_error(absl::StrCat("expected an object, got ", AV(TypeName(j))));
+    return entry_error(absl::StrCat("expected an object, got ", AV(internal::GoJsonKind(j))));
   }
   std::string auth;
   const struct {
@@ -140,8 +124,8 @@ absl::Status DecodeEntry(const std::string& location, const Json& j, AuthConfig*
       const Json& v = it.value();
       if (v.is_null()) break;  // null leaves a Go string as it is
       if (!v.is_string()) {
-        return entry_error(
-            absl::StrCat("member \"", it.key(), "\": expected a string, got ", AV(TypeName(v))));
+        return entry_error(absl::StrCat("member \"", it.key(), "\": expected a string, got ",
+                                        AV(internal::GoJsonKind(v))));
       }
       *f.value = v.get_ref<const std::string&>();
       break;
@@ -157,7 +141,7 @@ absl::Status DecodeEntries(const Json& j, DockerConfig* out) {
   if (j.is_null()) return absl::OkStatus();
   if (!j.is_object()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("expected an object of registry entries, got ", AV(TypeName(j))));
+        absl::StrCat("expected an object of registry entries, got ", AV(internal::GoJsonKind(j))));
   }
   for (auto it = j.begin(); it != j.end(); ++it) {
     AuthConfig auth;
@@ -176,7 +160,7 @@ absl::StatusOr<DockerConfig> ParseDockerConfigJson(std::string_view json) {
   if (j->is_null()) return cfg;
   if (!j->is_object()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("expected a JSON object, got ", AV(TypeName(*j))));
+        absl::StrCat("expected a JSON object, got ", AV(internal::GoJsonKind(*j))));
   }
   for (auto it = j->begin(); it != j->end(); ++it) {
     if (MemberIs(it.key(), "auths")) {
