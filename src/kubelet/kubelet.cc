@@ -603,9 +603,11 @@ void Kubelet::Housekeeping() {
   // Orphans: pods the runtime runs that no source wants any more (e.g. after a restart of the
   // kubelet with a manifest removed meanwhile) are killed.
   // The PLEG's last relist (at most one relist period old) stands in for a second listing.
-  for (container::Pod rp : pleg_->LastRelistPods()) {
-    if (desired.count(rp.id)) continue;
-    if (pod_workers_->IsKnown(rp.id) && !pod_workers_->IsFinished(rp.id)) continue;
+  const auto relisted = pleg_->LastRelistPods();
+  for (const container::Pod& listed : *relisted) {
+    if (desired.count(listed.id)) continue;
+    if (pod_workers_->IsKnown(listed.id) && !pod_workers_->IsFinished(listed.id)) continue;
+    container::Pod rp = listed;
     // Only what still runs needs stopping (GetPods(all=false) semantics).
     std::erase_if(rp.containers, [](const container::Container& c) {
       return c.state != container::State::kRunning;
@@ -740,8 +742,9 @@ void Kubelet::UpdateReasons(const std::string& uid, const container::PodSyncResu
   }
 }
 
-absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
-                                      const container::PodStatus& runtime_status) {
+std::optional<api::PodStatus> Kubelet::UpdateStatusFrom(SyncPodType type, const api::Pod& pod,
+                                                        const container::PodStatus& runtime_status,
+                                                        bool unless_terminal) {
   const std::string& uid = pod.metadata.uid;
   auto old = status_manager_.GetPodStatus(uid);
   status::ReasonCache reasons = Reasons(uid);
@@ -754,7 +757,7 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
   in.reasons = &reasons;
   in.terminal = terminal_reason ? &*terminal_reason : nullptr;
   api::PodStatus api_status = GenerateAPIPodStatus(in);
-  const bool terminal = status::IsTerminalPhase(api_status.phase);
+  if (unless_terminal && status::IsTerminalPhase(api_status.phase)) return std::nullopt;
   // From the first time the sync loop saw the pod: kubelet_pod_worker_start_duration_seconds to
   // its first SyncPod (creates, as upstream), kubelet_pod_start_duration_seconds to Running.
   const bool first_sync = type == SyncPodType::kCreate;
@@ -769,6 +772,14 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
   }
   status_manager_.SetPodStatus(uid, api_status);
   StatusChanged();
+  return api_status;
+}
+
+absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
+                                      const container::PodStatus& runtime_status) {
+  const std::string& uid = pod.metadata.uid;
+  api::PodStatus api_status = *UpdateStatusFrom(type, pod, runtime_status);
+  const bool terminal = status::IsTerminalPhase(api_status.phase);
   if (terminal) {
     KLOG_V(2, "Pod is terminal, tearing it down", "pod", api::PodKey(pod), "phase",
            api_status.phase);
@@ -800,16 +811,46 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
   }
   const api::Pod& runtime_pod = resizing ? *resizing : pod;
   const absl::Time sync_start = clock_.Now();
+  // The PLEG leaves the pod to this sync while it changes the runtime, and takes the status
+  // read after the changes as the pod's new state: a new pod is read once per start, not by
+  // every relist that happens to see it half-made.
+  pleg_->BeginSync(uid);
+  bool sync_ended = false;  // an exception out of the runtime still ends the PLEG's bracket
+  auto end_sync = absl::MakeCleanup([&] {
+    if (!sync_ended) pleg_->EndSync(uid, nullptr, absl::InfinitePast());
+  });
   container::PodSyncResult result = runtime_.SyncPod(runtime_pod, runtime_status);
   metrics::ObservePodWorker(SyncPodTypeName(type),
                             absl::ToDoubleSeconds(clock_.Now() - sync_start));
+  std::optional<container::PodStatus> observed;
+  const absl::Time observed_at = clock_.Now();
+  // A step that failed without touching the runtime (an image that cannot be pulled, a back-off)
+  // leaves nothing new to read; one that failed half-way is the relist's to find.
+  const bool changed =
+      std::any_of(result.results.begin(), result.results.end(), [](const container::SyncResult& r) {
+        return r.error.ok() || r.action != container::SyncResult::Action::kStartContainer;
+      });
+  if (changed) {
+    absl::StatusOr<container::PodStatus> now =
+        runtime_.GetPodStatus(uid, pod.metadata.name, pod.metadata.namespace_);
+    if (now.ok()) observed = *std::move(now);
+  }
+  sync_ended = true;
+  pleg_->EndSync(uid, observed ? &*observed : nullptr, observed_at);
   UpdateReasons(uid, result);
   for (container::PodLifecycleParticipant* part : options_.participants) {
     part->AfterSync(pod, runtime_status);
   }
   pleg_->Poke();  // see what this sync changed without waiting for the relist period
+  if (observed) {
+    // Report what the sync achieved now (containers started: Running) rather than after the
+    // next sync, unless the pod turned terminal: that is the next sync's to handle.
+    if (auto now = UpdateStatusFrom(SyncPodType::kSync, pod, *observed, /*unless_terminal=*/true)) {
+      api_status = *std::move(now);
+    }
+  }
   if (absl::Status err = SyncResultError(result); !err.ok()) return err;
-  if (resizing && status::IsPodResizeInProgress(pod, api_status)) {
+  if (resizing && !observed && status::IsPodResizeInProgress(pod, api_status)) {
     // While a resize is in progress the cache is refreshed after each sync, so the next one
     // sees the resources the runtime now reports (upstream pleg.UpdateCache).
     if (absl::Status st = pleg_->UpdateCache(uid, pod.metadata.name, pod.metadata.namespace_);
@@ -848,14 +889,24 @@ absl::Status Kubelet::SyncTerminatingPod(const api::Pod& pod, const container::P
   running.id = pod.metadata.uid;
   running.name = pod.metadata.name;
   running.namespace_ = pod.metadata.namespace_;
+  // As SyncPod: the relists leave the pod to the kill, and the final status read after it is
+  // the PLEG's new state of the pod.
+  pleg_->BeginSync(pod.metadata.uid);
+  bool sync_ended = false;  // an exception out of the runtime still ends the PLEG's bracket
+  auto end_sync = absl::MakeCleanup([&] {
+    if (!sync_ended) pleg_->EndSync(pod.metadata.uid, nullptr, absl::InfinitePast());
+  });
   if (absl::Status err = runtime_.KillPod(&pod, running, grace_period_seconds); !err.ok()) {
     return absl::Status(err.code(),
                         absl::StrCat("failed to \"KillPodSandbox\" for \"", pod.metadata.uid,
                                      "\" with KillPodSandboxError: ", std::string(err.message())));
   }
   // Record the final state of the containers.
+  const absl::Time observed_at = clock_.Now();
   auto final_status =
       runtime_.GetPodStatus(pod.metadata.uid, pod.metadata.name, pod.metadata.namespace_);
+  sync_ended = true;
+  pleg_->EndSync(pod.metadata.uid, final_status.ok() ? &*final_status : nullptr, observed_at);
   // The IPs the pod had stay in its final status (upstream preserveDataFromBeforeStopping).
   if (final_status.ok() && final_status->ips.empty()) final_status->ips = st.ips;
   if (final_status.ok() && pod_manager_.GetPodByUID(pod.metadata.uid)) {

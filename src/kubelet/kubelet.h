@@ -310,6 +310,12 @@ class Kubelet final : public PodSyncer,
   // DeadlineExceeded event at each status generated for it.
   void CheckActiveDeadline(const api::Pod& pod, const api::PodStatus* old);
   // Sync tick: pods whose deadline has just passed are synced at once (upstream getPodsToSync).
+  // Generates the pod's API status from the runtime's and hands it to the status manager (the
+  // start of SyncPod, and again after a sync changed the runtime); returns it. With
+  // `unless_terminal` a terminal status is neither set nor returned.
+  std::optional<api::PodStatus> UpdateStatusFrom(SyncPodType type, const api::Pod& pod,
+                                                 const container::PodStatus& runtime_status,
+                                                 bool unless_terminal = false);
   void SyncPodsPastActiveDeadline();
   // The status generation inputs every path shares (probe state, host IP, feature gates).
   status::GenerateInput StatusInput(const api::Pod& pod, const container::PodStatus& rs,

@@ -42,6 +42,7 @@ void Cache::Set(const std::string& uid, PodStatus status, absl::Status error,
                 absl::Time timestamp) {
   absl::MutexLock lock(&mu_);
   Entry& e = pods_[uid];
+  if (e.modified > timestamp) return;
   e.status = std::move(status);
   e.error = std::move(error);
   e.modified = timestamp;

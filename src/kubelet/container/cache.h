@@ -40,6 +40,8 @@ class Cache {
   Entry GetNewerThan(const std::string& uid, absl::Time min_time, const Clock& clock,
                      absl::Duration timeout) const;
 
+  // Stores the pod's status observed at `timestamp`, unless the entry holds a newer one (a
+  // relist's inspection that finishes after a pod worker's own observation).
   void Set(const std::string& uid, PodStatus status, absl::Status error, absl::Time timestamp);
   // Advances the global timestamp: every pod's data is known to be current as of `timestamp`.
   void UpdateTime(absl::Time timestamp);

@@ -38,6 +38,30 @@ absl::Status PodSyncResult::Error() const {
   return absl::OkStatus();
 }
 
+Pod ConvertPodStatusToPod(const std::string& runtime_name, const PodStatus& status) {
+  Pod pod;
+  pod.id = status.id;
+  pod.name = status.name;
+  pod.namespace_ = status.namespace_;
+  pod.containers.reserve(status.container_statuses.size());
+  for (const ContainerStatus& s : status.container_statuses) {
+    Container c;
+    c.id = s.id;
+    c.name = s.name;
+    c.state = s.state;
+    c.created_at = s.created_at;
+    pod.containers.push_back(std::move(c));
+  }
+  for (const SandboxStatus& s : status.sandbox_statuses) {
+    Container c;
+    c.id = ContainerID{runtime_name, s.id};
+    c.state = s.ready ? State::kRunning : State::kExited;
+    c.created_at = s.created_at;
+    pod.sandboxes.push_back(std::move(c));
+  }
+  return pod;
+}
+
 Pod ConvertPodStatusToRunningPod(const std::string& runtime_name, const PodStatus& status) {
   Pod pod;
   pod.id = status.id;

@@ -192,6 +192,9 @@ class Runtime {
   virtual void ForgetPod(const std::string& uid) = 0;
 };
 
+// The pod as a listing would show it from its status: every container with its state, and
+// every sandbox (ready: running, otherwise exited).
+Pod ConvertPodStatusToPod(const std::string& runtime_name, const PodStatus& status);
 // kubecontainer.ConvertPodStatusToRunningPod: the running containers and all sandboxes of a
 // pod's status, as a runtime Pod (what KillPod needs). `runtime_name` types the sandbox IDs.
 Pod ConvertPodStatusToRunningPod(const std::string& runtime_name, const PodStatus& status);

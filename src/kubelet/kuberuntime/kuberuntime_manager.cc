@@ -339,22 +339,35 @@ absl::StatusOr<std::vector<container::Pod>> KubeGenericRuntimeManager::GetPods(b
     p.sandboxes.push_back(std::move(c));
     p.created_at = FromNanos(s.created_at());
   }
+  // This runs every relist: only the labels and the annotation it needs are looked up in the
+  // runtime's maps (no copies of them, none of the JSON annotations parsed).
+  static const std::string kUIDKey = kPodUIDLabel, kNameKey = kPodNameLabel,
+                           kNamespaceKey = kPodNamespaceLabel, kHashKey = kContainerHashLabel;
+  auto lookup = [](const auto& map, const std::string& key) -> const std::string* {
+    auto it = map.find(key);
+    return it == map.end() ? nullptr : &it->second;
+  };
+  static const std::string kEmpty;
   for (const v1::Container& c : *containers) {
     if (!c.has_metadata()) continue;
-    const LabeledContainerInfo info = GetContainerInfoFromLabels(ToStringMap(c.labels()));
-    if (info.pod_uid.empty()) {
+    const std::string* pod_uid = lookup(c.labels(), kUIDKey);
+    if (pod_uid == nullptr || pod_uid->empty()) {
       KLOG_V(4, "Container is not managed by the kubelet, ignoring", "container", c.id());
       continue;
     }
-    container::Pod& p = pod_for(info.pod_uid, info.pod_name, info.pod_namespace);
-    const AnnotatedContainerInfo annotated =
-        GetContainerInfoFromAnnotations(ToStringMap(c.annotations()));
+    const std::string* pod_name = lookup(c.labels(), kNameKey);
+    const std::string* pod_namespace = lookup(c.labels(), kNamespaceKey);
+    container::Pod& p =
+        pod_for(*pod_uid, pod_name ? *pod_name : kEmpty, pod_namespace ? *pod_namespace : kEmpty);
     container::Container out;
     out.id = container::ContainerID{runtime_name, c.id()};
     out.name = c.metadata().name();
     out.image = c.image().image();
     out.image_id = c.image_ref();
-    out.hash = annotated.hash;
+    if (const std::string* hash = lookup(c.annotations(), kHashKey)) {
+      uint64_t value = 0;
+      if (absl::SimpleHexAtoi(*hash, &value)) out.hash = value;
+    }
     out.state = ToState(c.state());
     out.created_at = FromNanos(c.created_at());
     p.containers.push_back(std::move(out));

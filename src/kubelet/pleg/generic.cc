@@ -40,6 +40,21 @@ PlegState StateOf(const container::Pod* pod, const std::string& id) {
   return PlegState::kNonExistent;
 }
 
+// True when both pods list the same containers and sandboxes, in the same order, in the same
+// PLEG states: nothing to compare further (the common case of a relist).
+bool SameStates(const container::Pod* a, const container::Pod* b) {
+  if (a == nullptr || b == nullptr) return a == b;
+  auto same = [](const std::vector<container::Container>& x,
+                 const std::vector<container::Container>& y) {
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (x[i].id.id != y[i].id.id || Convert(x[i].state) != Convert(y[i].state)) return false;
+    }
+    return true;
+  };
+  return same(a->containers, b->containers) && same(a->sandboxes, b->sandboxes);
+}
+
 void CollectIds(const container::Pod* pod, std::set<std::string>* out) {
   if (pod == nullptr) return;
   for (const auto& c : pod->containers) out->insert(c.id.id);
@@ -149,8 +164,9 @@ absl::Status GenericPLEG::Healthy() const {
   return absl::OkStatus();
 }
 
-std::vector<container::Pod> GenericPLEG::LastRelistPods() const {
+std::shared_ptr<const std::vector<container::Pod>> GenericPLEG::LastRelistPods() const {
   absl::MutexLock lock(&pods_mu_);
+  if (!last_pods_) return std::make_shared<const std::vector<container::Pod>>();
   return last_pods_;
 }
 
@@ -176,6 +192,27 @@ void GenericPLEG::UpdateRunningMetrics(const std::vector<container::Pod>& pods) 
   }
 }
 
+void GenericPLEG::Diff(const std::string& pod_id, const container::Pod* old_pod,
+                       const container::Pod* new_pod, std::vector<PodLifecycleEvent>* out) {
+  if (SameStates(old_pod, new_pod)) return;
+  std::set<std::string> ids;
+  CollectIds(old_pod, &ids);
+  CollectIds(new_pod, &ids);
+  for (const std::string& cid : ids) {
+    ComputeEvents(pod_id, cid, StateOf(old_pod, cid), StateOf(new_pod, cid), out);
+  }
+}
+
+void GenericPLEG::Publish(std::vector<PodLifecycleEvent>& events, absl::Time observed) {
+  for (auto& e : events) {
+    if (e.type == EventType::kContainerChanged) continue;
+    KLOG_V(4, "GenericPLEG", "podUID", e.pod_id, "containerID", e.data, "event",
+           EventTypeName(e.type));
+    e.observed = observed;
+    events_.Push(std::move(e));
+  }
+}
+
 void GenericPLEG::Relist() {
   absl::Time start = clock_.Now();
   absl::Duration interval = last_relist_start_ == absl::InfinitePast() ? absl::ZeroDuration()
@@ -193,72 +230,121 @@ void GenericPLEG::Relist() {
   }
   last_relist_unix_nanos_.store(absl::ToUnixNanos(start));
   UpdateRunningMetrics(*pods);
+  auto listed = std::make_shared<const std::vector<container::Pod>>(*std::move(pods));
   {
     absl::MutexLock lock(&pods_mu_);
-    last_pods_ = *pods;
-  }
-  // setCurrent: every record's current is replaced by this relist's view.
-  for (auto& [id, rec] : records_) rec.has_current = false;
-  for (auto& pod : *pods) {
-    PodRecord& rec = records_[pod.id];
-    rec.current = std::move(pod);
-    rec.has_current = true;
+    last_pods_ = listed;
   }
 
-  std::map<std::string, std::vector<PodLifecycleEvent>> events_by_pod;
-  for (auto& [pod_id, rec] : records_) {
-    const container::Pod* old_pod = rec.has_old ? &rec.old_pod : nullptr;
-    const container::Pod* new_pod = rec.has_current ? &rec.current : nullptr;
-    std::set<std::string> ids;
-    CollectIds(old_pod, &ids);
-    CollectIds(new_pod, &ids);
-    for (const std::string& cid : ids) {
-      ComputeEvents(pod_id, cid, StateOf(old_pod, cid), StateOf(new_pod, cid),
-                    &events_by_pod[pod_id]);
+  struct Inspect {
+    std::string uid, name, namespace_;
+  };
+  std::vector<Inspect> to_inspect;
+  std::vector<PodLifecycleEvent> to_send;
+  {
+    absl::MutexLock lock(&mu_);
+    std::map<std::string, const container::Pod*> current;
+    for (const container::Pod& p : *listed) current.emplace(p.id, &p);
+    // Pods a sync is changing, or an observation newer than this listing has described, are
+    // left as they are.
+    auto skip = [&](const std::string& uid, const PodRecord* rec) {
+      return in_flight_.count(uid) > 0 || (rec != nullptr && rec->observed_at > start);
+    };
+    std::vector<PodLifecycleEvent> events;
+    // Pods seen before: compared with this listing (gone ones too).
+    for (auto it = records_.begin(); it != records_.end();) {
+      const std::string& uid = it->first;
+      PodRecord& rec = it->second;
+      auto cur = current.find(uid);
+      const container::Pod* new_pod = cur == current.end() ? nullptr : cur->second;
+      if (cur != current.end()) current.erase(cur);
+      if (skip(uid, &rec)) {
+        ++it;
+        continue;
+      }
+      events.clear();
+      Diff(uid, rec.has_old ? &rec.old_pod : nullptr, new_pod, &events);
+      const bool reinspect = needs_reinspection_.count(uid) > 0;
+      if (!events.empty() || reinspect) {
+        const container::Pod& p = new_pod ? *new_pod : rec.old_pod;
+        to_inspect.push_back({uid, p.name, p.namespace_});
+      }
+      for (auto& e : events) to_send.push_back(std::move(e));
+      if (new_pod == nullptr) {
+        it = records_.erase(it);
+        continue;
+      }
+      // update(): this listing becomes the old one. Unchanged pods keep theirs.
+      if (!events.empty() || !rec.has_old) rec.old_pod = *new_pod;
+      rec.has_old = true;
+      ++it;
+    }
+    // Pods new to the PLEG.
+    for (const auto& [uid, pod] : current) {
+      if (skip(uid, nullptr)) continue;
+      events.clear();
+      Diff(uid, nullptr, pod, &events);
+      if (!events.empty() || needs_reinspection_.count(uid) > 0) {
+        to_inspect.push_back({uid, pod->name, pod->namespace_});
+      }
+      for (auto& e : events) to_send.push_back(std::move(e));
+      PodRecord& rec = records_[uid];
+      rec.old_pod = *pod;
+      rec.has_old = true;
     }
   }
 
-  std::vector<PodLifecycleEvent> to_send;
-  for (auto it = records_.begin(); it != records_.end();) {
-    const std::string pod_id = it->first;
-    PodRecord& rec = it->second;
-    std::vector<PodLifecycleEvent>& events = events_by_pod[pod_id];
-    bool reinspect = needs_reinspection_.count(pod_id) > 0;
-    if (!events.empty() || reinspect) {
-      const container::Pod& p = rec.has_current ? rec.current : rec.old_pod;
-      auto status = runtime_.GetPodStatus(pod_id, p.name, p.namespace_);
+  for (const Inspect& p : to_inspect) {
+    auto status = runtime_.GetPodStatus(p.uid, p.name, p.namespace_);
+    {
+      absl::MutexLock lock(&mu_);
       if (status.ok()) {
-        needs_reinspection_.erase(pod_id);
-        cache_.Set(pod_id, std::move(*status), absl::OkStatus(), start);
+        needs_reinspection_.erase(p.uid);
       } else {
-        KLOG_ERROR(status.status(), "PLEG: Ignoring events for pod", "pod",
-                   p.namespace_ + "/" + p.name);
-        needs_reinspection_.insert(pod_id);
-        container::PodStatus empty;
-        empty.id = pod_id;
-        cache_.Set(pod_id, std::move(empty), status.status(), start);
+        needs_reinspection_.insert(p.uid);
       }
     }
-    // update(): the current view becomes the old one; pods gone from the runtime are dropped.
-    if (rec.has_current) {
-      rec.old_pod = std::move(rec.current);
-      rec.has_old = true;
-      rec.has_current = false;
-      ++it;
+    // The cache keeps the newer of this and an observation made meanwhile.
+    if (status.ok()) {
+      cache_.Set(p.uid, std::move(*status), absl::OkStatus(), start);
     } else {
-      it = records_.erase(it);
-    }
-    for (auto& e : events) {
-      if (e.type == EventType::kContainerChanged) continue;
-      KLOG_V(4, "GenericPLEG", "podUID", e.pod_id, "containerID", e.data, "event",
-             EventTypeName(e.type));
-      e.observed = start;
-      to_send.push_back(std::move(e));
+      KLOG_ERROR(status.status(), "PLEG: Ignoring events for pod", "pod",
+                 p.namespace_ + "/" + p.name);
+      container::PodStatus empty;
+      empty.id = p.uid;
+      cache_.Set(p.uid, std::move(empty), status.status(), start);
     }
   }
   cache_.UpdateTime(start);
-  for (auto& e : to_send) events_.Push(std::move(e));
+  Publish(to_send, start);
   if (options_.on_relist) options_.on_relist(clock_.Now() - start, interval);
+}
+
+void GenericPLEG::BeginSync(const std::string& uid) {
+  absl::MutexLock lock(&mu_);
+  ++in_flight_[uid];
+}
+
+void GenericPLEG::EndSync(const std::string& uid, const container::PodStatus* observed,
+                          absl::Time observed_at) {
+  std::vector<PodLifecycleEvent> events;
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto it = in_flight_.find(uid); it != in_flight_.end() && --it->second <= 0) {
+      in_flight_.erase(it);
+    }
+    if (observed == nullptr) return;
+    PodRecord& rec = records_[uid];
+    if (rec.observed_at > observed_at) return;
+    container::Pod seen = container::ConvertPodStatusToPod(runtime_.Type(), *observed);
+    Diff(uid, rec.has_old ? &rec.old_pod : nullptr, &seen, &events);
+    rec.old_pod = std::move(seen);
+    rec.has_old = true;
+    rec.observed_at = observed_at;
+    needs_reinspection_.erase(uid);
+  }
+  cache_.Set(uid, *observed, absl::OkStatus(), observed_at);
+  Publish(events, observed_at);
 }
 
 absl::Status GenericPLEG::UpdateCache(const std::string& uid, const std::string& name,
@@ -266,7 +352,8 @@ absl::Status GenericPLEG::UpdateCache(const std::string& uid, const std::string&
   const absl::Time now = clock_.Now();
   absl::StatusOr<container::PodStatus> status = runtime_.GetPodStatus(uid, name, namespace_);
   if (!status.ok()) return status.status();
-  cache_.Set(uid, *std::move(status), absl::OkStatus(), now);
+  BeginSync(uid);
+  EndSync(uid, &*status, now);
   return absl::OkStatus();
 }
 

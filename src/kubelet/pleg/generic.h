@@ -7,6 +7,14 @@
 // global timestamp moves to the relist time. Events are then published (ContainerChanged is not
 // published, as upstream).
 //
+// Inspected once per state change: a pod worker that changes a pod in the runtime brackets the
+// change with BeginSync / EndSync. While a pod's sync is under way relists leave the pod alone
+// (its record, its cache entry and its events), and EndSync hands over the status the worker
+// read after its changes: the PLEG compares it with its record, publishes the events it shows,
+// stores it in the cache and records it as the pod's last seen state, so the relists after it
+// see no change and do not read the pod again. An observation older than the relist that
+// compares (or the other way round) is never applied over a newer one.
+//
 // Healthy() fails when the last relist started more than `relist_threshold` ago (3 min).
 // Thread-safety: Relist() runs on the PLEG thread (or the test's); the rest as the interface.
 #ifndef KUBELET_KUBELET_PLEG_GENERIC_H_
@@ -15,8 +23,10 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
@@ -49,37 +59,54 @@ class GenericPLEG final : public PodLifecycleEventGenerator {
   void Relist();
   void UpdateRunningMetrics(const std::vector<container::Pod>& pods);
   // The runtime's pods as of the last successful relist (upstream's runtime cache): lets
-  // housekeeping find orphans without listing the runtime a second time.
-  std::vector<container::Pod> LastRelistPods() const;
+  // housekeeping find orphans without listing the runtime a second time. Shared, immutable.
+  std::shared_ptr<const std::vector<container::Pod>> LastRelistPods() const;
+
+  // A pod worker is about to change pod `uid` in the runtime: relists skip the pod until
+  // EndSync. Calls nest per pod (a count). Thread-safe.
+  void BeginSync(const std::string& uid);
+  // Ends BeginSync. `observed`, when given, is the pod's status read after the changes, at
+  // `observed_at`: it is compared with the pod's record (events published), stored in the
+  // cache and becomes the record. Without it the next relist compares the pod as usual.
+  void EndSync(const std::string& uid, const container::PodStatus* observed,
+               absl::Time observed_at);
 
   // Asks the PLEG thread to relist now instead of waiting for the period (e.g. right after a
   // pod worker started or stopped containers), cutting reaction latency.
   void Poke();
 
-  // Reads one pod's status from the runtime and stores it in the cache, timestamped now
-  // (upstream UpdateCache: a pod worker refreshing a pod whose resize is in progress, which
-  // no relist event would). Thread-safe; the runtime's error is returned.
+  // Reads one pod's status from the runtime and applies it as EndSync's observation does,
+  // timestamped now (upstream UpdateCache: a pod worker refreshing a pod whose resize is in
+  // progress, which no relist event would). Thread-safe; the runtime's error is returned.
   absl::Status UpdateCache(const std::string& uid, const std::string& name,
                            const std::string& namespace_);
 
  private:
   struct PodRecord {
-    container::Pod old_pod;
-    container::Pod current;
+    container::Pod old_pod;  // the last state seen (a relist's or an observation's)
     bool has_old = false;
-    bool has_current = false;
+    // When old_pod was read by an observation (EndSync); a relist that listed before it
+    // leaves the record alone.
+    absl::Time observed_at = absl::InfinitePast();
   };
+
+  // Compares `old_pod` with `new_pod` (either may be null) and appends the events.
+  static void Diff(const std::string& pod_id, const container::Pod* old_pod,
+                   const container::Pod* new_pod, std::vector<PodLifecycleEvent>* out);
+  void Publish(std::vector<PodLifecycleEvent>& events, absl::Time observed);
 
   GenericPLEGOptions options_;
   container::Runtime& runtime_;
   container::Cache& cache_;
   const Clock& clock_;
   EventQueue<PodLifecycleEvent> events_;
-  std::map<std::string, PodRecord> records_;  // PLEG thread only
-  std::set<std::string> needs_reinspection_;  // PLEG thread only
+  absl::Mutex mu_;
+  std::map<std::string, PodRecord> records_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> needs_reinspection_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int> in_flight_ ABSL_GUARDED_BY(mu_);  // uid -> BeginSync count
   std::atomic<int64_t> last_relist_unix_nanos_{0};
   mutable absl::Mutex pods_mu_;
-  std::vector<container::Pod> last_pods_ ABSL_GUARDED_BY(pods_mu_);
+  std::shared_ptr<const std::vector<container::Pod>> last_pods_ ABSL_GUARDED_BY(pods_mu_);
   absl::Time last_relist_start_ = absl::InfinitePast();  // PLEG thread only
   int poke_fd_ = -1;
   int stop_fd_ = -1;

@@ -168,5 +168,130 @@ TEST_F(GenericPLEGTest, RunsOnItsThreadAndPokeTriggersRelist) {
   fast.Stop();
 }
 
+// The status a pod worker reads after its changes: containers with their states, sandboxes.
+container::PodStatus Observed(const std::string& uid,
+                              std::vector<std::pair<std::string, container::State>> cs,
+                              std::vector<std::pair<std::string, bool>> sandboxes) {
+  container::PodStatus s;
+  s.id = uid;
+  s.name = "pod-" + uid;
+  s.namespace_ = "default";
+  for (auto& [id, state] : cs) {
+    container::ContainerStatus c;
+    c.id = {"containerd", id};
+    c.name = "c-" + id;
+    c.state = state;
+    s.container_statuses.push_back(c);
+  }
+  for (auto& [id, ready] : sandboxes) {
+    container::SandboxStatus sb;
+    sb.id = id;
+    sb.ready = ready;
+    s.sandbox_statuses.push_back(sb);
+  }
+  return s;
+}
+
+TEST_F(GenericPLEGTest, SyncedPodIsLeftToItsWorkerAndReadOncePerChange) {
+  runtime_.pods = {P("u1", {}, {C("s1", container::State::kRunning)})};
+  pleg_.Relist();
+  EXPECT_EQ(Names(pleg_.Events().Drain()), (std::vector<std::string>{"u1/s1/ContainerStarted"}));
+  EXPECT_EQ(runtime_.status_calls["u1"], 1);
+
+  // A worker starts containers: relists meanwhile leave the pod alone (no reads, no events).
+  pleg_.BeginSync("u1");
+  clock_.Advance(absl::Seconds(1));
+  runtime_.pods = {
+      P("u1", {C("a", container::State::kCreated)}, {C("s1", container::State::kRunning)})};
+  pleg_.Relist();
+  EXPECT_TRUE(pleg_.Events().Drain().empty());
+  EXPECT_EQ(runtime_.status_calls["u1"], 1);
+
+  // The worker's own read after its changes becomes the pod's state: its events are published
+  // and the cache holds it, timestamped when it was read.
+  clock_.Advance(absl::Seconds(1));
+  runtime_.pods = {
+      P("u1", {C("a", container::State::kRunning)}, {C("s1", container::State::kRunning)})};
+  const absl::Time read_at = clock_.Now();
+  container::PodStatus observed =
+      Observed("u1", {{"a", container::State::kRunning}}, {{"s1", true}});
+  pleg_.EndSync("u1", &observed, read_at);
+  auto events = pleg_.Events().Drain();
+  EXPECT_EQ(Names(events), (std::vector<std::string>{"u1/a/ContainerStarted"}));
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].observed, read_at);
+  EXPECT_EQ(cache_.Get("u1").modified, read_at);
+  ASSERT_EQ(cache_.Get("u1").status.container_statuses.size(), 1u);
+
+  // The next relist lists what the worker saw: nothing to read again.
+  clock_.Advance(absl::Seconds(1));
+  pleg_.Relist();
+  EXPECT_TRUE(pleg_.Events().Drain().empty());
+  EXPECT_EQ(runtime_.status_calls["u1"], 1);
+
+  // A later change is the relist's again.
+  clock_.Advance(absl::Seconds(1));
+  runtime_.pods = {
+      P("u1", {C("a", container::State::kExited)}, {C("s1", container::State::kRunning)})};
+  pleg_.Relist();
+  EXPECT_EQ(Names(pleg_.Events().Drain()), (std::vector<std::string>{"u1/a/ContainerDied"}));
+  EXPECT_EQ(runtime_.status_calls["u1"], 2);
+}
+
+TEST_F(GenericPLEGTest, SyncWithoutObservationLeavesThePodToTheNextRelist) {
+  pleg_.BeginSync("u1");
+  runtime_.pods = {
+      P("u1", {C("a", container::State::kRunning)}, {C("s1", container::State::kRunning)})};
+  pleg_.Relist();
+  EXPECT_TRUE(pleg_.Events().Drain().empty());
+  pleg_.EndSync("u1", nullptr, absl::InfinitePast());
+  clock_.Advance(absl::Seconds(1));
+  pleg_.Relist();
+  EXPECT_EQ(Names(pleg_.Events().Drain()),
+            (std::vector<std::string>{"u1/a/ContainerStarted", "u1/s1/ContainerStarted"}));
+  EXPECT_EQ(runtime_.status_calls["u1"], 1);
+}
+
+TEST_F(GenericPLEGTest, NestedSyncsEndWithTheLast) {
+  pleg_.BeginSync("u1");
+  pleg_.BeginSync("u1");
+  pleg_.EndSync("u1", nullptr, absl::InfinitePast());
+  runtime_.pods = {P("u1", {C("a", container::State::kRunning)})};
+  pleg_.Relist();
+  EXPECT_TRUE(pleg_.Events().Drain().empty());
+  pleg_.EndSync("u1", nullptr, absl::InfinitePast());
+  pleg_.Relist();
+  EXPECT_EQ(Names(pleg_.Events().Drain()), (std::vector<std::string>{"u1/a/ContainerStarted"}));
+}
+
+TEST_F(GenericPLEGTest, NewerStateIsNeverOverwrittenByAnOlderOne) {
+  // An observation made after a relist listed the runtime: that relist leaves the pod alone.
+  runtime_.pods = {P("u1", {C("a", container::State::kRunning)})};
+  container::PodStatus later = Observed("u1", {{"a", container::State::kExited}}, {});
+  pleg_.BeginSync("u1");
+  pleg_.EndSync("u1", &later, clock_.Now() + absl::Seconds(5));
+  EXPECT_EQ(Names(pleg_.Events().Drain()), (std::vector<std::string>{"u1/a/ContainerDied"}));
+  pleg_.Relist();  // lists at Now(), before the observation
+  EXPECT_TRUE(pleg_.Events().Drain().empty());
+  EXPECT_EQ(runtime_.status_calls["u1"], 0);
+  EXPECT_EQ(cache_.Get("u1").status.container_statuses.at(0).state, container::State::kExited);
+
+  // An observation older than the one applied is dropped.
+  container::PodStatus older = Observed("u1", {{"a", container::State::kRunning}}, {});
+  pleg_.BeginSync("u1");
+  pleg_.EndSync("u1", &older, clock_.Now());
+  EXPECT_TRUE(pleg_.Events().Drain().empty());
+  EXPECT_EQ(cache_.Get("u1").status.container_statuses.at(0).state, container::State::kExited);
+
+  // The cache keeps the newer of two writes whatever their order.
+  container::PodStatus s;
+  s.id = "u9";
+  s.name = "new";
+  cache_.Set("u9", s, absl::OkStatus(), clock_.Now() + absl::Seconds(2));
+  s.name = "old";
+  cache_.Set("u9", s, absl::OkStatus(), clock_.Now() + absl::Seconds(1));
+  EXPECT_EQ(cache_.Get("u9").status.name, "new");
+}
+
 }  // namespace
 }  // namespace kubelet::pleg
