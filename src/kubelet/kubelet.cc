@@ -826,9 +826,19 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
   const absl::Time observed_at = clock_.Now();
   // A step that failed without touching the runtime (an image that cannot be pulled, a back-off)
   // leaves nothing new to read; one that failed half-way is the relist's to find.
+  // (The sandbox config step of every sync changes nothing.)
   const bool changed =
       std::any_of(result.results.begin(), result.results.end(), [](const container::SyncResult& r) {
-        return r.error.ok() || r.action != container::SyncResult::Action::kStartContainer;
+        using Action = container::SyncResult::Action;
+        switch (r.action) {
+          case Action::kConfigPodSandbox:
+            return false;
+          case Action::kStartContainer:
+          case Action::kInitContainer:
+            return r.error.ok();
+          default:
+            return true;
+        }
       });
   if (changed) {
     absl::StatusOr<container::PodStatus> now =
@@ -841,7 +851,8 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
   for (container::PodLifecycleParticipant* part : options_.participants) {
     part->AfterSync(pod, runtime_status);
   }
-  pleg_->Poke();  // see what this sync changed without waiting for the relist period
+  // What this sync changed and did not read back, the PLEG sees without waiting for its period.
+  if (changed && !observed) pleg_->Poke();
   if (observed) {
     // Report what the sync achieved now (containers started: Running) rather than after the
     // next sync, unless the pod turned terminal: that is the next sync's to handle.

@@ -15,7 +15,7 @@ Cache::Entry Cache::Get(const std::string& uid) const {
 
 bool Cache::IsNewer(const std::string& uid, absl::Time min_time) const {
   auto it = pods_.find(uid);
-  if (it != pods_.end() && it->second.modified > min_time) return true;
+  if (it != pods_.end() && (it->second.modified > min_time || it->second.after_sync)) return true;
   return global_timestamp_ > min_time;
 }
 
@@ -38,14 +38,20 @@ Cache::Entry Cache::GetNewerThan(const std::string& uid, absl::Time min_time, co
   return Get(uid);
 }
 
-void Cache::Set(const std::string& uid, PodStatus status, absl::Status error,
-                absl::Time timestamp) {
+void Cache::Set(const std::string& uid, PodStatus status, absl::Status error, absl::Time timestamp,
+                bool after_sync) {
   absl::MutexLock lock(&mu_);
   Entry& e = pods_[uid];
   if (e.modified > timestamp) return;
   e.status = std::move(status);
   e.error = std::move(error);
   e.modified = timestamp;
+  e.after_sync = after_sync;
+}
+
+void Cache::BeginChange(const std::string& uid) {
+  absl::MutexLock lock(&mu_);
+  if (auto it = pods_.find(uid); it != pods_.end()) it->second.after_sync = false;
 }
 
 void Cache::UpdateTime(absl::Time timestamp) {

@@ -29,12 +29,16 @@ class Cache {
     PodStatus status;
     absl::Status error;
     absl::Time modified = absl::InfinitePast();
+    // The status was read by the pod's worker after its last changes to the runtime (and no
+    // change has begun since): it satisfies GetNewerThan whatever the time.
+    bool after_sync = false;
   };
 
   // The cached entry, or an empty status (id = uid) when the pod is unknown.
   Entry Get(const std::string& uid) const;
   // Blocks until an entry for `uid` newer than `min_time` exists (or the global timestamp passes
-  // `min_time`, meaning the pod had no changes), or until `timeout` of `clock`'s time elapses,
+  // `min_time`, meaning the pod had no changes, or the entry is `after_sync`), or until
+  // `timeout` of `clock`'s time elapses,
   // or until the calling thread's cancellation (common/cancellation.h) is cancelled; then
   // returns Get().
   Entry GetNewerThan(const std::string& uid, absl::Time min_time, const Clock& clock,
@@ -42,7 +46,10 @@ class Cache {
 
   // Stores the pod's status observed at `timestamp`, unless the entry holds a newer one (a
   // relist's inspection that finishes after a pod worker's own observation).
-  void Set(const std::string& uid, PodStatus status, absl::Status error, absl::Time timestamp);
+  void Set(const std::string& uid, PodStatus status, absl::Status error, absl::Time timestamp,
+           bool after_sync = false);
+  // The pod's worker begins to change the runtime: the entry is no longer `after_sync`.
+  void BeginChange(const std::string& uid);
   // Advances the global timestamp: every pod's data is known to be current as of `timestamp`.
   void UpdateTime(absl::Time timestamp);
   void Delete(const std::string& uid);

@@ -321,8 +321,11 @@ void GenericPLEG::Relist() {
 }
 
 void GenericPLEG::BeginSync(const std::string& uid) {
-  absl::MutexLock lock(&mu_);
-  ++in_flight_[uid];
+  {
+    absl::MutexLock lock(&mu_);
+    ++in_flight_[uid];
+  }
+  cache_.BeginChange(uid);
 }
 
 void GenericPLEG::EndSync(const std::string& uid, const container::PodStatus* observed,
@@ -343,7 +346,7 @@ void GenericPLEG::EndSync(const std::string& uid, const container::PodStatus* ob
     rec.observed_at = observed_at;
     needs_reinspection_.erase(uid);
   }
-  cache_.Set(uid, *observed, absl::OkStatus(), observed_at);
+  cache_.Set(uid, *observed, absl::OkStatus(), observed_at, /*after_sync=*/true);
   Publish(events, observed_at);
 }
 

@@ -67,7 +67,8 @@ class GenericPLEG final : public PodLifecycleEventGenerator {
   void BeginSync(const std::string& uid);
   // Ends BeginSync. `observed`, when given, is the pod's status read after the changes, at
   // `observed_at`: it is compared with the pod's record (events published), stored in the
-  // cache and becomes the record. Without it the next relist compares the pod as usual.
+  // cache (as `after_sync`: the worker's next step need not wait for a relist) and becomes the
+  // record. Without it the next relist compares the pod as usual.
   void EndSync(const std::string& uid, const container::PodStatus* observed,
                absl::Time observed_at);
 

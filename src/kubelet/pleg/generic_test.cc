@@ -238,6 +238,26 @@ TEST_F(GenericPLEGTest, SyncedPodIsLeftToItsWorkerAndReadOncePerChange) {
   EXPECT_EQ(runtime_.status_calls["u1"], 2);
 }
 
+TEST_F(GenericPLEGTest, WorkersOwnReadSatisfiesItsNextWaitUntilItChangesThePodAgain) {
+  container::PodStatus observed = Observed("u1", {{"a", container::State::kRunning}}, {});
+  pleg_.BeginSync("u1");
+  pleg_.EndSync("u1", &observed, clock_.Now());
+  EXPECT_TRUE(cache_.Get("u1").after_sync);
+  // The next step's wait (for a status newer than the end of the step) returns at once: a
+  // fake clock that never advances would block it for the hour otherwise.
+  container::Cache::Entry e =
+      cache_.GetNewerThan("u1", clock_.Now() + absl::Seconds(1), clock_, absl::Hours(1));
+  EXPECT_EQ(e.status.container_statuses.size(), 1u);
+  // A new change ends it; a relist's inspection is never `after_sync`.
+  pleg_.BeginSync("u1");
+  EXPECT_FALSE(cache_.Get("u1").after_sync);
+  pleg_.EndSync("u1", nullptr, absl::InfinitePast());
+  clock_.Advance(absl::Seconds(1));
+  runtime_.pods = {P("u1", {C("a", container::State::kExited)})};
+  pleg_.Relist();
+  EXPECT_FALSE(cache_.Get("u1").after_sync);
+}
+
 TEST_F(GenericPLEGTest, SyncWithoutObservationLeavesThePodToTheNextRelist) {
   pleg_.BeginSync("u1");
   runtime_.pods = {
