@@ -128,7 +128,7 @@ class ActiveDeadlineTest : public ::testing::Test {
       c = config_;
       return c != nullptr;
     }));
-    c->SetSource(podsource::kApiSourceName, std::move(pods));
+    c->SetSource(podsource::kApiSourceName, testing::SharedPods(std::move(pods)));
   }
   std::optional<api::PodStatus> Status(const std::string& uid) const {
     auto st = kubelet_->status_manager().GetPodStatus(uid);

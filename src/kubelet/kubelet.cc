@@ -61,9 +61,9 @@ absl::Status SyncResultError(const container::PodSyncResult& r) {
   return absl::UnknownError(absl::StrCat("[", absl::StrJoin(errs, ", "), "]"));
 }
 
-std::vector<std::string> PodKeys(const std::vector<api::Pod>& pods) {
+std::vector<std::string> PodKeys(const std::vector<api::PodPtr>& pods) {
   std::vector<std::string> out;
-  for (const auto& p : pods) out.push_back(api::PodKey(p));
+  for (const auto& p : pods) out.push_back(api::PodKey(*p));
   return out;
 }
 
@@ -320,8 +320,8 @@ void Kubelet::HandleUpdate(const podsource::PodUpdate& u) {
   sources_ready_ = pod_config_->SeenAllSources(sources_seen_);
   using Op = podsource::PodOperation;
   // Mirror pods never run: they only trigger a sync of their static pod.
-  std::vector<api::Pod> pods, mirrors;
-  for (const api::Pod& p : u.pods) (api::IsMirrorPod(p) ? mirrors : pods).push_back(p);
+  std::vector<api::PodPtr> pods, mirrors;
+  for (const api::PodPtr& p : u.pods) (api::IsMirrorPod(*p) ? mirrors : pods).push_back(p);
   switch (u.op) {
     case Op::kAdd:
       if (u.pods.empty()) return;
@@ -348,11 +348,10 @@ void Kubelet::HandleUpdate(const podsource::PodUpdate& u) {
       KLOG_INFO("SyncLoop DELETE", "source", u.source, "pods", PodKeys(u.pods));
       HandleMirrorPods(u.op, mirrors);
       // Graceful deletion: the pod must stop, with its deletion grace period.
-      for (const auto& p : pods) {
-        auto shared = std::make_shared<const api::Pod>(p);
-        pod_manager_.AddOrUpdatePod(shared);
+      for (const api::PodPtr& p : pods) {
+        pod_manager_.AddOrUpdatePod(p);
         pod_workers_->UpdatePod(
-            {SyncPodType::kKill, shared, std::nullopt, p.metadata.deletion_grace_period_seconds});
+            {SyncPodType::kKill, p, std::nullopt, p->metadata.deletion_grace_period_seconds});
       }
       break;
     case Op::kSet:
@@ -362,13 +361,15 @@ void Kubelet::HandleUpdate(const podsource::PodUpdate& u) {
   StatusChanged();
 }
 
-void Kubelet::HandleMirrorPods(podsource::PodOperation op, const std::vector<api::Pod>& mirrors) {
+void Kubelet::HandleMirrorPods(podsource::PodOperation op,
+                               const std::vector<api::PodPtr>& mirrors) {
   using Op = podsource::PodOperation;
-  for (const api::Pod& mirror : mirrors) {
+  for (const api::PodPtr& mirror_pod : mirrors) {
+    const api::Pod& mirror = *mirror_pod;
     if (op == Op::kRemove) {
       pod_manager_.RemovePod(mirror.metadata.uid);
     } else {
-      pod_manager_.AddOrUpdatePod(mirror);
+      pod_manager_.AddOrUpdatePod(mirror_pod);
     }
     // A status-only change is our own status push coming back.
     if (op == Op::kReconcile) continue;
@@ -472,26 +473,25 @@ void Kubelet::StatusChanged() {
   if (api_status_syncer_) api_status_syncer_->Notify();
 }
 
-void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
-  std::vector<api::Pod> sorted = pods;
-  std::stable_sort(sorted.begin(), sorted.end(), [](const api::Pod& a, const api::Pod& b) {
-    return a.metadata.creation_timestamp.seconds < b.metadata.creation_timestamp.seconds;
+void Kubelet::HandlePodAdditions(const std::vector<api::PodPtr>& pods) {
+  std::vector<api::PodPtr> sorted = pods;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const api::PodPtr& a, const api::PodPtr& b) {
+    return a->metadata.creation_timestamp.seconds < b->metadata.creation_timestamp.seconds;
   });
   const api::Node node = AdmissionNode();
   {
     absl::MutexLock lock(&admitting_mu_);
     admitting_.clear();
-    for (const api::Pod& pod : sorted) {
-      if (!pod.metadata.deletion_timestamp.has_value()) {
-        admitting_.push_back(std::make_shared<const api::Pod>(pod));
-      }
+    for (const api::PodPtr& pod : sorted) {
+      if (!pod->metadata.deletion_timestamp.has_value()) admitting_.push_back(pod);
     }
   }
   absl::Cleanup done_admitting = [this] {
     absl::MutexLock lock(&admitting_mu_);
     admitting_.clear();
   };
-  for (const api::Pod& pod : sorted) {
+  for (const api::PodPtr& shared : sorted) {
+    const api::Pod& pod = *shared;
     // Pods admitted before, still known to the workers, are not admitted twice.
     std::vector<api::PodPtr> admitted = ActivePods();
     std::erase_if(admitted,
@@ -507,7 +507,6 @@ void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
       absl::MutexLock lock(&first_seen_mu_);
       first_seen_.try_emplace(pod.metadata.uid, clock_.Now());
     }
-    auto shared = std::make_shared<const api::Pod>(pod);
     pod_manager_.AddOrUpdatePod(shared);
     if (pod.metadata.deletion_timestamp.has_value()) {
       // Deleted before this kubelet saw it (e.g. while it was down): it only has to stop, with
@@ -515,8 +514,8 @@ void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
       // deletion, begin teardown"), and is not admitted.
       KLOG_V(4, "Pod is marked for graceful deletion, begin teardown", "pod", api::PodKey(pod),
              "podUID", pod.metadata.uid);
-      pod_workers_->UpdatePod({SyncPodType::kKill, std::move(shared), std::nullopt,
-                               pod.metadata.deletion_grace_period_seconds});
+      pod_workers_->UpdatePod(
+          {SyncPodType::kKill, shared, std::nullopt, pod.metadata.deletion_grace_period_seconds});
       continue;
     }
     // With in-place resize, a pod admitted before (a restarted kubelet) is admitted with what
@@ -540,7 +539,7 @@ void Kubelet::HandlePodAdditions(const std::vector<api::Pod>& pods) {
       RejectPod(pod, r.reason, r.message);
       continue;
     }
-    pod_workers_->UpdatePod({SyncPodType::kCreate, std::move(shared), std::nullopt, std::nullopt});
+    pod_workers_->UpdatePod({SyncPodType::kCreate, shared, std::nullopt, std::nullopt});
   }
 }
 
@@ -561,24 +560,23 @@ void Kubelet::RejectPod(const api::Pod& pod, const std::string& reason,
   StatusChanged();
 }
 
-void Kubelet::HandlePodUpdates(const std::vector<api::Pod>& pods) {
-  for (const api::Pod& pod : pods) {
-    auto shared = std::make_shared<const api::Pod>(pod);
+void Kubelet::HandlePodUpdates(const std::vector<api::PodPtr>& pods) {
+  for (const api::PodPtr& shared : pods) {
+    const api::Pod& pod = *shared;
     pod_manager_.AddOrUpdatePod(shared);
     auto st = status_manager_.GetPodStatus(pod.metadata.uid);
     if (st && !st->status.reason.empty() && st->status.phase == "Failed" &&
         !pod_workers_->IsKnown(pod.metadata.uid)) {
       continue;  // rejected at admission
     }
-    pod_workers_->UpdatePod({SyncPodType::kUpdate, std::move(shared), std::nullopt, std::nullopt});
+    pod_workers_->UpdatePod({SyncPodType::kUpdate, shared, std::nullopt, std::nullopt});
   }
 }
 
-void Kubelet::HandlePodRemoves(const std::vector<api::Pod>& pods) {
-  for (const api::Pod& pod : pods) {
-    pod_manager_.RemovePod(pod.metadata.uid);
-    pod_workers_->UpdatePod(
-        {SyncPodType::kKill, std::make_shared<const api::Pod>(pod), std::nullopt, std::nullopt});
+void Kubelet::HandlePodRemoves(const std::vector<api::PodPtr>& pods) {
+  for (const api::PodPtr& pod : pods) {
+    pod_manager_.RemovePod(pod->metadata.uid);
+    pod_workers_->UpdatePod({SyncPodType::kKill, pod, std::nullopt, std::nullopt});
   }
 }
 
@@ -1100,13 +1098,24 @@ api::PodPtr Kubelet::WithAllocatedRequests(const api::PodPtr& pod) const {
     std::optional<api::ResourceList> alloc =
         allocation_->GetContainerResourceAllocation(pod->metadata.uid, c.name);
     if (!alloc) continue;
-    if (!copy) copy = *pod;
     // Both are set, a resource the allocation lacks as zero (upstream's map lookups).
-    api::ResourceList& reqs = copy->spec.containers[i].resources.requests;
-    for (const char* name : {api::kResourceCPU, api::kResourceMemory}) {
+    auto allocated = [&](const char* name) {
       auto it = alloc->find(name);
-      reqs[name] = it == alloc->end() ? api::Quantity() : it->second;
+      return it == alloc->end() ? api::Quantity() : it->second;
+    };
+    // Requests that already are the allocation (nothing resized: the common case) need no copy
+    // of the pod; admission counts every admitted pod this way, once per pod admitted.
+    bool same = true;
+    for (const char* name : {api::kResourceCPU, api::kResourceMemory}) {
+      auto req = c.resources.requests.find(name);
+      const api::Quantity want = allocated(name);
+      same = same && req != c.resources.requests.end() && req->second == want &&
+             req->second.format() == want.format();
     }
+    if (same) continue;
+    if (!copy) copy = *pod;
+    api::ResourceList& reqs = copy->spec.containers[i].resources.requests;
+    for (const char* name : {api::kResourceCPU, api::kResourceMemory}) reqs[name] = allocated(name);
   }
   if (!copy) return pod;
   return std::make_shared<const api::Pod>(*std::move(copy));

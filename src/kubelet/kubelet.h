@@ -289,11 +289,12 @@ class Kubelet final : public PodSyncer,
   }
   void SyncLoop();
   void HandleUpdate(const podsource::PodUpdate& update);
-  void HandlePodAdditions(const std::vector<api::Pod>& pods);
-  void HandlePodUpdates(const std::vector<api::Pod>& pods);
-  void HandlePodRemoves(const std::vector<api::Pod>& pods);
+  // The pods are PodConfig's objects, kept as they are (shared) by the pod manager and workers.
+  void HandlePodAdditions(const std::vector<api::PodPtr>& pods);
+  void HandlePodUpdates(const std::vector<api::PodPtr>& pods);
+  void HandlePodRemoves(const std::vector<api::PodPtr>& pods);
   // Mirror pods are only stored (apart from the pods) and trigger a sync of their static pod.
-  void HandleMirrorPods(podsource::PodOperation op, const std::vector<api::Pod>& mirrors);
+  void HandleMirrorPods(podsource::PodOperation op, const std::vector<api::PodPtr>& mirrors);
   // Creates, or deletes and recreates, the mirror pod of a static pod being synced.
   void SyncMirrorPod(const api::Pod& pod);
   // Housekeeping: deletes mirror pods whose static pod is gone; re-syncs static pods still

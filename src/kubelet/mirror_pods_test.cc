@@ -189,7 +189,8 @@ class FakeApi final : public MirrorClient {
       config = config_;
       for (const auto& [key, pod] : pods_) pods.push_back(pod);
     }
-    if (config != nullptr) config->SetSource(podsource::kApiSourceName, std::move(pods));
+    if (config != nullptr)
+      config->SetSource(podsource::kApiSourceName, testing::SharedPods(std::move(pods)));
   }
 
   std::optional<api::Pod> Get(const std::string& name) {
@@ -273,7 +274,7 @@ class MirrorPodsTest : public ::testing::Test {
       c = config_;
     }
     ASSERT_NE(c, nullptr);
-    c->SetSource(api::kFileSource, std::move(pods));
+    c->SetSource(api::kFileSource, testing::SharedPods(std::move(pods)));
   }
   bool Called(const std::string& call) {
     for (const std::string& c : runtime_.Calls()) {

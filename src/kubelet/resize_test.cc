@@ -118,7 +118,7 @@ struct Env {
       absl::MutexLock lock(&mu);
       c = config;
     }
-    c->SetSource(podsource::kApiSourceName, std::move(pods));
+    c->SetSource(podsource::kApiSourceName, testing::SharedPods(std::move(pods)));
   }
   std::string Resize(const std::string& uid) {
     auto st = k->status_manager().GetPodStatus(uid);

@@ -2,6 +2,7 @@
 // admitted (a restarted kubelet receiving every pod of its node at once), the pods after the one
 // being admitted already count (ActiveAndAdmittingPods), so no manager frees their CPUs or
 // devices meanwhile; and the running container ids the CPU manager's reconcile asks for.
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "api/pod_defaults.h"
+#include "api/quantity.h"
 #include "common/testing/eventually.h"
 #include "cri/testing/fake_runtime.h"
 #include "gtest/gtest.h"
@@ -48,12 +50,16 @@ class Recorder : public container::PodLifecycleParticipant {
     absl::MutexLock lock(&mu);
     seen[pod.metadata.uid] = kept;
     admitted_counts[pod.metadata.uid] = admitted.size();
+    objects[pod.metadata.uid] = &pod;
+    admitted_pods[pod.metadata.uid] = admitted;
     return {};
   }
   Kubelet* kubelet = nullptr;
   absl::Mutex mu;
   std::map<std::string, std::set<std::string>> seen ABSL_GUARDED_BY(mu);
   std::map<std::string, size_t> admitted_counts ABSL_GUARDED_BY(mu);
+  std::map<std::string, const api::Pod*> objects ABSL_GUARDED_BY(mu);  // the pod admitted
+  std::map<std::string, std::vector<api::PodPtr>> admitted_pods ABSL_GUARDED_BY(mu);
 };
 
 TEST(ResourceAdmission, PodsOfTheBatchBeingAdmittedAreKeptAndRunningIdsKnown) {
@@ -106,7 +112,8 @@ TEST(ResourceAdmission, PodsOfTheBatchBeingAdmittedAreKeptAndRunningIdsKnown) {
     cfg = config;
     return cfg != nullptr;
   }));
-  cfg->SetSource(podsource::kApiSourceName, {ApiPod("a"), ApiPod("b"), ApiPod("c")});
+  cfg->SetSource(podsource::kApiSourceName,
+                 testing::SharedPods({ApiPod("a"), ApiPod("b"), ApiPod("c")}));
   ASSERT_TRUE(Eventually([&] {
     absl::MutexLock lock(&recorder.mu);
     return recorder.seen.size() == 3;
@@ -130,6 +137,63 @@ TEST(ResourceAdmission, PodsOfTheBatchBeingAdmittedAreKeptAndRunningIdsKnown) {
   EXPECT_EQ(k.RunningContainerID("uid-a", "other"), std::nullopt);
   EXPECT_EQ(k.RunningContainerID("uid-x", "main"), std::nullopt);
   k.Stop();
+}
+
+// One object per pod version from PodConfig on: the pod admitted, the pods admission counts and
+// the pod manager's pods are PodConfig's very objects (also with in-place resize, whose
+// allocation equals the requests here, so nothing needs the allocated-requests copy).
+TEST(ResourceAdmission, PodConfigsObjectsAreAdmittedAndStoredWithoutCopies) {
+  for (const bool in_place : {false, true}) {
+    SCOPED_TRACE(in_place ? "in-place resize" : "no in-place resize");
+    cri::FakeRuntime cri;
+    cri.SetRuntimeStatus(RuntimeStatus());
+    container::FakeContainerRuntime runtime;
+    RealClock clock;
+    Recorder recorder;
+    podsource::PodConfig* config = nullptr;
+    absl::Mutex mu;
+    KubeletOptions o;
+    o.node_name = "node1";
+    o.root_dir = ::testing::TempDir() + "/shared-objects-kubelet-" + (in_place ? "1" : "0");
+    o.in_place_pod_vertical_scaling = in_place;
+    o.allocatable = NodeAllocatable{.milli_cpu = 2000, .memory_bytes = int64_t{4} << 30};
+    o.participants.push_back(&recorder);
+    o.extra_sources.push_back(
+        {.name = podsource::kApiSourceName, .start = [&](podsource::PodConfig& c) {
+           absl::MutexLock lock(&mu);
+           config = &c;
+           return absl::OkStatus();
+         }});
+    Kubelet k(std::move(o), cri, runtime, clock);
+    recorder.kubelet = &k;
+    ASSERT_TRUE(k.Start().ok());
+    podsource::PodConfig* cfg = nullptr;
+    ASSERT_TRUE(Eventually([&] {
+      absl::MutexLock lock(&mu);
+      cfg = config;
+      return cfg != nullptr;
+    }));
+    std::vector<api::Pod> pods = {ApiPod("a"), ApiPod("b")};
+    for (api::Pod& p : pods) {
+      p.spec.containers[0].resources.requests["cpu"] = *api::ParseQuantity("100m");
+      p.spec.containers[0].resources.requests["memory"] = *api::ParseQuantity("64Mi");
+    }
+    cfg->SetSource(podsource::kApiSourceName, testing::SharedPods(std::move(pods)));
+    ASSERT_TRUE(Eventually([&] {
+      absl::MutexLock lock(&recorder.mu);
+      return recorder.objects.size() == 2;
+    }));
+    std::map<std::string, api::PodPtr> merged;
+    for (const api::PodPtr& p : cfg->MergedState()) merged[p->metadata.uid] = p;
+    ASSERT_EQ(merged.size(), 2u);
+    absl::MutexLock lock(&recorder.mu);
+    for (const std::string uid : {"uid-a", "uid-b"}) {
+      EXPECT_EQ(k.pod_manager().GetPodByUID(uid), merged[uid]) << uid;
+      EXPECT_EQ(recorder.objects[uid], merged[uid].get()) << uid;
+    }
+    EXPECT_EQ(recorder.admitted_pods["uid-b"], std::vector<api::PodPtr>{merged["uid-a"]});
+    k.Stop();
+  }
 }
 
 // The kubelet's own terminations (graceful node shutdown): KillPodNow stops the pod, waits until
@@ -159,7 +223,7 @@ TEST(KillPodNow, StopsThePodWithTheKubeletsReason) {
     cfg = config;
     return cfg != nullptr;
   }));
-  cfg->SetSource(podsource::kApiSourceName, {ApiPod("a")});
+  cfg->SetSource(podsource::kApiSourceName, testing::SharedPods({ApiPod("a")}));
   ASSERT_TRUE(Eventually([&] { return k.ActivePods().size() == 1; }));
 
   status::TerminalReason reason{"Terminated",

@@ -1,5 +1,6 @@
 #include "kubelet/podsource/api_source.h"
 
+#include <memory>
 #include <set>
 #include <utility>
 
@@ -14,7 +15,7 @@ namespace kubelet::podsource {
 ApiSource::ApiSource(PodConfig& config) : config_(config) { config_.AddSource(kApiSourceName); }
 
 void ApiSource::Store(const std::string& key, const nlohmann::json& object,
-                      std::map<std::string, api::Pod>* previous) {
+                      std::map<std::string, api::PodPtr>* previous) {
   absl::StatusOr<api::Pod> pod = absl::UnknownError("not decoded");
   try {
     if (object.is_object() && (!object.contains("kind") || !object.contains("apiVersion"))) {
@@ -32,7 +33,7 @@ void ApiSource::Store(const std::string& key, const nlohmann::json& object,
   if (pod.ok()) {
     logged_.erase(key);
     api::SetDefaultsPod(&*pod);
-    pods_[key] = *std::move(pod);
+    pods_[key] = std::make_shared<const api::Pod>(*std::move(pod));
     return;
   }
   std::string message(pod.status().message());
@@ -49,7 +50,7 @@ void ApiSource::Store(const std::string& key, const nlohmann::json& object,
 
 void ApiSource::Replace(std::vector<nlohmann::json> objects) {
   absl::MutexLock lock(&deliver_mu_);
-  std::map<std::string, api::Pod> previous;
+  std::map<std::string, api::PodPtr> previous;
   previous.swap(pods_);
   for (const nlohmann::json& o : objects) {
     std::string key = ObjectKey(o);
@@ -94,7 +95,7 @@ void ApiSource::Stop() { stopping_ = true; }
 
 void ApiSource::Deliver() {
   if (stopping_.load()) return;
-  std::vector<api::Pod> pods;
+  std::vector<api::PodPtr> pods;
   pods.reserve(pods_.size());
   for (const auto& [key, pod] : pods_) pods.push_back(pod);
   if (config_.SetSource(kApiSourceName, std::move(pods), &stopping_)) ++deliveries_;

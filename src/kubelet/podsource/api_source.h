@@ -6,12 +6,12 @@
 // src/app) hands it the raw JSON objects through Replace/Add/Update/Delete, which have the
 // shape of apiclient::ResourceEventHandler. Each object is decoded once, when it arrives
 // (api::DecodePod + api::SetDefaultsPod; list items, which the API server sends without kind and
-// apiVersion, count as v1 Pods), and each call delivers the snapshot of the stored pods (keyed
-// by <namespace>/<name>). An object that fails to decode is logged once per content ("Failed to
-// decode pod from the API server") and changes nothing: a pod known before keeps its last good
-// version (a pod is never stopped because a new version of it cannot be read), an unknown one
-// stays out. The other pods are unaffected. A failing API server never reaches this class: the
-// last snapshot delivered stays in force until the next list or event.
+// apiVersion, count as v1 Pods) into one shared api::PodPtr, and each call delivers the snapshot of
+// the stored pods (keyed by <namespace>/<name>). An object that fails to decode is logged once per
+// content ("Failed to decode pod from the API server") and changes nothing: a pod known before
+// keeps its last good version (a pod is never stopped because a new version of it cannot be read),
+// an unknown one stays out. The other pods are unaffected. A failing API server never reaches this
+// class: the last snapshot delivered stays in force until the next list or event.
 //
 // The constructor registers source "api" with PodConfig (AddSource), so the kubelet's
 // sources-ready state waits for the first list, as upstream.
@@ -65,7 +65,8 @@ class ApiSource {
  private:
   // Decodes `object` into pods_[key] (see the header comment for failures).
   void Store(const std::string& key, const nlohmann::json& object,
-             std::map<std::string, api::Pod>* previous) ABSL_EXCLUSIVE_LOCKS_REQUIRED(deliver_mu_);
+             std::map<std::string, api::PodPtr>* previous)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(deliver_mu_);
   // Delivers the current set of pods. Called with deliver_mu_ held.
   void Deliver() ABSL_EXCLUSIVE_LOCKS_REQUIRED(deliver_mu_);
 
@@ -75,7 +76,9 @@ class ApiSource {
 
   // Serializes change + delivery so snapshots reach PodConfig in the order of the changes.
   absl::Mutex deliver_mu_;
-  std::map<std::string, api::Pod> pods_ ABSL_GUARDED_BY(deliver_mu_);
+  // One object per pod version, built when it is decoded and shared with PodConfig (and, through
+  // it, the kubelet); a pod whose object did not change is handed on as the same object.
+  std::map<std::string, api::PodPtr> pods_ ABSL_GUARDED_BY(deliver_mu_);
   // Last decode error logged per key, so a broken object is reported once per content.
   std::map<std::string, std::string> logged_ ABSL_GUARDED_BY(deliver_mu_);
 };

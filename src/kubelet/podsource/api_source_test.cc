@@ -29,7 +29,7 @@ nlohmann::json PodJson(const std::string& name, const std::string& uid,
 
 std::vector<std::string> Names(const PodUpdate& u) {
   std::vector<std::string> out;
-  for (const auto& p : u.pods) out.push_back(p.metadata.name);
+  for (const auto& p : u.pods) out.push_back(p->metadata.name);
   return out;
 }
 
@@ -50,9 +50,9 @@ TEST_F(ApiSourceTest, RegistersSourceAndFirstListIsAdd) {
   EXPECT_EQ(u->source, "api");
   EXPECT_EQ(Names(*u), (std::vector<std::string>{"a", "b"}));
   // Decoded and defaulted, stamped with the source.
-  EXPECT_EQ(u->pods[0].spec.restart_policy, "Always");
-  EXPECT_EQ(u->pods[0].metadata.annotations.at(api::kConfigSourceAnnotationKey), "api");
-  EXPECT_FALSE(api::IsStaticPod(u->pods[0]));
+  EXPECT_EQ(u->pods[0]->spec.restart_policy, "Always");
+  EXPECT_EQ(u->pods[0]->metadata.annotations.at(api::kConfigSourceAnnotationKey), "api");
+  EXPECT_FALSE(api::IsStaticPod(*u->pods[0]));
   EXPECT_TRUE(config_.SeenAllSources({"api"}));
 }
 
@@ -79,7 +79,7 @@ TEST_F(ApiSourceTest, WatchEventsBecomeUpdates) {
   auto upd = config_.Next(absl::Seconds(1));
   ASSERT_TRUE(upd.has_value());
   EXPECT_EQ(upd->op, PodOperation::kUpdate);
-  EXPECT_EQ(upd->pods[0].spec.containers[0].image, "busybox:1.37");
+  EXPECT_EQ(upd->pods[0]->spec.containers[0].image, "busybox:1.37");
 
   nlohmann::json deleting = PodJson("b", "uid-b", "busybox:1.37");
   deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
@@ -88,7 +88,7 @@ TEST_F(ApiSourceTest, WatchEventsBecomeUpdates) {
   auto del = config_.Next(absl::Seconds(1));
   ASSERT_TRUE(del.has_value());
   EXPECT_EQ(del->op, PodOperation::kDelete);
-  EXPECT_EQ(del->pods[0].metadata.deletion_grace_period_seconds, 7);
+  EXPECT_EQ(del->pods[0]->metadata.deletion_grace_period_seconds, 7);
 
   source_.Delete(deleting);
   auto rm = config_.Next(absl::Seconds(1));
@@ -158,7 +158,7 @@ TEST_F(ApiSourceTest, KnownPodKeepsItsLastGoodVersionWhenANewOneCannotBeRead) {
   auto u = config_.Next(absl::Seconds(1));
   ASSERT_TRUE(u.has_value());
   EXPECT_EQ(u->op, PodOperation::kUpdate);
-  EXPECT_EQ(u->pods[0].spec.containers[0].image, "busybox:1.37");
+  EXPECT_EQ(u->pods[0]->spec.containers[0].image, "busybox:1.37");
 }
 
 TEST_F(ApiSourceTest, StopEndsABlockedDelivery) {

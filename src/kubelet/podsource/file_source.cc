@@ -506,11 +506,8 @@ void FileSource::Deliver(std::vector<PodPtr> pods) {
                                                 pods.begin(), pods.end(), same)) {
     return;
   }
-  std::vector<api::Pod> copies;
-  copies.reserve(pods.size());
-  for (const PodPtr& p : pods) copies.push_back(*p);
-  last_delivered_ = std::move(pods);
-  if (!config_.SetSource(kFileSource, std::move(copies), &stopping_)) {
+  last_delivered_ = pods;
+  if (!config_.SetSource(kFileSource, std::move(pods), &stopping_)) {
     last_delivered_.reset();  // not delivered: send again next time
   }
 }

@@ -85,9 +85,9 @@ class FileSource {
   uint64_t scans() const { return scans_.load(); }
 
  private:
-  // One pod object per manifest, shared by the cache entry and the last delivered snapshot (the
-  // copies handed to PodConfig are the only others).
-  using PodPtr = std::shared_ptr<const api::Pod>;
+  // One pod object per manifest, shared by the cache entry, the last delivered snapshot and the
+  // snapshot handed to PodConfig (which keeps it to recognize it unchanged next time).
+  using PodPtr = api::PodPtr;
   struct CacheEntry {
     std::optional<std::string> content;  // last content read (none after a read error)
     absl::Status status = absl::UnknownError("not read");  // of the last read and decode

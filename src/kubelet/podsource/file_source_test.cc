@@ -39,7 +39,9 @@ void AtomicWrite(const fs::path& p, const std::string& content) {
 
 std::string ImageOf(const PodConfig& config, const std::string& name) {
   for (const auto& p : config.MergedState()) {
-    if (p.metadata.name == name) return p.spec.containers.empty() ? "" : p.spec.containers[0].image;
+    if (p->metadata.name == name) {
+      return p->spec.containers.empty() ? "" : p->spec.containers[0].image;
+    }
   }
   return "";
 }
@@ -93,7 +95,7 @@ TEST_F(FileSourceTest, DirectoryCreateModifyRenameDelete) {
 
   WriteFile(dir / "a.yaml", PodYaml("a"));
   ASSERT_TRUE(WaitNames({"default/a-node1"}));
-  const api::Pod pod = config_.MergedState()[0];
+  const api::Pod pod = *config_.MergedState()[0];
   EXPECT_EQ(pod.spec.node_name, "node1");
   EXPECT_EQ(pod.metadata.annotations.at(api::kConfigSourceAnnotationKey), "file");
   EXPECT_EQ(pod.metadata.annotations.at(api::kConfigHashAnnotationKey), pod.metadata.uid);
@@ -155,7 +157,7 @@ TEST_F(FileSourceTest, RewritingTheSameContentChangesNothing) {
   EXPECT_TRUE(Eventually([&] { return source.scans() > scans; }));
   for (const auto& u : config_.Drain()) {
     EXPECT_EQ(u.op, PodOperation::kAdd);
-    for (const auto& p : u.pods) EXPECT_EQ(p.metadata.name, "other-node1");
+    for (const auto& p : u.pods) EXPECT_EQ(p->metadata.name, "other-node1");
   }
 
   AtomicWrite(dir / "u.yaml", with_image("nginx:1.25"));
@@ -163,7 +165,7 @@ TEST_F(FileSourceTest, RewritingTheSameContentChangesNothing) {
   auto updates = config_.Drain();
   ASSERT_EQ(updates.size(), 1u);
   EXPECT_EQ(updates[0].op, PodOperation::kUpdate);
-  EXPECT_EQ(updates[0].pods[0].metadata.uid, "fixed-uid");
+  EXPECT_EQ(updates[0].pods[0]->metadata.uid, "fixed-uid");
 }
 
 TEST_F(FileSourceTest, HiddenFilesSubdirectoriesAndPodListsAreSkipped) {

@@ -1,6 +1,7 @@
 #include "kubelet/podsource/http_source.h"
 
 #include <exception>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -97,7 +98,10 @@ absl::Status HttpSource::ExtractFromURL() {
     pods = absl::InternalError(absl::StrCat(options_.url, ": unexpected decode failure"));
   }
   if (!pods.ok()) return pods.status();
-  if (!config_.SetSource(kHTTPSource, *std::move(pods), &stopping_)) {
+  std::vector<api::PodPtr> shared;
+  shared.reserve(pods->size());
+  for (api::Pod& pod : *pods) shared.push_back(std::make_shared<const api::Pod>(std::move(pod)));
+  if (!config_.SetSource(kHTTPSource, std::move(shared), &stopping_)) {
     last_data_.reset();  // not delivered: deliver again on the next poll
   }
   return absl::OkStatus();

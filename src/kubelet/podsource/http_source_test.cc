@@ -167,7 +167,7 @@ TEST_F(HttpSourceTest, PodPodListErrorsAndEmptyBody) {
   server_.Serve(200, "OK", PodJson("web"));
   ASSERT_TRUE(source->ExtractFromURL().ok());
   EXPECT_EQ(MergedNames(config_), Names{"default/web-node1"});
-  const api::Pod pod = config_.MergedState()[0];
+  const api::Pod pod = *config_.MergedState()[0];
   EXPECT_EQ(pod.metadata.annotations.at(api::kConfigSourceAnnotationKey), "http");
   EXPECT_EQ(pod.metadata.annotations.at(api::kConfigHashAnnotationKey), pod.metadata.uid);
   EXPECT_TRUE(config_.SeenAllSources({kHTTPSource}));

@@ -49,43 +49,65 @@ bool PodsDifferSemantically(const api::Pod& existing, const api::Pod& ref) {
 }
 
 // updateAnnotations: ref's annotations plus the local annotations `existing` already has.
-void UpdateAnnotations(api::Pod* existing, const api::Pod& ref) {
+// `ref` is the source's pod as upstream sees it at this point: config.source stamped and
+// config.seen overwritten with the stored one (checkAndUpdatePod), which only matters when
+// `existing` lacks those keys.
+api::StringMap UpdatedAnnotations(const api::Pod& existing, const api::Pod& ref,
+                                  const std::string& source) {
   api::StringMap annotations = ref.metadata.annotations;
+  annotations[api::kConfigSourceAnnotationKey] = source;
+  auto seen = existing.metadata.annotations.find(api::kConfigFirstSeenAnnotationKey);
+  annotations[api::kConfigFirstSeenAnnotationKey] =
+      seen == existing.metadata.annotations.end() ? std::string() : seen->second;
   for (const char* k : kLocalAnnotations) {
-    auto it = existing->metadata.annotations.find(k);
-    if (it != existing->metadata.annotations.end()) annotations[k] = it->second;
+    auto it = existing.metadata.annotations.find(k);
+    if (it != existing.metadata.annotations.end()) annotations[k] = it->second;
   }
-  existing->metadata.annotations = std::move(annotations);
+  return annotations;
 }
 
 enum class Change { kNone, kUpdate, kReconcile, kGracefulDelete };
 
-// checkAndUpdatePod: folds `ref` into `existing` and says what kind of change it was.
-Change CheckAndUpdatePod(api::Pod* existing, api::Pod& ref) {
-  if (!PodsDifferSemantically(*existing, ref)) {
+// checkAndUpdatePod: what kind of change `ref` (the source's new version) is to `existing` (the
+// stored one), and for a change the merged version (`*merged`, a new object built once). The
+// source annotation upstream stamps on `ref` before comparing is a local annotation: the
+// comparison ignores it and the merge keeps the stored one.
+Change CheckAndUpdatePod(const api::Pod& existing, const api::Pod& ref, const std::string& source,
+                         api::PodPtr* merged) {
+  if (!PodsDifferSemantically(existing, ref)) {
     // Only a status change: the kubelet is the source of truth for status, so reconcile.
-    if (!(existing->status == ref.status)) {
-      existing->status = ref.status;
-      return Change::kReconcile;
-    }
-    return Change::kNone;
+    if (existing.status == ref.status) return Change::kNone;
+    auto pod = std::make_shared<api::Pod>();
+    pod->kind = existing.kind;
+    pod->api_version = existing.api_version;
+    pod->metadata = existing.metadata;
+    pod->spec = existing.spec;
+    pod->status = ref.status;
+    *merged = std::move(pod);
+    return Change::kReconcile;
   }
-  // The first-seen time is ours; keep the stored one.
-  ref.metadata.annotations[api::kConfigFirstSeenAnnotationKey] =
-      existing->metadata.annotations[api::kConfigFirstSeenAnnotationKey];
-  existing->spec = ref.spec;
-  existing->metadata.labels = ref.metadata.labels;
-  existing->metadata.deletion_timestamp = ref.metadata.deletion_timestamp;
-  existing->metadata.deletion_grace_period_seconds = ref.metadata.deletion_grace_period_seconds;
-  existing->status = ref.status;
-  UpdateAnnotations(existing, ref);
+  // The stored metadata (the first-seen time is ours; other metadata keeps its first value)
+  // with the new spec, labels, deletion fields, annotations and status.
+  auto pod = std::make_shared<api::Pod>();
+  pod->kind = existing.kind;
+  pod->api_version = existing.api_version;
+  pod->metadata = existing.metadata;
+  pod->metadata.labels = ref.metadata.labels;
+  pod->metadata.deletion_timestamp = ref.metadata.deletion_timestamp;
+  pod->metadata.deletion_grace_period_seconds = ref.metadata.deletion_grace_period_seconds;
+  pod->metadata.annotations = UpdatedAnnotations(existing, ref, source);
+  pod->spec = ref.spec;
+  pod->status = ref.status;
+  *merged = std::move(pod);
   return ref.metadata.deletion_timestamp.has_value() ? Change::kGracefulDelete : Change::kUpdate;
 }
 
-std::vector<std::string> PodKeys(const std::vector<api::Pod>& pods) {
+std::vector<std::string> PodKeys(const std::vector<api::PodPtr>& pods) {
   std::vector<std::string> keys;
   keys.reserve(pods.size());
-  for (const auto& p : pods) keys.push_back(api::PodKey(p));
+  for (const auto& p : pods) {
+    if (p != nullptr) keys.push_back(api::PodKey(*p));
+  }
   return keys;
 }
 
@@ -113,7 +135,7 @@ std::vector<std::string> PodConfig::Sources() const {
   return std::vector<std::string>(sources_.begin(), sources_.end());
 }
 
-bool PodConfig::SetSource(std::string_view source, std::vector<api::Pod> pods,
+bool PodConfig::SetSource(std::string_view source, std::vector<api::PodPtr> pods,
                           const std::atomic<bool>* cancel) {
   return Merge(PodUpdate{PodOperation::kSet, std::string(source), std::move(pods)}, cancel);
 }
@@ -141,7 +163,7 @@ bool PodConfig::Merge(PodUpdate update, const std::atomic<bool>* cancel) {
   MergeResult r = MergeLocked(source, update);
   const bool first_set = !seen_before && sources_seen_.count(source) > 0;
 
-  auto push = [&](PodOperation op, std::vector<api::Pod>&& pods) {
+  auto push = [&](PodOperation op, std::vector<api::PodPtr>&& pods) {
     return PushLocked(PodUpdate{op, source, std::move(pods)}, cancel);
   };
   const bool no_changes = r.adds.empty() && r.updates.empty() && r.deletes.empty();
@@ -176,10 +198,11 @@ PodConfig::MergeResult PodConfig::MergeLocked(const std::string& source, PodUpda
       break;
     case PodOperation::kRemove:
       KLOG_V(4, "Removing pods from source", "source", source, "pods", PodKeys(update.pods));
-      for (const auto& value : update.pods) {
-        auto it = pods.find(value.metadata.uid);
+      for (const api::PodPtr& value : update.pods) {
+        if (value == nullptr) continue;
+        auto it = pods.find(value->metadata.uid);
         if (it == pods.end()) continue;  // not known: a no-op
-        out.removes.push_back(std::move(it->second));
+        out.removes.push_back(std::move(it->second.pod));
         pods.erase(it);
       }
       break;
@@ -190,7 +213,7 @@ PodConfig::MergeResult PodConfig::MergeLocked(const std::string& source, PodUpda
       PodMap new_pods;
       UpdatePods(source, update.pods, old_pods, new_pods, out);
       for (auto& [uid, existing] : old_pods) {
-        if (new_pods.find(uid) == new_pods.end()) out.removes.push_back(std::move(existing));
+        if (new_pods.find(uid) == new_pods.end()) out.removes.push_back(std::move(existing.pod));
       }
       pods = std::move(new_pods);
       break;
@@ -203,53 +226,64 @@ PodConfig::MergeResult PodConfig::MergeLocked(const std::string& source, PodUpda
   return out;
 }
 
-void PodConfig::UpdatePods(const std::string& source, std::vector<api::Pod>& new_pods,
+void PodConfig::UpdatePods(const std::string& source, const std::vector<api::PodPtr>& new_pods,
                            PodMap& old_pods, PodMap& pods, MergeResult& out) {
   // filterInvalidPods: names must be unique within the update (and so must UIDs).
   std::set<std::string> names;
   std::set<std::string> uids;
   for (size_t i = 0; i < new_pods.size(); ++i) {
-    api::Pod& ref = new_pods[i];
-    if (!names.insert(api::PodFullName(ref)).second) {
+    const api::PodPtr& ref = new_pods[i];
+    if (ref == nullptr) continue;
+    if (!names.insert(api::PodFullName(*ref)).second) {
       KLOG_INFO("Pod failed validation due to duplicate pod name, ignoring", "index", i, "pod",
-                api::PodKey(ref), "source", source);
+                api::PodKey(*ref), "source", source);
       continue;
     }
-    if (!uids.insert(ref.metadata.uid).second) {
+    if (!uids.insert(ref->metadata.uid).second) {
       KLOG_INFO("Pod failed validation due to duplicate pod UID, ignoring", "index", i, "pod",
-                api::PodKey(ref), "podUID", ref.metadata.uid, "source", source);
+                api::PodKey(*ref), "podUID", ref->metadata.uid, "source", source);
       continue;
     }
-    // Annotate the pod with the source before any comparison.
-    ref.metadata.annotations[api::kConfigSourceAnnotationKey] = source;
-    auto it = old_pods.find(ref.metadata.uid);
+    // Keep the source's object only while the source holds it too (this update's vector is the
+    // other holder): then it costs nothing and spares the next comparison.
+    api::PodPtr keep_ref = ref.use_count() > 1 ? ref : nullptr;
+    auto it = old_pods.find(ref->metadata.uid);
     if (it != old_pods.end()) {
-      api::Pod& existing = it->second;
-      switch (CheckAndUpdatePod(&existing, ref)) {
-        case Change::kUpdate:
-          out.updates.push_back(existing);
-          break;
-        case Change::kReconcile:
-          out.reconciles.push_back(existing);
-          break;
-        case Change::kGracefulDelete:
-          out.deletes.push_back(existing);
-          break;
-        case Change::kNone:
-          break;
+      StoredPod& existing = it->second;
+      // The very object merged last time: nothing changed.
+      if (existing.ref != ref) {
+        api::PodPtr merged;
+        switch (CheckAndUpdatePod(*existing.pod, *ref, source, &merged)) {
+          case Change::kUpdate:
+            out.updates.push_back(merged);
+            break;
+          case Change::kReconcile:
+            out.reconciles.push_back(merged);
+            break;
+          case Change::kGracefulDelete:
+            out.deletes.push_back(merged);
+            break;
+          case Change::kNone:
+            break;
+        }
+        if (merged != nullptr) existing.pod = std::move(merged);
+        existing.ref = std::move(keep_ref);
       }
       if (&old_pods != &pods) {
-        pods[ref.metadata.uid] = std::move(existing);
+        pods[ref->metadata.uid] = std::move(existing);
         old_pods.erase(it);
       }
       continue;
     }
-    // recordFirstSeenTime.
-    KLOG_V(4, "Receiving a new pod", "pod", api::PodKey(ref));
-    ref.metadata.annotations[api::kConfigFirstSeenAnnotationKey] =
+    // Annotate the pod with the source, and recordFirstSeenTime.
+    KLOG_V(4, "Receiving a new pod", "pod", api::PodKey(*ref));
+    auto added = std::make_shared<api::Pod>(*ref);
+    added->metadata.annotations[api::kConfigSourceAnnotationKey] = source;
+    added->metadata.annotations[api::kConfigFirstSeenAnnotationKey] =
         api::FormatRFC3339Nano(clock_.Now());
-    out.adds.push_back(ref);
-    pods[ref.metadata.uid] = std::move(ref);
+    api::PodPtr pod = std::move(added);
+    out.adds.push_back(pod);
+    pods[ref->metadata.uid] = StoredPod{std::move(pod), std::move(keep_ref)};
   }
 }
 
@@ -276,15 +310,15 @@ bool PodConfig::Sync(const std::atomic<bool>* cancel) {
   return PushLocked(PodUpdate{PodOperation::kSet, kAllSource, MergedStateLocked()}, cancel);
 }
 
-std::vector<api::Pod> PodConfig::MergedState() const {
+std::vector<api::PodPtr> PodConfig::MergedState() const {
   absl::MutexLock lock(&mu_);
   return MergedStateLocked();
 }
 
-std::vector<api::Pod> PodConfig::MergedStateLocked() const {
-  std::vector<api::Pod> out;
+std::vector<api::PodPtr> PodConfig::MergedStateLocked() const {
+  std::vector<api::PodPtr> out;
   for (const auto& [source, pods] : pods_) {
-    for (const auto& [uid, pod] : pods) out.push_back(pod);
+    for (const auto& [uid, stored] : pods) out.push_back(stored.pod);
   }
   return out;
 }

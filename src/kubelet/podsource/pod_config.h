@@ -18,6 +18,13 @@
 //   * A known pod whose only difference is its status is a RECONCILE.
 //   * SET: stored pods missing from the snapshot are a REMOVE. REMOVE drops the listed pods.
 //     ADD/UPDATE/DELETE merge the listed pods as above without removing anything.
+// Sharing: pods arrive and leave as api::PodPtr and are never modified in place. An ADD stores
+// (and emits) one new object: the source's pod with config.source and config.seen stamped. An
+// UPDATE, DELETE or RECONCILE builds the merged version once (the stored metadata with the new
+// spec, labels, deletion fields, annotations and status; or the stored pod with the new status)
+// and stores and emits that object; REMOVE emits the stored object. A pod handed in again as the
+// very object last merged (the source kept it, e.g. an unchanged manifest or an API pod whose
+// event concerned another pod) is known to be unchanged without comparing it.
 // Each Merge emits, in this order and only when non-empty: REMOVE, ADD, UPDATE, DELETE,
 // RECONCILE; the first SET of a source that yields no ADD/UPDATE/DELETE emits an empty ADD so the
 // consumer learns the source is ready. An unchanged snapshot emits nothing.
@@ -72,9 +79,10 @@ class PodConfig {
   void AddSource(std::string_view source);
   std::vector<std::string> Sources() const;
 
-  // A full snapshot of `source` (a SET). Blocks while the queue is full; returns false when the
-  // wait ended because of Shutdown() or *cancel (checked at least every 50 ms).
-  bool SetSource(std::string_view source, std::vector<api::Pod> pods,
+  // A full snapshot of `source` (a SET). Null pods are ignored (here and in Merge). Blocks while
+  // the queue is full; returns false when the wait ended because of Shutdown() or *cancel (checked
+  // at least every 50 ms).
+  bool SetSource(std::string_view source, std::vector<api::PodPtr> pods,
                  const std::atomic<bool>* cancel = nullptr);
   // Any operation from a source: SET, ADD, UPDATE, DELETE or REMOVE (RECONCILE is ignored with a
   // log line, as upstream). Same blocking contract as SetSource.
@@ -86,8 +94,8 @@ class PodConfig {
 
   // Enqueues a SET of the merged state of all sources with source "*" (upstream Sync).
   bool Sync(const std::atomic<bool>* cancel = nullptr);
-  // Deep copy of every stored pod, ordered by source name, then UID.
-  std::vector<api::Pod> MergedState() const;
+  // Every stored pod (shared), ordered by source name, then UID.
+  std::vector<api::PodPtr> MergedState() const;
 
   // --- Consumer side.
   // Readable (POLLIN) exactly while at least one update is pending. Valid for the lifetime.
@@ -103,17 +111,24 @@ class PodConfig {
   void Shutdown();
 
  private:
-  using PodMap = std::map<std::string, api::Pod>;  // UID -> pod
+  struct StoredPod {
+    api::PodPtr pod;  // the merged version, as emitted
+    // The source's object last merged into `pod`, kept only while the source holds it too (so
+    // keeping it costs nothing); null otherwise.
+    api::PodPtr ref;
+  };
+  using PodMap = std::map<std::string, StoredPod>;  // UID -> pod
 
   struct MergeResult {
-    std::vector<api::Pod> adds, updates, deletes, removes, reconciles;
+    std::vector<api::PodPtr> adds, updates, deletes, removes, reconciles;
   };
 
   MergeResult MergeLocked(const std::string& source, PodUpdate& update)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void UpdatePods(const std::string& source, std::vector<api::Pod>& new_pods, PodMap& old_pods,
-                  PodMap& pods, MergeResult& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::vector<api::Pod> MergedStateLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  void UpdatePods(const std::string& source, const std::vector<api::PodPtr>& new_pods,
+                  PodMap& old_pods, PodMap& pods, MergeResult& out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<api::PodPtr> MergedStateLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Waits until no other producer is merging (so each Merge's updates are enqueued in order and
   // contiguously) and claims the producer role. False when shut down / cancelled.
   bool AcquireProducerLocked(const std::atomic<bool>* cancel) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -17,14 +17,16 @@ namespace {
 using kubelet::testing::Eventually;
 using testutil::LogCapture;
 
-api::Pod MakePod(const std::string& name, const std::string& uid,
-                 const std::string& image = "busybox") {
-  return api::testing::PodBuilder(name).Uid(uid).Container("c", image);
+api::PodPtr P(api::Pod pod) { return std::make_shared<const api::Pod>(std::move(pod)); }
+
+api::PodPtr MakePod(const std::string& name, const std::string& uid,
+                    const std::string& image = "busybox") {
+  return P(api::testing::PodBuilder(name).Uid(uid).Container("c", image));
 }
 
 std::vector<std::string> Names(const PodUpdate& u) {
   std::vector<std::string> out;
-  for (const auto& p : u.pods) out.push_back(p.metadata.name);
+  for (const auto& p : u.pods) out.push_back(p->metadata.name);
   return out;
 }
 
@@ -61,80 +63,180 @@ TEST_F(PodConfigTest, AddStampsSourceAndFirstSeen) {
   ASSERT_EQ(updates.size(), 1u);
   EXPECT_EQ(updates[0].op, PodOperation::kAdd);
   ASSERT_EQ(updates[0].pods.size(), 1u);
-  const auto& ann = updates[0].pods[0].metadata.annotations;
+  const auto& ann = updates[0].pods[0]->metadata.annotations;
   EXPECT_EQ(ann.at(api::kConfigSourceAnnotationKey), "file");
   EXPECT_EQ(ann.at(api::kConfigFirstSeenAnnotationKey), api::FormatRFC3339Nano(clock_.Now()));
 }
 
 TEST_F(PodConfigTest, UnchangedSnapshotAndNewSeenTimeProduceNothing) {
-  api::Pod a = MakePod("a", "uid-a");
-  ASSERT_TRUE(config_.SetSource(kFileSource, {a}));
+  api::Pod a = *MakePod("a", "uid-a");
+  ASSERT_TRUE(config_.SetSource(kFileSource, {P(a)}));
   config_.Drain();
-  ASSERT_TRUE(config_.SetSource(kFileSource, {a}));
+  ASSERT_TRUE(config_.SetSource(kFileSource, {P(a)}));
   EXPECT_TRUE(config_.Drain().empty());
   // A re-read manifest carries a fresh config.seen and config.source: local annotations.
   clock_.Advance(absl::Seconds(30));
   a.metadata.annotations[api::kConfigFirstSeenAnnotationKey] = "2030-01-01T00:00:00Z";
   a.metadata.annotations[api::kConfigSourceAnnotationKey] = "file";
-  ASSERT_TRUE(config_.SetSource(kFileSource, {a}));
+  ASSERT_TRUE(config_.SetSource(kFileSource, {P(a)}));
   EXPECT_TRUE(config_.Drain().empty());
 }
 
 TEST_F(PodConfigTest, SpecChangeIsUpdateKeepingFirstSeen) {
   ASSERT_TRUE(config_.SetSource(kFileSource, {MakePod("a", "uid-a")}));
   const std::string seen =
-      config_.Drain()[0].pods[0].metadata.annotations.at(api::kConfigFirstSeenAnnotationKey);
+      config_.Drain()[0].pods[0]->metadata.annotations.at(api::kConfigFirstSeenAnnotationKey);
   clock_.Advance(absl::Seconds(5));
   ASSERT_TRUE(config_.SetSource(kFileSource, {MakePod("a", "uid-a", "nginx")}));
   auto updates = config_.Drain();
   ASSERT_EQ(updates.size(), 1u);
   EXPECT_EQ(updates[0].op, PodOperation::kUpdate);
   ASSERT_EQ(updates[0].pods.size(), 1u);
-  EXPECT_EQ(updates[0].pods[0].spec.containers[0].image, "nginx");
-  EXPECT_EQ(updates[0].pods[0].metadata.annotations.at(api::kConfigFirstSeenAnnotationKey), seen);
-  EXPECT_EQ(config_.MergedState()[0].spec.containers[0].image, "nginx");
+  EXPECT_EQ(updates[0].pods[0]->spec.containers[0].image, "nginx");
+  EXPECT_EQ(updates[0].pods[0]->metadata.annotations.at(api::kConfigFirstSeenAnnotationKey), seen);
+  EXPECT_EQ(config_.MergedState()[0]->spec.containers[0].image, "nginx");
 }
 
 TEST_F(PodConfigTest, LabelAndAnnotationChangesAreUpdates) {
-  api::Pod a = MakePod("a", "uid-a");
-  ASSERT_TRUE(config_.SetSource(kFileSource, {a}));
+  api::Pod a = *MakePod("a", "uid-a");
+  ASSERT_TRUE(config_.SetSource(kFileSource, {P(a)}));
   config_.Drain();
   a.metadata.annotations["example.com/x"] = "1";
-  ASSERT_TRUE(config_.SetSource(kFileSource, {a}));
+  ASSERT_TRUE(config_.SetSource(kFileSource, {P(a)}));
   auto updates = config_.Drain();
   ASSERT_EQ(updates.size(), 1u);
   EXPECT_EQ(updates[0].op, PodOperation::kUpdate);
-  EXPECT_EQ(updates[0].pods[0].metadata.annotations.at("example.com/x"), "1");
-  EXPECT_EQ(updates[0].pods[0].metadata.annotations.at(api::kConfigSourceAnnotationKey), "file");
-  EXPECT_EQ(updates[0].pods[0].metadata.annotations.count(api::kConfigFirstSeenAnnotationKey), 1u);
+  EXPECT_EQ(updates[0].pods[0]->metadata.annotations.at("example.com/x"), "1");
+  EXPECT_EQ(updates[0].pods[0]->metadata.annotations.at(api::kConfigSourceAnnotationKey), "file");
+  EXPECT_EQ(updates[0].pods[0]->metadata.annotations.count(api::kConfigFirstSeenAnnotationKey), 1u);
 
   a.metadata.labels["app"] = "web";
-  ASSERT_TRUE(config_.SetSource(kFileSource, {a}));
+  ASSERT_TRUE(config_.SetSource(kFileSource, {P(a)}));
   updates = config_.Drain();
   ASSERT_EQ(updates.size(), 1u);
   EXPECT_EQ(updates[0].op, PodOperation::kUpdate);
-  EXPECT_EQ(updates[0].pods[0].metadata.labels.at("app"), "web");
+  EXPECT_EQ(updates[0].pods[0]->metadata.labels.at("app"), "web");
 
   // Removing the annotation is a change too.
   a.metadata.annotations.erase("example.com/x");
-  ASSERT_TRUE(config_.SetSource(kFileSource, {a}));
+  ASSERT_TRUE(config_.SetSource(kFileSource, {P(a)}));
   updates = config_.Drain();
   ASSERT_EQ(updates.size(), 1u);
   EXPECT_EQ(updates[0].op, PodOperation::kUpdate);
-  EXPECT_EQ(updates[0].pods[0].metadata.annotations.count("example.com/x"), 0u);
+  EXPECT_EQ(updates[0].pods[0]->metadata.annotations.count("example.com/x"), 0u);
 }
 
 TEST_F(PodConfigTest, StatusOnlyChangeIsReconcile) {
-  api::Pod a = MakePod("a", "uid-a");
+  api::Pod a = *MakePod("a", "uid-a");
   a.status.phase = api::kPodPending;
-  ASSERT_TRUE(config_.SetSource(kApiserverSource, {a}));
+  ASSERT_TRUE(config_.SetSource(kApiserverSource, {P(a)}));
   config_.Drain();
   a.status.phase = api::kPodRunning;
-  ASSERT_TRUE(config_.SetSource(kApiserverSource, {a}));
+  ASSERT_TRUE(config_.SetSource(kApiserverSource, {P(a)}));
   auto updates = config_.Drain();
   ASSERT_EQ(updates.size(), 1u);
   EXPECT_EQ(updates[0].op, PodOperation::kReconcile);
-  EXPECT_EQ(updates[0].pods[0].status.phase, api::kPodRunning);
+  EXPECT_EQ(updates[0].pods[0]->status.phase, api::kPodRunning);
+}
+
+// One object per pod version: the ADD's object (the source's pod, stamped once) is the one
+// stored and, later, the one a REMOVE hands back; the source's own object is left as it was.
+TEST_F(PodConfigTest, AddStoresAndEmitsOneStampedObjectLeavingTheSourcesAlone) {
+  const api::PodPtr src = MakePod("a", "uid-a");
+  ASSERT_TRUE(config_.SetSource(kFileSource, {src}));
+  auto updates = config_.Drain();
+  ASSERT_EQ(updates.size(), 1u);
+  ASSERT_EQ(updates[0].pods.size(), 1u);
+  const api::PodPtr added = updates[0].pods[0];
+  EXPECT_NE(added, src);
+  EXPECT_EQ(added->metadata.annotations.at(api::kConfigSourceAnnotationKey), "file");
+  EXPECT_EQ(src->metadata.annotations.count(api::kConfigSourceAnnotationKey), 0u);
+  EXPECT_EQ(src->metadata.annotations.count(api::kConfigFirstSeenAnnotationKey), 0u);
+  EXPECT_EQ(added->spec, src->spec);
+  ASSERT_EQ(config_.MergedState().size(), 1u);
+  EXPECT_EQ(config_.MergedState()[0], added);
+
+  ASSERT_TRUE(config_.SetSource(kFileSource, {src}));
+  EXPECT_TRUE(config_.Drain().empty());
+  EXPECT_EQ(config_.MergedState()[0], added);
+  ASSERT_TRUE(config_.SetSource(kFileSource, {}));
+  updates = config_.Drain();
+  ASSERT_EQ(updates.size(), 1u);
+  EXPECT_EQ(updates[0].op, PodOperation::kRemove);
+  ASSERT_EQ(updates[0].pods.size(), 1u);
+  EXPECT_EQ(updates[0].pods[0], added);
+}
+
+// UPDATE and RECONCILE build the merged version once, as a new object: the stored metadata
+// (first resourceVersion, config.seen) with the new spec or status; the older version is
+// untouched (the kubelet's workers may still hold it).
+TEST_F(PodConfigTest, UpdateAndReconcileBuildANewMergedObject) {
+  api::Pod a = *MakePod("a", "uid-a");
+  a.metadata.resource_version = "1";
+  a.status.phase = api::kPodPending;
+  ASSERT_TRUE(config_.SetSource(kApiserverSource, {P(a)}));
+  const api::PodPtr added = config_.Drain()[0].pods[0];
+  const std::string seen = added->metadata.annotations.at(api::kConfigFirstSeenAnnotationKey);
+  clock_.Advance(absl::Seconds(3));
+
+  a.metadata.resource_version = "2";
+  a.spec.containers[0].image = "nginx";
+  ASSERT_TRUE(config_.SetSource(kApiserverSource, {P(a)}));
+  auto updates = config_.Drain();
+  ASSERT_EQ(updates.size(), 1u);
+  EXPECT_EQ(updates[0].op, PodOperation::kUpdate);
+  const api::PodPtr updated = updates[0].pods[0];
+  EXPECT_NE(updated, added);
+  EXPECT_EQ(updated->spec.containers[0].image, "nginx");
+  EXPECT_EQ(updated->metadata.resource_version, "1");
+  EXPECT_EQ(updated->metadata.annotations.at(api::kConfigFirstSeenAnnotationKey), seen);
+  EXPECT_EQ(updated->metadata.annotations.at(api::kConfigSourceAnnotationKey), "api");
+  EXPECT_EQ(added->spec.containers[0].image, "busybox");
+  EXPECT_EQ(config_.MergedState()[0], updated);
+
+  a.metadata.resource_version = "3";
+  a.status.phase = api::kPodRunning;
+  ASSERT_TRUE(config_.SetSource(kApiserverSource, {P(a)}));
+  updates = config_.Drain();
+  ASSERT_EQ(updates.size(), 1u);
+  EXPECT_EQ(updates[0].op, PodOperation::kReconcile);
+  const api::PodPtr reconciled = updates[0].pods[0];
+  EXPECT_NE(reconciled, updated);
+  EXPECT_EQ(reconciled->status.phase, api::kPodRunning);
+  EXPECT_EQ(reconciled->metadata.resource_version, "1");
+  EXPECT_EQ(reconciled->spec.containers[0].image, "nginx");
+  EXPECT_EQ(reconciled->metadata.annotations, updated->metadata.annotations);
+  EXPECT_EQ(updated->status.phase, api::kPodPending);
+  EXPECT_EQ(config_.MergedState()[0], reconciled);
+}
+
+// The object merged last, handed in again, is unchanged without comparing; another object is
+// compared, also one merged before (a manifest reverted to an older content).
+TEST_F(PodConfigTest, SameObjectAgainIsUnchangedAndAnOlderObjectIsCompared) {
+  const api::PodPtr v1 = MakePod("a", "uid-a");
+  const api::PodPtr v2 = MakePod("a", "uid-a", "nginx");
+  ASSERT_TRUE(config_.SetSource(kFileSource, {v1}));
+  ASSERT_EQ(config_.Drain().size(), 1u);
+  ASSERT_TRUE(config_.SetSource(kFileSource, {v1}));
+  EXPECT_TRUE(config_.Drain().empty());
+  ASSERT_TRUE(config_.SetSource(kFileSource, {v2}));
+  auto updates = config_.Drain();
+  ASSERT_EQ(updates.size(), 1u);
+  EXPECT_EQ(updates[0].op, PodOperation::kUpdate);
+  EXPECT_EQ(updates[0].pods[0]->spec.containers[0].image, "nginx");
+  ASSERT_TRUE(config_.SetSource(kFileSource, {v2}));
+  EXPECT_TRUE(config_.Drain().empty());
+  ASSERT_TRUE(config_.SetSource(kFileSource, {v1}));
+  updates = config_.Drain();
+  ASSERT_EQ(updates.size(), 1u);
+  EXPECT_EQ(updates[0].op, PodOperation::kUpdate);
+  EXPECT_EQ(updates[0].pods[0]->spec.containers[0].image, "busybox");
+  // An equal copy of the stored version is no change either.
+  ASSERT_TRUE(config_.SetSource(kFileSource, {MakePod("a", "uid-a")}));
+  EXPECT_TRUE(config_.Drain().empty());
+  // Null entries are ignored.
+  ASSERT_TRUE(config_.SetSource(kFileSource, {nullptr, v1}));
+  EXPECT_TRUE(config_.Drain().empty());
 }
 
 TEST_F(PodConfigTest, RemovedPodsComeBeforeAdds) {
@@ -157,22 +259,22 @@ TEST_F(PodConfigTest, NewUidForSameNameIsRemoveAndAdd) {
   auto updates = config_.Drain();
   ASSERT_EQ(updates.size(), 2u);
   EXPECT_EQ(updates[0].op, PodOperation::kRemove);
-  EXPECT_EQ(updates[0].pods[0].metadata.uid, "uid-1");
+  EXPECT_EQ(updates[0].pods[0]->metadata.uid, "uid-1");
   EXPECT_EQ(updates[1].op, PodOperation::kAdd);
-  EXPECT_EQ(updates[1].pods[0].metadata.uid, "uid-2");
+  EXPECT_EQ(updates[1].pods[0]->metadata.uid, "uid-2");
 }
 
 TEST_F(PodConfigTest, DeletionTimestampIsDelete) {
-  api::Pod a = MakePod("a", "uid-a");
-  ASSERT_TRUE(config_.SetSource(kApiserverSource, {a}));
+  api::Pod a = *MakePod("a", "uid-a");
+  ASSERT_TRUE(config_.SetSource(kApiserverSource, {P(a)}));
   config_.Drain();
   a.metadata.deletion_timestamp = api::Time::FromUnix(1700000100);
   a.metadata.deletion_grace_period_seconds = 30;
-  ASSERT_TRUE(config_.SetSource(kApiserverSource, {a}));
+  ASSERT_TRUE(config_.SetSource(kApiserverSource, {P(a)}));
   auto updates = config_.Drain();
   ASSERT_EQ(updates.size(), 1u);
   EXPECT_EQ(updates[0].op, PodOperation::kDelete);
-  EXPECT_TRUE(updates[0].pods[0].metadata.deletion_timestamp.has_value());
+  EXPECT_TRUE(updates[0].pods[0]->metadata.deletion_timestamp.has_value());
 }
 
 TEST_F(PodConfigTest, DuplicateNamesWithinASourceAreDropped) {
@@ -181,7 +283,7 @@ TEST_F(PodConfigTest, DuplicateNamesWithinASourceAreDropped) {
   auto updates = config_.Drain();
   ASSERT_EQ(updates.size(), 1u);
   ASSERT_EQ(updates[0].pods.size(), 1u);
-  EXPECT_EQ(updates[0].pods[0].metadata.uid, "uid-1");
+  EXPECT_EQ(updates[0].pods[0]->metadata.uid, "uid-1");
   EXPECT_EQ(logs.Count({"Pod failed validation due to duplicate pod name, ignoring", "index=1",
                         "pod=\"default/a\"", "source=\"file\""}),
             1)

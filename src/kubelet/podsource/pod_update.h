@@ -1,7 +1,10 @@
 // The unit of change that flows from the pod sources, through PodConfig, to the sync loop
 // (upstream pkg/kubelet/types/pod_update.go: PodUpdate, PodOperation and the source names).
 //
-// Value types; thread-compatible.
+// Value types; thread-compatible. The pods are shared and immutable (api::PodPtr): the object a
+// source built is the one PodConfig stores and hands on, unless the merge had to change it (then
+// PodConfig builds the new version once), and the sync loop keeps that same object in the pod
+// manager and the pod workers.
 #ifndef KUBELET_KUBELET_PODSOURCE_POD_UPDATE_H_
 #define KUBELET_KUBELET_PODSOURCE_POD_UPDATE_H_
 
@@ -52,7 +55,7 @@ inline constexpr char kAllSource[] = "*";
 struct PodUpdate {
   PodOperation op = PodOperation::kSet;
   std::string source;
-  std::vector<api::Pod> pods;
+  std::vector<api::PodPtr> pods;
 };
 
 }  // namespace kubelet::podsource

@@ -57,7 +57,7 @@ class LogCapture {
 inline std::vector<std::string> MergedNames(const PodConfig& config) {
   std::vector<std::string> names;
   for (const auto& p : config.MergedState()) {
-    names.push_back(p.metadata.namespace_ + "/" + p.metadata.name);
+    names.push_back(p->metadata.namespace_ + "/" + p->metadata.name);
   }
   std::sort(names.begin(), names.end());
   return names;

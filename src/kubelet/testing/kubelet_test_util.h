@@ -2,7 +2,12 @@
 #ifndef KUBELET_KUBELET_TESTING_KUBELET_TEST_UTIL_H_
 #define KUBELET_KUBELET_TESTING_KUBELET_TEST_UTIL_H_
 
+#include <memory>
+#include <utility>
+#include <vector>
+
 #include "absl/time/clock.h"
+#include "api/pod.h"
 #include "common/testing/eventually.h"
 #include "cri/proto/api.pb.h"
 
@@ -20,6 +25,14 @@ inline runtime::v1::StatusResponse RuntimeStatus(bool runtime_ready = true,
   nc->set_status(network_ready);
   if (!network_ready) nc->set_reason("NetworkPluginNotReady");
   return resp;
+}
+
+// Pods as a source hands them to PodConfig: one shared object each.
+inline std::vector<api::PodPtr> SharedPods(std::vector<api::Pod> pods) {
+  std::vector<api::PodPtr> out;
+  out.reserve(pods.size());
+  for (api::Pod& p : pods) out.push_back(std::make_shared<const api::Pod>(std::move(p)));
+  return out;
 }
 
 }  // namespace kubelet::testing
