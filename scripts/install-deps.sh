@@ -11,7 +11,6 @@ PACKAGES=(
   # libraries
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   nlohmann-json3-dev libyaml-cpp-dev libssl-dev libsystemd-dev libboost-dev libboost-system-dev
-  libcurl4-openssl-dev
   prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   # runtime and test harness: containerd + runc + CNI, images built from busybox, a registry
   containerd runc containernetworking-plugins busybox-static docker-registry

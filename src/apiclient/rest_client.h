@@ -23,9 +23,34 @@
 //   rest_client_requests_total{code,host,method} (code "<error>" when no response; watches
 //   included) and rest_client_request_duration_seconds{host,verb} (unary calls; the rate limiter
 //   wait included, as upstream).
+// - Transport: HTTP/1.1 (http:// or https://), one request at a time per connection; a small pool
+//   of idle keep-alive connections per client (RestClientOptions::max_idle_connections) is reused
+//   by later calls, concurrent calls use separate connections. A pooled connection the server has
+//   closed is replaced before use; a GET whose reused connection fails before any answer is sent
+//   once more on a new connection. Unary calls offer gzip and decode it; watches do not.
+// - TLS: the server is verified against ca_pem / ca_file (else the system's bundle) and the URL's
+//   host or tls_server_name (a DNS or IP SAN; the name is also sent as SNI unless an IP), unless
+//   insecure. The client certificate of a new connection is the one current then: the files are
+//   read again, client_certificate_source is asked on each call. Requests carry Host (the URL's
+//   authority), Accept "application/json, */*", User-Agent when set, the bearer token and
+//   Content-Type when there is a body; Request::headers replace these by name (empty: remove).
+// - Proxy, as Go's net/http ProxyFromEnvironment (rules in proxy.h): HTTPS_PROXY / https_proxy
+//   for an https:// API server, HTTP_PROXY / http_proxy for an http:// one, unless NO_PROXY /
+//   no_proxy or the loopback rule (localhost and loopback addresses are never proxied) exempt
+//   its host. The environment is read once, when the client is created
+//   (RestClientOptions::proxy_environment replaces it). Only http:// proxies are supported (a
+//   value without a scheme is one): an https:// or socks5:// proxy that applies fails the
+//   creation (InvalidArgument); a value that is not a URL is ignored, as Go does. Through the
+//   proxy, each new connection to an https server first sends "CONNECT host:port" (Host the
+//   same, User-Agent when set) and runs the TLS handshake above inside the tunnel; an answer
+//   other than 2xx fails the call as Unavailable naming the proxy and the status line. Requests
+//   to an http server carry the absolute URL as target. Credentials in the proxy URL
+//   (user:pass@, percent-decoded) are sent as "Proxy-Authorization: Basic" on the CONNECT (on
+//   each request for http). Pooling, retries, watches and cancellation work as without a proxy.
 // Thread-safety: a RestClient is thread-safe; calls run on the caller's thread (no thread per
-// request). Ownership: the factory's result owns its connections; the callback is borrowed for the
-// duration of Watch().
+// request; resolving a host name that is not an IP address runs getaddrinfo on a short-lived
+// detached thread so that a cancellation does not wait for it). Ownership: the factory's result
+// owns its connections; the callback is borrowed for the duration of Watch().
 #ifndef KUBELET_APICLIENT_REST_CLIENT_H_
 #define KUBELET_APICLIENT_REST_CLIENT_H_
 
@@ -34,6 +59,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -43,6 +69,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "apiclient/kubeconfig.h"
+#include "apiclient/proxy.h"
 #include "common/clock.h"
 #include "nlohmann/json.hpp"
 
@@ -129,20 +156,23 @@ class RestClient {
 };
 
 struct RestClientOptions {
-  // Bounds: a unary response body, and one watch frame.
+  // Bounds: a unary response body (after gzip decoding), and one watch frame.
   size_t max_body_bytes = 64u << 20;
   size_t max_frame_bytes = 16u << 20;
-  // Idle easy handles (each keeps its live connection) kept for reuse.
+  // Idle keep-alive connections kept for reuse.
   int max_idle_connections = 4;
-  bool http2 = true;  // offer HTTP/2 over TLS (ALPN); HTTP/1.1 otherwise
+  // Name resolution, TCP connect and TLS handshake of a new connection (within the call's own
+  // timeout).
   absl::Duration connect_timeout = absl::Seconds(30);
   // Time source of the rate limiter; null: the real clock.
   Clock* clock = nullptr;
+  // The proxy settings; unset: the process environment's (ProxyEnvironmentFromProcess()).
+  std::optional<ProxyEnvironment> proxy_environment;
 };
 
-// A libcurl client for `config`. Fails (InvalidArgument / NotFound, naming the field or file)
-// when the host URL is not http(s), or a referenced CA, certificate, key or token file cannot
-// be read.
+// A client for `config` (Boost.Beast over OpenSSL). Fails (InvalidArgument / NotFound, naming the
+// field or file) when the host URL is not http(s), a referenced CA, certificate, key or token
+// file cannot be read, or the proxy that applies is not an http:// one.
 absl::StatusOr<std::unique_ptr<RestClient>> NewRestClient(const RestConfig& config,
                                                           RestClientOptions options = {});
 

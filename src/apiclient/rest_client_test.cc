@@ -1,7 +1,8 @@
-// The libcurl RestClient against an in-process HTTPS server on 127.0.0.1 (OpenSSL, a thread per
-// connection: fine for a test): TLS verification, client certificates, tokens, unary calls and
-// error answers, keep-alive reuse, bounds, watch streaming, cancellation, the rate limiter and
-// the metrics.
+// The RestClient against an in-process HTTPS (or plain HTTP) server on 127.0.0.1 (OpenSSL, a
+// thread per connection: fine for a test): TLS verification, client certificates and their
+// rotation, tokens, unary calls and error answers, keep-alive reuse and idle connections the
+// server closed, gzip, bounds, watch streaming, cancellation, the rate limiter, the metrics, and
+// proxies (Go's selection rules, and an in-test CONNECT proxy in front of the server).
 #include "apiclient/rest_client.h"
 
 #include <arpa/inet.h>
@@ -10,10 +11,13 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -24,9 +28,12 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "apiclient/proxy.h"
 #include "apiclient/reflector.h"
 #include "common/cancellation.h"
 #include "common/strings.h"
@@ -113,7 +120,7 @@ std::string KeyPem(EVP_PKEY* k) {
 struct Pki {
   std::string ca_pem, server_cert_pem, server_key_pem, client_cert_pem, client_key_pem;
   std::string client2_cert_pem, client2_key_pem;  // another node's identity
-  std::string other_ca_pem;  // trusts nothing here
+  std::string other_ca_pem;                       // trusts nothing here
 };
 
 const Pki& TestPki() {
@@ -158,14 +165,20 @@ struct ServerRequest {
 
 class Conn {
  public:
-  explicit Conn(SSL* ssl) : ssl_(ssl) {}
+  // Over TLS when `ssl` is set, plain on `fd` otherwise.
+  Conn(SSL* ssl, int fd, int index) : ssl_(ssl), fd_(fd), index_(index) {}
   bool Write(std::string_view data) {
     while (!data.empty()) {
-      int n = SSL_write(ssl_, data.data(), static_cast<int>(data.size()));
+      int n = ssl_ != nullptr ? SSL_write(ssl_, data.data(), static_cast<int>(data.size()))
+                              : static_cast<int>(::send(fd_, data.data(), data.size(), 0));
       if (n <= 0) return false;
       data.remove_prefix(n);
     }
     return true;
+  }
+  int Read(char* buf, int size) {
+    return ssl_ != nullptr ? SSL_read(ssl_, buf, size)
+                           : static_cast<int>(::recv(fd_, buf, size, 0));
   }
   void Respond(int code, const std::string& body,
                const std::string& content_type = "application/json") {
@@ -184,10 +197,17 @@ class Conn {
     return Write(len) && Write(data) && Write("\r\n");
   }
   void EndChunked() { Write("0\r\n\r\n"); }
+  // Closes the connection once the handler returns (after its answer, if any), without saying
+  // so in the answer: as a server does with a keep-alive connection it will not keep.
+  void Close() { close_ = true; }
   bool closing() const { return close_; }
+  int index() const { return index_; }  // 1 for the server's first connection
+  int requests = 0;                     // served on this connection, the current one included
 
  private:
   SSL* ssl_;
+  int fd_;
+  int index_;
   bool close_ = false;
 };
 
@@ -195,8 +215,11 @@ using Handler = std::function<void(const ServerRequest&, Conn&)>;
 
 class TestServer {
  public:
+  enum Mode { kTls, kTlsNoClientCert, kPlain };
   explicit TestServer(Handler handler, bool request_client_cert = true)
-      : handler_(std::move(handler)) {
+      : TestServer(std::move(handler), request_client_cert ? kTls : kTlsNoClientCert) {}
+  TestServer(Handler handler, Mode mode) : handler_(std::move(handler)), plain_(mode == kPlain) {
+    const bool request_client_cert = mode == kTls;
     const Pki& pki = TestPki();
     ctx_ = SSL_CTX_new(TLS_server_method());
     BIO* b = BIO_new_mem_buf(pki.server_cert_pem.data(), -1);
@@ -252,7 +275,7 @@ class TestServer {
 
   int port() const { return port_; }
   std::string url(const std::string& prefix = "") const {
-    return absl::StrCat("https://127.0.0.1:", port_, prefix);
+    return absl::StrCat(plain_ ? "http" : "https", "://127.0.0.1:", port_, prefix);
   }
   int connections() const {
     absl::MutexLock lock(&mu_);
@@ -275,19 +298,22 @@ class TestServer {
         ::close(c);
         return;
       }
-      ++connections_;
+      const int index = ++connections_;
       conn_fds_.push_back(c);
-      conn_threads_.emplace_back([this, c] { Serve(c); });
+      conn_threads_.emplace_back([this, c, index] { Serve(c, index); });
     }
   }
 
-  void Serve(int fd) {
-    SSL* ssl = SSL_new(ctx_);
-    SSL_set_fd(ssl, fd);
-    if (SSL_accept(ssl) == 1) {
+  void Serve(int fd, int index) {
+    SSL* ssl = nullptr;
+    if (!plain_) {
+      ssl = SSL_new(ctx_);
+      SSL_set_fd(ssl, fd);
+    }
+    if (plain_ || SSL_accept(ssl) == 1) {
       std::string cn;
       bool verified = false;
-      if (X509* peer = SSL_get1_peer_certificate(ssl)) {
+      if (X509* peer = ssl != nullptr ? SSL_get1_peer_certificate(ssl) : nullptr) {
         char buf[256] = {0};
         X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, buf, sizeof(buf));
         cn = buf;
@@ -295,12 +321,12 @@ class TestServer {
         X509_free(peer);
       }
       std::string buf;
-      Conn conn(ssl);
+      Conn conn(ssl, fd, index);
       while (!conn.closing()) {
         size_t end;
         while ((end = buf.find("\r\n\r\n")) == std::string::npos) {
           char tmp[4096];
-          int n = SSL_read(ssl, tmp, sizeof(tmp));
+          int n = conn.Read(tmp, sizeof(tmp));
           if (n <= 0) goto done;
           buf.append(tmp, n);
         }
@@ -331,7 +357,7 @@ class TestServer {
             std::stoul(req.Header("content-length").empty() ? "0" : req.Header("content-length"));
         while (buf.size() < body_len) {
           char tmp[4096];
-          int n = SSL_read(ssl, tmp, sizeof(tmp));
+          int n = conn.Read(tmp, sizeof(tmp));
           if (n <= 0) goto done;
           buf.append(tmp, n);
         }
@@ -341,16 +367,21 @@ class TestServer {
           absl::MutexLock lock(&mu_);
           requests_.push_back(req);
         }
+        ++conn.requests;
         handler_(req, conn);
       }
     }
   done:
-    SSL_shutdown(ssl);
-    SSL_free(ssl);
+    if (ssl != nullptr) {
+      SSL_shutdown(ssl);
+      SSL_free(ssl);
+    }
+    ::shutdown(fd, SHUT_RDWR);
     ::close(fd);
   }
 
   Handler handler_;
+  const bool plain_;
   SSL_CTX* ctx_ = nullptr;
   int fd_ = -1;
   int port_ = 0;
@@ -856,6 +887,752 @@ TEST(RestClientTest, ReflectorOverTheRealClient) {
   EXPECT_THAT(reqs[0].target, HasSubstr("resourceVersion=0"));
   EXPECT_THAT(reqs[1].target, HasSubstr("resourceVersion=10"));
   EXPECT_THAT(reqs[1].target, HasSubstr("allowWatchBookmarks=true"));
+}
+
+std::string Gzip(const std::string& in) {
+  z_stream z{};
+  deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&z, in.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+TEST(RestClientTest, PlainHttpUnaryAndWatch) {
+  TestServer server(
+      [](const ServerRequest& r, Conn& c) {
+        if (r.target.find("watch=true") == std::string::npos) {
+          c.Respond(200, R"({"kind":"Node"})");
+          return;
+        }
+        c.StartChunked(200);
+        c.Chunk(R"({"type":"ADDED","object":{"metadata":{"name":"n"}}})"
+                "\n");
+        c.EndChunked();
+      },
+      TestServer::kPlain);
+  RestConfig cfg;
+  cfg.host = server.url();
+  cfg.bearer_token = "t";
+  cfg.qps = 0;
+  std::unique_ptr<RestClient> client = Client(cfg);
+  absl::StatusOr<Response> resp = client->Do(Get("/api/v1/nodes/n"));
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(resp->body, R"({"kind":"Node"})");
+  std::vector<std::string> names;
+  resp = client->Watch(Get("/api/v1/nodes?watch=true"), [&](WatchEvent ev) {
+    names.push_back(ev.object["metadata"]["name"].get<std::string>());
+    return true;
+  });
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(resp->code, 200);
+  EXPECT_THAT(names, ::testing::ElementsAre("n"));
+  EXPECT_EQ(server.requests().at(0).Header("authorization"), "Bearer t");
+  EXPECT_EQ(server.requests().at(0).Header("host"), absl::StrCat("127.0.0.1:", server.port()));
+  EXPECT_EQ(server.connections(), 1);
+}
+
+TEST(RestClientTest, IdleConnectionTheServerClosedIsReplaced) {
+  TestServer server([](const ServerRequest& r, Conn& c) {
+    c.Respond(200, std::to_string(c.index()));
+    if (r.target == "/close-after") c.Close();
+  });
+  std::unique_ptr<RestClient> client = Client(Config(server));
+  absl::StatusOr<Response> resp = client->Do(Get("/close-after"));
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(resp->body, "1");
+  absl::SleepFor(absl::Milliseconds(100));  // the server's close reaches the client
+  // Not idempotent, so it could not be sent again: the closed connection is noticed before.
+  Request post;
+  post.method = "POST";
+  post.path = "/x";
+  post.body = "{}";
+  resp = client->Do(post);
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(resp->body, "2");
+  resp = client->Do(Get("/y"));
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(resp->body, "2");  // the new connection is kept in turn
+  EXPECT_EQ(server.connections(), 2);
+}
+
+TEST(RestClientTest, GetIsSentAgainWhenAReusedConnectionDropsIt) {
+  // The server closes a reused connection as the request arrives, without an answer (its idle
+  // timeout firing while the request was on its way).
+  TestServer server([](const ServerRequest& r, Conn& c) {
+    if (r.target == "/drop" && c.requests > 1) {
+      c.Close();
+      return;
+    }
+    c.Respond(200, std::to_string(c.index()));
+  });
+  std::unique_ptr<RestClient> client = Client(Config(server));
+  ASSERT_TRUE(client->Do(Get("/a")).ok());
+  absl::StatusOr<Response> resp = client->Do(Get("/drop"));
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(resp->body, "2");
+  EXPECT_EQ(server.connections(), 2);
+  int drops = 0;
+  for (const ServerRequest& r : server.requests()) drops += r.target == "/drop";
+  EXPECT_EQ(drops, 2);
+
+  // A POST may have been acted on: it is not sent again, the failure is the caller's.
+  Request post;
+  post.method = "POST";
+  post.path = "/drop";
+  post.body = "{}";
+  resp = client->Do(post);
+  EXPECT_EQ(resp.status().code(), absl::StatusCode::kUnavailable) << resp.status();
+  EXPECT_EQ(server.connections(), 2);
+  // The next call opens a new connection.
+  resp = client->Do(Get("/b"));
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(resp->body, "3");
+}
+
+TEST(RestClientTest, GzipAnswersAreDecodedAndBounded) {
+  const std::string big(20000, 'a');
+  TestServer server([&](const ServerRequest& r, Conn& c) {
+    if (r.Header("accept-encoding") != "gzip") {
+      c.Respond(410, StatusBody(410, "Expired", "identity"));
+      return;
+    }
+    const std::string body = Gzip(big);
+    c.Write(
+        absl::StrCat("HTTP/1.1 200 X\r\nContent-Type: application/json\r\n"
+                     "Content-Encoding: gzip\r\nContent-Length: ",
+                     body.size(), "\r\n\r\n", body));
+  });
+  std::unique_ptr<RestClient> client = Client(Config(server));
+  absl::StatusOr<Response> resp = client->Do(Get("/big"));
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(resp->code, 200);
+  EXPECT_EQ(resp->body, big);
+  EXPECT_EQ(resp->Header("content-encoding"), "gzip");
+  // Watches ask for no compression.
+  resp = client->Watch(Get("/w"), [](WatchEvent) { return true; });
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(resp->code, 410);
+  // The bound applies to the decoded body.
+  RestClientOptions o;
+  o.max_body_bytes = 10000;
+  resp = Client(Config(server), o)->Do(Get("/big"));
+  EXPECT_EQ(resp.status().code(), absl::StatusCode::kResourceExhausted) << resp.status();
+}
+
+TEST(RestClientTest, ClientCertificateFilesAreReadAgainForNewConnections) {
+  TestServer server([](const ServerRequest& r, Conn& c) {
+    c.Respond(200, "{}");
+    if (r.target == "/close-after") c.Close();
+  });
+  TempDir dir;
+  RestConfig cfg = Config(server);
+  cfg.client_cert_pem.clear();
+  cfg.client_key_pem.clear();
+  cfg.client_cert_file = dir.Write("client.crt", TestPki().client_cert_pem);
+  cfg.client_key_file = dir.Write("client.key", TestPki().client_key_pem);
+  std::unique_ptr<RestClient> client = Client(cfg);
+  ASSERT_TRUE(client->Do(Get("/a")).ok());
+  // Rotated on disk: the live connection keeps its identity...
+  dir.Write("client.crt", TestPki().client2_cert_pem);
+  dir.Write("client.key", TestPki().client2_key_pem);
+  ASSERT_TRUE(client->Do(Get("/close-after")).ok());
+  absl::SleepFor(absl::Milliseconds(100));
+  // ...and the next connection presents the new one.
+  ASSERT_TRUE(client->Do(Get("/b")).ok());
+  const std::vector<ServerRequest> reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 3u);
+  EXPECT_EQ(reqs[0].client_cn, "system:node:node-1");
+  EXPECT_EQ(reqs[1].client_cn, "system:node:node-1");
+  EXPECT_EQ(reqs[2].client_cn, "system:node:node-2");
+  EXPECT_TRUE(reqs[2].client_verified);
+  EXPECT_EQ(server.connections(), 2);
+}
+
+TEST(RestClientTest, DefaultHeadersAndExtraHeaders) {
+  TestServer server([](const ServerRequest&, Conn& c) { c.Respond(200, "{}"); });
+  std::unique_ptr<RestClient> client = Client(Config(server));
+  Request r = Get("/api");
+  ASSERT_TRUE(client->Do(r).ok());
+  r.headers = {{"Accept", "application/vnd.kubernetes.protobuf"}, {"X-Extra", "1"}};
+  ASSERT_TRUE(client->Do(r).ok());
+  const std::vector<ServerRequest> reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[0].Header("accept"), "application/json, */*");
+  EXPECT_EQ(reqs[0].headers.count("user-agent"), 0u);    // none unless configured
+  EXPECT_EQ(reqs[0].headers.count("content-type"), 0u);  // GET without a body
+  EXPECT_EQ(reqs[0].headers.count("authorization"), 0u);
+  EXPECT_EQ(reqs[1].Header("accept"), "application/vnd.kubernetes.protobuf");
+  EXPECT_EQ(reqs[1].Header("x-extra"), "1");
+}
+
+TEST(RestClientTest, CancellationWhileConnecting) {
+  // A listener that never accepts: the TLS handshake hangs after the TCP connect.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(fd, 4), 0);
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  RestConfig cfg;
+  cfg.host = absl::StrCat("https://127.0.0.1:", ntohs(addr.sin_port));
+  cfg.ca_pem = TestPki().ca_pem;
+  cfg.qps = 0;
+  RestClientOptions o;
+  o.connect_timeout = absl::Milliseconds(300);
+  std::unique_ptr<RestClient> client = Client(cfg, o);
+  absl::Time start = absl::Now();
+  absl::StatusOr<Response> resp = client->Do(Get("/api"));
+  EXPECT_EQ(resp.status().code(), absl::StatusCode::kDeadlineExceeded) << resp.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+
+  o.connect_timeout = absl::Seconds(30);
+  client = Client(cfg, o);
+  auto cancel = std::make_shared<Cancellation>();
+  absl::StatusOr<Response> cancelled;
+  std::thread t([&] {
+    ScopedCancellation scope(cancel);
+    cancelled = client->Watch(Get("/w"), [](WatchEvent) { return true; });
+  });
+  absl::SleepFor(absl::Milliseconds(100));
+  start = absl::Now();
+  cancel->Cancel();
+  t.join();
+  EXPECT_EQ(cancelled.status().code(), absl::StatusCode::kCancelled) << cancelled.status();
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(500));
+  ::close(fd);
+}
+
+// ---- proxy ------------------------------------------------------------------------------------
+
+TEST(RestClientTest, ProxyEnvironmentUpperCaseFirst) {
+  std::map<std::string, std::string> vars = {{"HTTPS_PROXY", "upper:1"},
+                                             {"https_proxy", "lower:1"},
+                                             {"http_proxy", "lower:2"},
+                                             {"HTTP_PROXY", ""},  // empty: the other one counts
+                                             {"no_proxy", "a.test"}};
+  auto lookup = [&](const char* name) {
+    auto it = vars.find(name);
+    return it == vars.end() ? std::string() : it->second;
+  };
+  ProxyEnvironment env = ProxyEnvironmentFrom(lookup);
+  EXPECT_EQ(env.https_proxy, "upper:1");
+  EXPECT_EQ(env.http_proxy, "lower:2");
+  EXPECT_EQ(env.no_proxy, "a.test");
+  vars["NO_PROXY"] = "b.test";
+  EXPECT_EQ(ProxyEnvironmentFrom(lookup).no_proxy, "b.test");
+}
+
+TEST(RestClientTest, ParseProxyUrlAsGo) {
+  absl::StatusOr<ProxyUrl> u = ParseProxyUrl("proxy.corp:3128");  // no scheme: http
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ(u->scheme, "http");
+  EXPECT_EQ(u->Address(), "proxy.corp:3128");
+  EXPECT_FALSE(u->has_user);
+  u = ParseProxyUrl("10.0.0.1");
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ(u->Address(), "10.0.0.1:80");
+  u = ParseProxyUrl("HTTP://us%65r:p%40ss:x@[fd00::1]/ignored");
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ(u->scheme, "http");
+  EXPECT_EQ(u->host, "fd00::1");
+  EXPECT_EQ(u->Address(), "[fd00::1]:80");
+  EXPECT_TRUE(u->has_user);
+  EXPECT_EQ(u->username, "user");
+  EXPECT_EQ(u->password, "p@ss:x");
+  u = ParseProxyUrl("https://proxy.corp");
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ(u->Address(), "proxy.corp:443");
+  u = ParseProxyUrl("socks5://proxy.corp");
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ(u->Address(), "proxy.corp:1080");
+  EXPECT_FALSE(ParseProxyUrl("http://proxy:abc").ok());
+  EXPECT_FALSE(ParseProxyUrl("http://a%zz@proxy").ok());
+  EXPECT_FALSE(ParseProxyUrl("http://").ok());
+  EXPECT_FALSE(ParseProxyUrl("pro xy:80").ok());
+}
+
+TEST(RestClientTest, NoProxyMatchingAsGo) {
+  // The list of Go's httpproxy tests, ports as there (http: 80).
+  const std::string no_proxy =
+      "foobar.com, .barbaz.net, *.wildcard.io, 192.168.1.1, 192.168.1.2:81, 192.168.1.3:80, "
+      "10.0.0.0/30, 2001:db8::52:0:1, [2001:db8::52:0:3]:443, 2002:db8:a::45/64, "
+      "Upper.Example:8443";
+  struct Case {
+    const char* host;
+    const char* port;
+    bool bypassed;
+  };
+  const Case cases[] = {
+      {"localhost", "80", true},  // never proxied
+      {"127.0.0.1", "80", true},
+      {"127.0.0.2", "80", true},
+      {"::1", "80", true},
+      {"::ffff:127.0.0.1", "80", true},
+      {"::2", "80", false},               // not a loopback address
+      {"192.168.1.1", "80", true},        // exact IPv4
+      {"192.168.1.2", "80", false},       // the ports differ
+      {"192.168.1.2", "81", true},        // exact IPv4:port
+      {"192.168.1.3", "80", true},        // exact IPv4:port
+      {"192.168.1.4", "80", false},       // no match
+      {"10.0.0.2", "80", true},           // IPv4 CIDR
+      {"10.0.0.4", "80", false},          // outside the /30
+      {"2001:db8::52:0:1", "80", true},   // exact IPv6
+      {"2001:db8::52:0:2", "80", false},  // no match
+      {"2001:db8::52:0:3", "443", true},  // exact [IPv6]:port
+      {"2001:db8::52:0:3", "80", false},  // the ports differ
+      {"2002:db8:a::123", "80", true},    // IPv6 CIDR
+      {"fe80::424b:c8be:1643:a1b6", "80", false},
+      {"barbaz.net", "80", false},  // ".barbaz.net": subdomains only
+      {"www.barbaz.net", "80", true},
+      {"foobar.com", "80", true},      // "foobar.com": itself
+      {"www.foobar.com", "80", true},  // and its subdomains
+      {"FooBar.COM", "80", true},      // case-insensitive
+      {"foofoobar.com", "80", false},  // not a suffix match of the name
+      {"localhost.net", "80", false},
+      {"local.localhost", "80", false},
+      {"wildcard.io", "80", false},  // "*.wildcard.io": subdomains only
+      {"nested.wildcard.io", "80", true},
+      {"awildcard.io", "80", false},
+      {"upper.example", "8443", true},  // entries are lower-cased, port must match
+      {"upper.example", "443", false},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(ProxyBypassed(no_proxy, c.host, c.port), c.bypassed) << c.host << ":" << c.port;
+  }
+  EXPECT_TRUE(ProxyBypassed("*", "anything.example", "443"));
+  EXPECT_TRUE(ProxyBypassed(" a.test , * ", "anything.example", "443"));
+  EXPECT_FALSE(ProxyBypassed("", "anything.example", "443"));
+  EXPECT_FALSE(ProxyBypassed(",, :80, [::1", "anything.example", "80"));  // malformed: ignored
+  EXPECT_FALSE(ProxyBypassed("10.0.0.0/8", "example.10.0.0.0", "80"));    // a name, not an IP
+}
+
+TEST(RestClientTest, ProxyForPicksTheSchemesProxy) {
+  ProxyEnvironment env;
+  env.https_proxy = "secure-proxy:3128";
+  env.http_proxy = "http://plain-proxy:8080";
+  env.no_proxy = "internal.test";
+  std::optional<ProxyUrl> p = ProxyFor(env, "https", "api.example", "443");
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->Address(), "secure-proxy:3128");
+  p = ProxyFor(env, "http", "api.example", "80");
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->Address(), "plain-proxy:8080");
+  EXPECT_FALSE(ProxyFor(env, "https", "api.internal.test", "443").has_value());
+  EXPECT_FALSE(ProxyFor(env, "https", "127.0.0.1", "6443").has_value());
+  env.https_proxy.clear();
+  EXPECT_FALSE(ProxyFor(env, "https", "api.example", "443").has_value());
+  env.https_proxy = "http://proxy:bad-port";  // ignored, as Go does
+  EXPECT_FALSE(ProxyFor(env, "https", "api.example", "443").has_value());
+}
+
+// An HTTP proxy on 127.0.0.1 (a thread per connection) that answers CONNECT: it records the
+// request, checks the credentials when `required_auth` is set (407 otherwise), maps the name
+// "apiserver.test" (the test server certificate's DNS name) to 127.0.0.1 as its own resolver,
+// and relays bytes both ways. `hang` makes it never answer.
+class ConnectProxy {
+ public:
+  struct Connect {
+    std::string target, host, authorization, user_agent;
+  };
+  explicit ConnectProxy(std::string required_auth = "", bool hang = false)
+      : required_auth_(std::move(required_auth)), hang_(hang) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    ::listen(fd_, 16);
+    socklen_t len = sizeof(addr);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    accept_thread_ = std::thread([this] { AcceptLoop(); });
+  }
+  ~ConnectProxy() {
+    stopping_.Notify();
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    accept_thread_.join();
+    {
+      absl::MutexLock lock(&mu_);
+      for (int fd : fds_) ::shutdown(fd, SHUT_RDWR);
+    }
+    for (std::thread& t : threads_) t.join();
+  }
+  int port() const { return port_; }
+  std::vector<Connect> connects() const {
+    absl::MutexLock lock(&mu_);
+    return connects_;
+  }
+
+ private:
+  void AcceptLoop() {
+    while (true) {
+      int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      absl::MutexLock lock(&mu_);
+      if (stopping_.HasBeenNotified()) {
+        ::close(c);
+        return;
+      }
+      fds_.push_back(c);
+      threads_.emplace_back([this, c] { Serve(c); });
+    }
+  }
+
+  static bool SendAll(int fd, std::string_view data) {
+    while (!data.empty()) {
+      ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      data.remove_prefix(n);
+    }
+    return true;
+  }
+
+  void Serve(int fd) {
+    std::string head;
+    char buf[4096];
+    while (head.find("\r\n\r\n") == std::string::npos) {
+      ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+      if (n <= 0) {
+        Close(fd);
+        return;
+      }
+      head.append(buf, n);
+    }
+    Connect req;
+    std::string first = head.substr(0, head.find("\r\n"));
+    std::vector<std::string> words = absl::StrSplit(first, ' ');
+    if (words.size() == 3 && words[0] == "CONNECT") req.target = words[1];
+    for (absl::string_view line : absl::StrSplit(head, "\r\n")) {
+      size_t colon = line.find(':');
+      if (colon == absl::string_view::npos) continue;
+      std::string name = absl::AsciiStrToLower(line.substr(0, colon));
+      std::string value(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+      if (name == "host") req.host = value;
+      if (name == "proxy-authorization") req.authorization = value;
+      if (name == "user-agent") req.user_agent = value;
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      connects_.push_back(req);
+    }
+    if (hang_) {
+      stopping_.WaitForNotification();
+      Close(fd);
+      return;
+    }
+    if (!required_auth_.empty() && req.authorization != required_auth_) {
+      SendAll(fd,
+              "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic\r\n"
+              "Content-Length: 6\r\n\r\ndenied");
+      Close(fd);
+      return;
+    }
+    const size_t colon = req.target.rfind(':');
+    if (req.target.empty() || colon == std::string::npos ||
+        req.target.substr(0, colon) != "apiserver.test") {
+      SendAll(fd, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n");
+      Close(fd);
+      return;
+    }
+    int up = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(std::stoi(req.target.substr(colon + 1))));
+    if (::connect(up, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      SendAll(fd, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n");
+      ::close(up);
+      Close(fd);
+      return;
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      fds_.push_back(up);
+    }
+    SendAll(fd, "HTTP/1.1 200 Connection established\r\n\r\n");
+    pollfd p[2] = {{fd, POLLIN, 0}, {up, POLLIN, 0}};
+    while (!stopping_.HasBeenNotified()) {
+      if (::poll(p, 2, 100) < 0) break;
+      bool closed = false;
+      for (int i = 0; i < 2 && !closed; ++i) {
+        if (p[i].revents == 0) continue;
+        ssize_t n = ::recv(p[i].fd, buf, sizeof(buf), 0);
+        closed = n <= 0 || !SendAll(p[1 - i].fd, std::string_view(buf, n));
+      }
+      if (closed) break;
+    }
+    Close(up);
+    Close(fd);
+  }
+
+  // Unlists `fd` (so that the destructor does not shut a reused number down) and closes it.
+  void Close(int fd) {
+    {
+      absl::MutexLock lock(&mu_);
+      fds_.erase(std::remove(fds_.begin(), fds_.end(), fd), fds_.end());
+    }
+    ::close(fd);
+  }
+
+  const std::string required_auth_;
+  const bool hang_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread accept_thread_;
+  absl::Notification stopping_;
+  mutable absl::Mutex mu_;
+  std::vector<int> fds_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::thread> threads_;  // appended by the accept thread only
+  std::vector<Connect> connects_ ABSL_GUARDED_BY(mu_);
+};
+
+RestClientOptions ProxyOptions(const std::string& https_proxy, const std::string& no_proxy = "") {
+  RestClientOptions o;
+  o.proxy_environment = ProxyEnvironment{};
+  o.proxy_environment->https_proxy = https_proxy;
+  o.proxy_environment->no_proxy = no_proxy;
+  return o;
+}
+
+TEST(RestClientTest, RequestsAndWatchesGoThroughTheProxyTunnel) {
+  TestServer server([](const ServerRequest& r, Conn& c) {
+    if (r.target.find("watch=true") == std::string::npos) {
+      c.Respond(200, R"({"kind":"Pod"})");
+      return;
+    }
+    c.StartChunked(200);
+    c.Chunk(R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"1"}}})"
+            "\n");
+    c.Chunk(R"({"type":"DELETED","object":{"metadata":{"name":"a","resourceVersion":"2"}}})"
+            "\n");
+    c.EndChunked();
+  });
+  ConnectProxy proxy;
+  RestConfig cfg = Config(server);
+  // Not a loopback name (which Go never proxies): only the proxy resolves it.
+  const std::string target = absl::StrCat("apiserver.test:", server.port());
+  cfg.host = absl::StrCat("https://", target, "/prefix");
+  cfg.user_agent = "kubelet/test";
+  cfg.bearer_token = "tok";
+  std::unique_ptr<RestClient> client =
+      Client(cfg, ProxyOptions(absl::StrCat("127.0.0.1:", proxy.port())));  // no scheme: http
+  ASSERT_NE(client, nullptr);
+  for (int i = 0; i < 2; ++i) {  // the second reuses the tunnelled connection
+    absl::StatusOr<Response> resp = client->Do(Get("/api/v1/pods/a"));
+    ASSERT_TRUE(resp.ok()) << resp.status();
+    EXPECT_EQ(resp->body, R"({"kind":"Pod"})");
+  }
+  std::vector<std::string> seen;
+  absl::StatusOr<Response> resp = client->Watch(Get("/api/v1/pods?watch=true"), [&](WatchEvent ev) {
+    seen.push_back(ev.type + "@" + ev.object["metadata"]["resourceVersion"].get<std::string>());
+    return true;
+  });
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(resp->code, 200);
+  EXPECT_THAT(seen, ::testing::ElementsAre("ADDED@1", "DELETED@2"));
+  // The watch's connection was closed by the server: the next call opens a new tunnel.
+  ASSERT_TRUE(client->Do(Get("/api/v1/pods/a")).ok());
+
+  const std::vector<ConnectProxy::Connect> connects = proxy.connects();
+  ASSERT_EQ(connects.size(), 2u);
+  for (const ConnectProxy::Connect& c : connects) {
+    EXPECT_EQ(c.target, target);
+    EXPECT_EQ(c.host, target);
+    EXPECT_EQ(c.user_agent, "kubelet/test");
+    EXPECT_EQ(c.authorization, "");  // no credentials configured
+  }
+  EXPECT_EQ(server.connections(), 2);
+  const std::vector<ServerRequest> reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 4u);
+  for (const ServerRequest& r : reqs) {
+    // TLS end to end through the tunnel: the server saw the verified client certificate, and
+    // the request is in origin form with the API server as Host.
+    EXPECT_EQ(r.client_cn, "system:node:node-1");
+    EXPECT_TRUE(r.client_verified);
+    EXPECT_EQ(r.Header("host"), target);
+    EXPECT_EQ(r.Header("authorization"), "Bearer tok");
+    EXPECT_EQ(r.headers.count("proxy-authorization"), 0u);
+    EXPECT_EQ(r.target.rfind("/prefix/api/v1/pods", 0), 0u) << r.target;
+  }
+}
+
+TEST(RestClientTest, ProxyCredentialsAndARefusedConnect) {
+  TestServer server([](const ServerRequest&, Conn& c) { c.Respond(200, "{}"); });
+  const std::string auth = absl::StrCat("Basic ", absl::Base64Escape("node user:p@ss"));
+  ConnectProxy proxy(auth);
+  RestConfig cfg = Config(server);
+  cfg.host = absl::StrCat("https://apiserver.test:", server.port());
+  absl::StatusOr<Response> resp =
+      Client(cfg, ProxyOptions(absl::StrCat("http://node%20user:p%40ss@127.0.0.1:", proxy.port())))
+          ->Do(Get("/api"));
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(resp->code, 200);
+  ASSERT_EQ(proxy.connects().size(), 1u);
+  EXPECT_EQ(proxy.connects()[0].authorization, auth);
+  EXPECT_EQ(server.requests().at(0).headers.count("proxy-authorization"), 0u);
+
+  // Without (or with wrong) credentials the proxy answers 407: the call fails as Unavailable
+  // naming the proxy and its status line; the API server never sees a connection.
+  for (const std::string& value :
+       {absl::StrCat("127.0.0.1:", proxy.port()),
+        absl::StrCat("http://node%20user:wrong@127.0.0.1:", proxy.port())}) {
+    resp = Client(cfg, ProxyOptions(value))->Do(Get("/api"));
+    EXPECT_EQ(resp.status().code(), absl::StatusCode::kUnavailable) << resp.status();
+    EXPECT_THAT(resp.status().message(), HasSubstr(absl::StrCat("proxy 127.0.0.1:", proxy.port())));
+    EXPECT_THAT(resp.status().message(), HasSubstr("407 Proxy Authentication Required"));
+  }
+  EXPECT_EQ(proxy.connects().size(), 3u);
+  EXPECT_EQ(server.connections(), 1);
+
+  // A proxy that cannot reach the target (502) fails the same way.
+  cfg.host = absl::StrCat("https://elsewhere.test:", server.port());
+  resp =
+      Client(cfg, ProxyOptions(absl::StrCat("http://node%20user:p%40ss@127.0.0.1:", proxy.port())))
+          ->Do(Get("/api"));
+  EXPECT_EQ(resp.status().code(), absl::StatusCode::kUnavailable) << resp.status();
+  EXPECT_THAT(resp.status().message(), HasSubstr("502 Bad Gateway"));
+}
+
+TEST(RestClientTest, ProxyThatNeverAnswersTimesOutAndIsCancellable) {
+  TestServer server([](const ServerRequest&, Conn& c) { c.Respond(200, "{}"); });
+  ConnectProxy proxy("", /*hang=*/true);
+  RestConfig cfg = Config(server);
+  cfg.host = absl::StrCat("https://apiserver.test:", server.port());
+  RestClientOptions o = ProxyOptions(absl::StrCat("127.0.0.1:", proxy.port()));
+  o.connect_timeout = absl::Milliseconds(300);
+  absl::Time start = absl::Now();
+  absl::StatusOr<Response> resp = Client(cfg, o)->Do(Get("/api"));
+  EXPECT_EQ(resp.status().code(), absl::StatusCode::kDeadlineExceeded) << resp.status();
+  EXPECT_THAT(resp.status().message(), HasSubstr("CONNECT"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+
+  o.connect_timeout = absl::Seconds(30);
+  std::unique_ptr<RestClient> client = Client(cfg, o);
+  auto cancel = std::make_shared<Cancellation>();
+  absl::StatusOr<Response> cancelled;
+  std::thread t([&] {
+    ScopedCancellation scope(cancel);
+    cancelled = client->Watch(Get("/w"), [](WatchEvent) { return true; });
+  });
+  absl::SleepFor(absl::Milliseconds(100));
+  start = absl::Now();
+  cancel->Cancel();
+  t.join();
+  EXPECT_EQ(cancelled.status().code(), absl::StatusCode::kCancelled) << cancelled.status();
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(500));
+  EXPECT_EQ(server.connections(), 0);
+}
+
+TEST(RestClientTest, LoopbackAndNoProxyHostsBypassTheProxy) {
+  TestServer server([](const ServerRequest&, Conn& c) { c.Respond(200, "{}"); });
+  ConnectProxy proxy;
+  const std::string proxy_value = absl::StrCat("127.0.0.1:", proxy.port());
+  // Loopback addresses and "localhost" are never proxied (Go's useProxy), whatever NO_PROXY says.
+  RestConfig cfg = Config(server);  // https://127.0.0.1:port
+  absl::StatusOr<Response> resp = Client(cfg, ProxyOptions(proxy_value))->Do(Get("/api"));
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  cfg.host = absl::StrCat("https://localhost:", server.port());
+  cfg.tls_server_name = "apiserver.test";
+  resp = Client(cfg, ProxyOptions(proxy_value))->Do(Get("/api"));
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(server.connections(), 2);
+  EXPECT_EQ(proxy.connects().size(), 0u);
+
+  // A host NO_PROXY names is dialled directly: "apiserver.test" only resolves at the proxy, so
+  // the direct attempt fails on the name (or the connect timeout, with a slow resolver), without
+  // the proxy seeing a CONNECT.
+  cfg = Config(server);
+  cfg.host = absl::StrCat("https://apiserver.test:", server.port());
+  for (const std::string no_proxy : {"apiserver.test", ".test", "*", "other.test, *.test"}) {
+    RestClientOptions o = ProxyOptions(proxy_value, no_proxy);
+    o.connect_timeout = absl::Seconds(2);
+    resp = Client(cfg, o)->Do(Get("/api"));
+    EXPECT_FALSE(resp.ok()) << no_proxy;
+    EXPECT_THAT(resp.status().message(), ::testing::Not(HasSubstr("proxy"))) << resp.status();
+  }
+  EXPECT_EQ(proxy.connects().size(), 0u);
+  // With a NO_PROXY port that is not the server's, the proxy is used.
+  resp = Client(cfg, ProxyOptions(proxy_value, "apiserver.test:1"))->Do(Get("/api"));
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(proxy.connects().size(), 1u);
+}
+
+TEST(RestClientTest, OnlyHttpProxiesAreSupported) {
+  RestConfig cfg;
+  cfg.host = "https://api.example:6443";
+  cfg.qps = 0;
+  for (const char* value : {"https://proxy.example", "socks5://proxy.example:1080"}) {
+    absl::StatusOr<std::unique_ptr<RestClient>> c = NewRestClient(cfg, ProxyOptions(value));
+    EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument) << value;
+    EXPECT_THAT(c.status().message(), HasSubstr("HTTPS_PROXY")) << c.status();
+    // Not used (NO_PROXY, or an http:// server): no objection.
+    EXPECT_TRUE(NewRestClient(cfg, ProxyOptions(value, "api.example")).ok());
+    cfg.host = "http://api.example:8080";
+    EXPECT_TRUE(NewRestClient(cfg, ProxyOptions(value)).ok());
+    cfg.host = "https://api.example:6443";
+  }
+  // A value that is not a URL is ignored (a direct connection), as Go does.
+  EXPECT_TRUE(NewRestClient(cfg, ProxyOptions("http://proxy:bad-port")).ok());
+}
+
+TEST(RestClientTest, PlainHttpThroughAProxyUsesAbsoluteUrls) {
+  // The plain test server plays the proxy: it sees what a forwarding proxy would be sent.
+  TestServer proxy(
+      [](const ServerRequest& r, Conn& c) {
+        if (r.target.find("watch=true") == std::string::npos) {
+          c.Respond(200, R"({"kind":"Node"})");
+          return;
+        }
+        c.StartChunked(200);
+        c.Chunk(R"({"type":"ADDED","object":{"metadata":{"name":"n"}}})"
+                "\n");
+        c.EndChunked();
+      },
+      TestServer::kPlain);
+  RestConfig cfg;
+  cfg.host = "http://apiserver.test:8080/prefix";
+  cfg.bearer_token = "t";
+  cfg.qps = 0;
+  RestClientOptions o;
+  o.proxy_environment = ProxyEnvironment{};
+  o.proxy_environment->http_proxy = absl::StrCat("http://u:p@127.0.0.1:", proxy.port());
+  o.proxy_environment->https_proxy = "http://127.0.0.1:1";  // for https:// servers only
+  std::unique_ptr<RestClient> client = Client(cfg, o);
+  ASSERT_NE(client, nullptr);
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<Response> resp = client->Do(Get("/api/v1/nodes/n"));
+    ASSERT_TRUE(resp.ok()) << resp.status();
+    EXPECT_EQ(resp->body, R"({"kind":"Node"})");
+  }
+  std::vector<std::string> names;
+  absl::StatusOr<Response> resp =
+      client->Watch(Get("/api/v1/nodes?watch=true"), [&](WatchEvent ev) {
+        names.push_back(ev.object["metadata"]["name"].get<std::string>());
+        return true;
+      });
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_THAT(names, ::testing::ElementsAre("n"));
+  EXPECT_EQ(proxy.connections(), 1);  // kept alive, as without a proxy
+  const std::vector<ServerRequest> reqs = proxy.requests();
+  ASSERT_EQ(reqs.size(), 3u);
+  EXPECT_EQ(reqs[0].target, "http://apiserver.test:8080/prefix/api/v1/nodes/n");
+  EXPECT_EQ(reqs[2].target, "http://apiserver.test:8080/prefix/api/v1/nodes?watch=true");
+  for (const ServerRequest& r : reqs) {
+    EXPECT_EQ(r.Header("host"), "apiserver.test:8080");
+    EXPECT_EQ(r.Header("proxy-authorization"), absl::StrCat("Basic ", absl::Base64Escape("u:p")));
+    EXPECT_EQ(r.Header("authorization"), "Bearer t");
+  }
 }
 
 }  // namespace

@@ -1,0 +1,1197 @@
+// The Boost.Beast/Asio + OpenSSL implementation of RestClient (rest_client.h).
+//
+// Design: every call runs on the caller's thread. A call borrows a connection from a small pool
+// of idle keep-alive connections (or opens one). Each connection owns a one-thread io_context
+// that only the thread using the connection runs, one operation at a time, with the call's
+// deadline: so the socket, the TLS stream and the parser are touched by one thread at a time, and
+// a cancellation from another thread only marks the call cancelled and stops that io_context,
+// which returns the blocked call at once (the connection is then closed, never pooled).
+// HTTP/1.1 only: concurrent calls use separate connections.
+//
+// A connection that comes back from the pool is checked first (poll() without waiting: a server
+// that closed it, or sent anything unasked, makes it readable) and dropped when it is not idle and
+// silent or has been idle longer than client-go's 90 s. A GET whose reused connection fails
+// before any byte of an answer came back (the server closed it as the request went out) is sent
+// once more on a new connection, as Go's transport does for idempotent requests.
+//
+// TLS: one OpenSSL context per set of trust anchors and client certificate; the files are read
+// again for every new connection (the dynamic source is asked on every call), so a rotated
+// certificate reaches new connections. Connections of one context resume its latest session.
+// Names other than IP literals are resolved on a detached thread (as libc's getaddrinfo cannot
+// be interrupted), waited for in short steps so that a cancellation is seen.
+//
+// Proxy (proxy.h, chosen once at creation): every connection of the client goes to the proxy. For
+// an https API server the new TCP connection first asks for a tunnel (CONNECT host:port) and the
+// TLS handshake with the API server runs inside it; for an http one the requests carry the
+// absolute URL. The tunnel is just the connection: pooling, retries and watches do not see it.
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "apiclient/proxy.h"
+#include "apiclient/rate_limiter.h"
+#include "apiclient/rest_client.h"
+#include "common/cancellation.h"
+#include "common/log.h"
+#include "common/openssl.h"
+#include "common/strings.h"
+#include "metrics/metrics.h"
+
+namespace kubelet::apiclient {
+namespace {
+
+namespace net = boost::asio;
+namespace ssl = boost::asio::ssl;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = boost::asio::ip::tcp;
+using SteadyClock = std::chrono::steady_clock;
+
+// Bounds of one response header (status line included), and of the read buffer: body bytes are
+// consumed as they are parsed, so only a header could need more than one read's worth.
+constexpr size_t kMaxHeaderBytes = 256 << 10;
+constexpr size_t kMaxBufferBytes = kMaxHeaderBytes + (64 << 10);
+// An idle connection older than this is closed rather than reused (client-go's IdleConnTimeout).
+constexpr absl::Duration kMaxIdle = absl::Seconds(90);
+
+// client-go's metrics as the kubelet registers them (component-base restclient adapters).
+struct ClientMetrics {
+  prometheus::Family<prometheus::Counter>& requests;
+  prometheus::Family<prometheus::Histogram>& latency;
+};
+
+ClientMetrics& Metrics() {
+  static ClientMetrics* m = [] {
+    prometheus::Registry& r = metrics::KubeletRegistry();
+    return new ClientMetrics{
+        prometheus::BuildCounter()
+            .Name("rest_client_requests_total")
+            .Help("[ALPHA] Number of HTTP requests, partitioned by status code, method, and host.")
+            .Register(r),
+        prometheus::BuildHistogram()
+            .Name("rest_client_request_duration_seconds")
+            .Help("[ALPHA] Request latency in seconds. Broken down by verb, and host.")
+            .Register(r)};
+  }();
+  return *m;
+}
+
+const prometheus::Histogram::BucketBoundaries& LatencyBuckets() {
+  static const prometheus::Histogram::BucketBoundaries b = {0.005, 0.025, 0.1, 0.25, 0.5,  1.0,
+                                                            2.0,   4.0,   8.0, 15.0, 30.0, 60.0};
+  return b;
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path, std::string_view field) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    return absl::NotFoundError(absl::StrCat(AV(field), ": cannot read \"", AV(path), "\""));
+  }
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// The pieces of "scheme://host[:port][/prefix]".
+struct ParsedHost {
+  std::string scheme;
+  std::string authority;  // as written: Go's URL.Host, the metrics' host label, the Host header
+  std::string host;       // without port and without the brackets of an IPv6 literal
+  std::string port;
+  std::string prefix;  // "" or "/..." without a trailing slash
+};
+
+absl::StatusOr<ParsedHost> ParseHost(std::string_view url) {
+  ParsedHost p;
+  size_t sep = url.find("://");
+  if (sep == std::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("host: \"", AV(url), "\" is not a URL"));
+  }
+  p.scheme = absl::AsciiStrToLower(AV(url.substr(0, sep)));
+  if (p.scheme != "https" && p.scheme != "http") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("host: \"", AV(url), "\": scheme must be http or https"));
+  }
+  std::string_view rest = url.substr(sep + 3);
+  size_t slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  p.authority = std::string(authority);
+  if (slash != std::string_view::npos) {
+    p.prefix = std::string(rest.substr(slash));
+    while (!p.prefix.empty() && p.prefix.back() == '/') p.prefix.pop_back();
+  }
+  size_t colon = authority.rfind(':');
+  size_t bracket = authority.rfind(']');
+  if (colon != std::string_view::npos && (bracket == std::string_view::npos || colon > bracket)) {
+    p.host = std::string(authority.substr(0, colon));
+    p.port = std::string(authority.substr(colon + 1));
+  } else {
+    p.host = std::string(authority);
+    p.port = p.scheme == "https" ? "443" : "80";
+  }
+  if (p.host.size() >= 2 && p.host.front() == '[' && p.host.back() == ']') {
+    p.host = p.host.substr(1, p.host.size() - 2);
+  }
+  if (p.host.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("host: \"", AV(url), "\" has no host"));
+  }
+  int port = 0;
+  for (char c : p.port) {
+    if (c < '0' || c > '9' || port > 65535) {
+      port = -1;
+      break;
+    }
+    port = port * 10 + (c - '0');
+  }
+  if (port <= 0 || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("host: \"", AV(url), "\": bad port"));
+  }
+  return p;
+}
+
+std::string LowerFirst(std::string s) {
+  if (!s.empty()) s[0] = absl::ascii_tolower(static_cast<unsigned char>(s[0]));
+  return s;
+}
+
+// ---- TLS ----------------------------------------------------------------------------------------
+
+// An OpenSSL client context for one set of trust anchors and client certificate, and the latest
+// resumable session of its connections.
+class TlsContext {
+ public:
+  explicit TlsContext(std::string material)
+      : ctx_(ssl::context::tls_client), material_(std::move(material)) {}
+  ~TlsContext() {
+    if (session_ != nullptr) SSL_SESSION_free(session_);
+  }
+  ssl::context& ctx() { return ctx_; }
+  const std::string& material() const { return material_; }
+
+  // Offers the latest session on `ssl` (a new connection).
+  void Resume(SSL* ssl) {
+    absl::MutexLock lock(&mu_);
+    if (session_ != nullptr) SSL_set_session(ssl, session_);
+  }
+  // Keeps `ssl`'s session for the next connections when it can be resumed.
+  void Remember(SSL* ssl) {
+    SSL_SESSION* s = SSL_get1_session(ssl);
+    if (s == nullptr) return;
+    if (SSL_SESSION_is_resumable(s) != 1) {
+      SSL_SESSION_free(s);
+      return;
+    }
+    absl::MutexLock lock(&mu_);
+    if (session_ != nullptr) SSL_SESSION_free(session_);
+    session_ = s;
+  }
+
+ private:
+  ssl::context ctx_;
+  const std::string material_;
+  absl::Mutex mu_;
+  SSL_SESSION* session_ ABSL_GUARDED_BY(mu_) = nullptr;
+};
+
+// Builds the context for PEM trust anchors (empty: the system's bundle), an optional client
+// certificate chain and key.
+absl::StatusOr<std::shared_ptr<TlsContext>> NewTlsContext(std::string material, bool insecure,
+                                                          std::string_view ca_pem,
+                                                          std::string_view cert_pem,
+                                                          std::string_view key_pem) {
+  auto t = std::make_shared<TlsContext>(std::move(material));
+  SSL_CTX* ctx = t->ctx().native_handle();
+  ERR_clear_error();
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  if (insecure) {
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+  } else {
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+    if (ca_pem.empty()) {
+      if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
+        return absl::InternalError(
+            absl::StrCat("tls: system trust anchors: ", AV(ossl::LastError())));
+      }
+    } else {
+      ossl::BioPtr bio(BIO_new_mem_buf(ca_pem.data(), static_cast<int>(ca_pem.size())));
+      X509_STORE* store = SSL_CTX_get_cert_store(ctx);
+      int added = 0;
+      while (ossl::X509Ptr x{PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)}) {
+        X509_STORE_add_cert(store, x.get());
+        ++added;
+      }
+      ERR_clear_error();  // the end of the PEM text
+      if (added == 0) {
+        return absl::InvalidArgumentError("certificate authority: no PEM certificate");
+      }
+    }
+  }
+  if (!cert_pem.empty()) {
+    ossl::BioPtr bio(BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size())));
+    ossl::X509Ptr leaf(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+    if (leaf == nullptr || SSL_CTX_use_certificate(ctx, leaf.get()) != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("client certificate: ", AV(ossl::LastError())));
+    }
+    while (X509* chain = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+      SSL_CTX_add0_chain_cert(ctx, chain);  // takes ownership
+    }
+    ERR_clear_error();
+    ossl::BioPtr kbio(BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())));
+    ossl::PkeyPtr key(PEM_read_bio_PrivateKey(kbio.get(), nullptr, nullptr, nullptr));
+    if (key == nullptr || SSL_CTX_use_PrivateKey(ctx, key.get()) != 1 ||
+        SSL_CTX_check_private_key(ctx) != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("client key: ", AV(ossl::LastError())));
+    }
+  }
+  return t;
+}
+
+// ---- name resolution -------------------------------------------------------------------------
+
+struct Resolution {
+  absl::Mutex mu;
+  bool done ABSL_GUARDED_BY(mu) = false;
+  std::vector<tcp::endpoint> endpoints ABSL_GUARDED_BY(mu);
+  std::string error ABSL_GUARDED_BY(mu);
+};
+
+std::shared_ptr<Resolution> StartResolve(const std::string& host, const std::string& port) {
+  auto r = std::make_shared<Resolution>();
+  auto work = [r, host, port] {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    const int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
+    std::vector<tcp::endpoint> eps;
+    std::string error;
+    if (rc != 0) {
+      error = rc == EAI_NONAME || rc == EAI_NODATA ? "no such host" : gai_strerror(rc);
+    } else {
+      for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+        if (ai->ai_family == AF_INET) {
+          const auto* sin = reinterpret_cast<const sockaddr_in*>(ai->ai_addr);
+          eps.emplace_back(net::ip::address_v4(ntohl(sin->sin_addr.s_addr)), ntohs(sin->sin_port));
+        } else if (ai->ai_family == AF_INET6) {
+          const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(ai->ai_addr);
+          net::ip::address_v6::bytes_type bytes;
+          std::memcpy(bytes.data(), sin6->sin6_addr.s6_addr, bytes.size());
+          eps.emplace_back(net::ip::address_v6(bytes, sin6->sin6_scope_id), ntohs(sin6->sin6_port));
+        }
+      }
+      ::freeaddrinfo(res);
+      if (eps.empty()) error = "no such host";
+    }
+    absl::MutexLock lock(&r->mu);
+    r->endpoints = std::move(eps);
+    r->error = std::move(error);
+    r->done = true;
+  };
+  try {
+    std::thread(std::move(work)).detach();
+  } catch (const std::exception& e) {
+    absl::MutexLock lock(&r->mu);
+    r->error = e.what();
+    r->done = true;
+  }
+  return r;
+}
+
+// ---- HTTP -------------------------------------------------------------------------------------
+
+// A response parser that records the status and header fields into a Response and hands body
+// bytes (chunked or not) to the caller as they are parsed.
+class ResponseParser : public http::basic_parser<false> {
+ public:
+  explicit ResponseParser(Response* response) : response_(response) {
+    header_limit(static_cast<std::uint32_t>(kMaxHeaderBytes));
+    // Bounded by the caller (a watch is unbounded). Not boost::none: Boost 1.74 compares a
+    // Content-Length with the empty optional as larger than it.
+    body_limit(std::numeric_limits<std::uint64_t>::max());
+  }
+  // Body bytes parsed since the last call.
+  std::string TakeBody() { return std::exchange(body_, std::string()); }
+
+ private:
+  void on_request_impl(http::verb, beast::string_view, beast::string_view, int,
+                       beast::error_code& ec) override {
+    ec = http::error::bad_method;  // never called for a response parser
+  }
+  void on_response_impl(int code, beast::string_view, int, beast::error_code&) override {
+    response_->code = code;
+    response_->headers.clear();
+  }
+  void on_field_impl(http::field, beast::string_view name, beast::string_view value,
+                     beast::error_code&) override {
+    if (is_header_done()) return;  // trailer fields
+    response_->headers.emplace(
+        absl::AsciiStrToLower(absl::string_view(name.data(), name.size())),
+        std::string(absl::StripAsciiWhitespace(absl::string_view(value.data(), value.size()))));
+  }
+  void on_header_impl(beast::error_code&) override {}
+  void on_body_init_impl(const boost::optional<std::uint64_t>&, beast::error_code&) override {}
+  size_t on_body_impl(beast::string_view data, beast::error_code&) override {
+    body_.append(data.data(), data.size());
+    return data.size();
+  }
+  void on_chunk_header_impl(std::uint64_t, beast::string_view, beast::error_code&) override {}
+  size_t on_chunk_body_impl(std::uint64_t, beast::string_view data, beast::error_code&) override {
+    body_.append(data.data(), data.size());
+    return data.size();
+  }
+  void on_finish_impl(beast::error_code&) override {}
+
+  Response* response_;
+  std::string body_;
+};
+
+// Incremental gzip decoding of a response body.
+class Gunzip {
+ public:
+  Gunzip() {
+    ok_ = inflateInit2(&z_, 15 + 32) == Z_OK;  // gzip or zlib header
+  }
+  ~Gunzip() {
+    if (ok_) inflateEnd(&z_);
+  }
+  Gunzip(const Gunzip&) = delete;
+  Gunzip& operator=(const Gunzip&) = delete;
+
+  // Appends the decoded `in` to `out`; false on corrupt data or when `out` would pass `max`.
+  bool Decode(std::string_view in, std::string* out, size_t max, bool* too_large) {
+    if (!ok_) return false;
+    z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+    z_.avail_in = static_cast<uInt>(in.size());
+    char buf[16384];
+    do {
+      z_.next_out = reinterpret_cast<Bytef*>(buf);
+      z_.avail_out = sizeof(buf);
+      int rc = inflate(&z_, Z_NO_FLUSH);
+      if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) return false;
+      size_t n = sizeof(buf) - z_.avail_out;
+      if (out->size() + n > max) {
+        *too_large = true;
+        return false;
+      }
+      out->append(buf, n);
+      if (rc == Z_STREAM_END) ended_ = true;
+      if (rc == Z_BUF_ERROR && n == 0) break;
+    } while ((z_.avail_in > 0 || z_.avail_out == 0) && !ended_);
+    return true;
+  }
+  bool ended() const { return ended_; }
+
+ private:
+  z_stream z_{};
+  bool ok_ = false;
+  bool ended_ = false;
+};
+
+// One connection to the API server, with the io_context its operations run on.
+struct Connection {
+  Connection() : ioc(1), buffer(kMaxBufferBytes) {}
+  net::io_context ioc;
+  std::shared_ptr<TlsContext> tls;  // null for http://
+  std::optional<tcp::socket> plain;
+  std::optional<beast::ssl_stream<tcp::socket>> secure;
+  beast::flat_buffer buffer;
+  uint64_t cert_generation = 0;
+  absl::Time idle_since;
+  tcp::socket& socket() { return secure ? secure->next_layer() : *plain; }
+
+  // Still open, with nothing unread, and not idle too long: fit to carry a new request.
+  bool Reusable(absl::Time now) {
+    if (now - idle_since > kMaxIdle || buffer.size() != 0) return false;
+    if (secure && SSL_pending(secure->native_handle()) > 0) return false;
+    pollfd p{socket().native_handle(), POLLIN, 0};
+    return ::poll(&p, 1, 0) == 0;
+  }
+};
+
+// How a transfer on one connection ended.
+struct Attempt {
+  absl::StatusOr<Response> result;
+  bool keep = false;   // the connection can carry the next request
+  bool retry = false;  // failed before any answer came: another connection may do
+};
+
+class BeastRestClient final : public RestClient {
+ public:
+  BeastRestClient(RestConfig config, RestClientOptions options, ParsedHost host,
+                  std::optional<ProxyUrl> proxy, std::unique_ptr<Clock> own_clock)
+      : config_(std::move(config)),
+        options_(std::move(options)),
+        host_(std::move(host)),
+        proxy_(std::move(proxy)),
+        own_clock_(std::move(own_clock)),
+        limiter_(options_.clock != nullptr ? *options_.clock : *own_clock_, config_.qps,
+                 config_.burst) {
+    base_url_ = absl::StrCat(AV(host_.scheme), "://", AV(host_.authority), AV(host_.prefix));
+    server_name_ = config_.tls_server_name.empty() ? host_.host : config_.tls_server_name;
+    boost::system::error_code ec;
+    net::ip::make_address(server_name_, ec);
+    server_name_is_ip_ = !ec;
+    // Go's canonicalAddr: the CONNECT target and the proxy's Host.
+    target_address_ = host_.host.find(':') != std::string::npos
+                          ? absl::StrCat("[", AV(host_.host), "]:", AV(host_.port))
+                          : absl::StrCat(AV(host_.host), ":", AV(host_.port));
+    dial_host_ = proxy_ ? proxy_->host : host_.host;
+    dial_port_ = proxy_ ? proxy_->port : host_.port;
+    if (proxy_ && proxy_->has_user) {
+      proxy_authorization_ = absl::StrCat(
+          "Basic ", AV(absl::Base64Escape(absl::StrCat(proxy_->username, ":", proxy_->password))));
+    }
+    const auto literal = net::ip::make_address(dial_host_, ec);
+    if (!ec) literal_.emplace(literal, static_cast<uint16_t>(std::stoi(dial_port_)));
+  }
+
+  ~BeastRestClient() override {
+    absl::MutexLock lock(&pool_mu_);
+    idle_.clear();
+  }
+
+  absl::StatusOr<Response> Do(const Request& request) override { return Call(request, nullptr); }
+
+  absl::StatusOr<Response> Watch(const Request& request, const WatchEventFn& on_event) override {
+    return Call(request, &on_event);
+  }
+
+ private:
+  // ---- pool ----
+
+  // An idle connection made with `generation`'s client certificate that is still fit for use,
+  // or null. Idle connections of other generations, closed or stale ones are dropped.
+  std::unique_ptr<Connection> TakeIdle(uint64_t generation) {
+    std::vector<std::unique_ptr<Connection>> dropped;  // closed outside the lock
+    absl::MutexLock lock(&pool_mu_);
+    const absl::Time now = absl::Now();
+    while (!idle_.empty()) {
+      std::unique_ptr<Connection> c = std::move(idle_.back());
+      idle_.pop_back();
+      if (c->cert_generation == generation && c->Reusable(now)) return c;
+      dropped.push_back(std::move(c));
+    }
+    return nullptr;
+  }
+
+  void Release(std::unique_ptr<Connection> c) {
+    c->idle_since = absl::Now();
+    absl::MutexLock lock(&pool_mu_);
+    if (static_cast<int>(idle_.size()) < options_.max_idle_connections) {
+      idle_.push_back(std::move(c));
+    }
+  }
+
+  // ---- credentials ----
+
+  // The bearer token, from the file (re-read at most once a minute, as client-go's cached file
+  // token source) or the config.
+  std::string Token() {
+    if (config_.bearer_token_file.empty()) return config_.bearer_token;
+    absl::MutexLock lock(&token_mu_);
+    absl::Time now = absl::Now();
+    if (token_read_ == absl::InfinitePast() || now - token_read_ > absl::Minutes(1)) {
+      absl::StatusOr<std::string> t = ReadFile(config_.bearer_token_file, "bearer_token_file");
+      if (t.ok()) {
+        token_ = std::string(absl::StripAsciiWhitespace(AV(*t)));
+        token_read_ = now;
+      } else {
+        KLOG_WARNING("Failed to read the bearer token file, using the last token", "err",
+                     t.status());
+        if (token_.empty()) token_ = config_.bearer_token;
+      }
+    }
+    return token_;
+  }
+
+  // The TLS context for a new connection: the trust anchors and client certificate as they are
+  // now (files read again, the dynamic pair as given), the cached context when they did not
+  // change.
+  absl::StatusOr<std::shared_ptr<TlsContext>> CurrentTls(const ClientCertificate& dynamic_cert) {
+    std::string ca = config_.ca_pem;
+    if (ca.empty() && !config_.ca_file.empty() && !config_.insecure) {
+      absl::StatusOr<std::string> f = ReadFile(config_.ca_file, "ca_file");
+      if (!f.ok()) return f.status();
+      ca = *std::move(f);
+    }
+    std::string cert, key;
+    if (config_.client_certificate_source) {
+      if (!dynamic_cert.cert_pem.empty() && !dynamic_cert.key_pem.empty()) {
+        cert = dynamic_cert.cert_pem;
+        key = dynamic_cert.key_pem;
+      }
+    } else {
+      cert = config_.client_cert_pem;
+      if (cert.empty() && !config_.client_cert_file.empty()) {
+        absl::StatusOr<std::string> f = ReadFile(config_.client_cert_file, "client_cert_file");
+        if (!f.ok()) return f.status();
+        cert = *std::move(f);
+      }
+      key = config_.client_key_pem;
+      if (key.empty() && !config_.client_key_file.empty()) {
+        absl::StatusOr<std::string> f = ReadFile(config_.client_key_file, "client_key_file");
+        if (!f.ok()) return f.status();
+        key = *std::move(f);
+      }
+    }
+    std::string material = absl::StrCat(ca.size(), ":", ca, cert.size(), ":", cert, key);
+    absl::MutexLock lock(&tls_mu_);
+    if (tls_ != nullptr && tls_->material() == material) return tls_;
+    absl::StatusOr<std::shared_ptr<TlsContext>> t =
+        NewTlsContext(std::move(material), config_.insecure, ca, cert, key);
+    if (!t.ok()) return t.status();
+    tls_ = *t;
+    return tls_;
+  }
+
+  // ---- one call ----
+
+  absl::StatusOr<Response> Call(const Request& request, const WatchEventFn* on_event) {
+    if (request.path.empty() || request.path[0] != '/') {
+      return absl::InvalidArgumentError(
+          absl::StrCat("request path \"", AV(request.path), "\" must start with /"));
+    }
+    static constexpr std::string_view kMethods[] = {"GET", "POST", "PUT", "PATCH", "DELETE"};
+    if (std::find(std::begin(kMethods), std::end(kMethods), request.method) == std::end(kMethods)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unsupported method \"", AV(request.method), "\""));
+    }
+    const absl::Time start = absl::Now();
+    if (absl::Status s = limiter_.Wait(); !s.ok()) return s;
+    const absl::Duration waited = absl::Now() - start;
+    if (waited > absl::Milliseconds(50)) {
+      KLOG_V(3, "Waited before sending request due to client-side throttling", "delay", waited,
+             "verb", request.method, "path", request.path);
+    }
+
+    absl::StatusOr<Response> result;
+    try {
+      result = Perform(request, on_event);
+    } catch (const std::exception& e) {
+      result = absl::InternalError(absl::StrCat(AV(base_url_), ": ", e.what()));
+    }
+
+    const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+    ClientMetrics& m = Metrics();
+    // As client-go: a watch counts as a request, but its (stream) duration is not a latency.
+    if (on_event == nullptr) {
+      m.latency.Add({{"host", host_.authority}, {"verb", request.method}}, LatencyBuckets())
+          .Observe(seconds);
+    }
+    m.requests
+        .Add({{"code", result.ok() ? std::to_string(result->code) : std::string("<error>")},
+              {"host", host_.authority},
+              {"method", request.method}})
+        .Increment();
+    return result;
+  }
+
+  absl::StatusOr<Response> Perform(const Request& request, const WatchEventFn* on_event) {
+    absl::Duration timeout = request.timeout;
+    if (timeout <= absl::ZeroDuration() && on_event == nullptr) timeout = config_.timeout;
+    const SteadyClock::time_point deadline =
+        timeout > absl::ZeroDuration() ? SteadyClock::now() + absl::ToChronoNanoseconds(timeout)
+                                       : SteadyClock::time_point::max();
+
+    ClientCertificate dynamic_cert;
+    if (config_.client_certificate_source) dynamic_cert = config_.client_certificate_source();
+    http::request<http::string_body> req = BuildRequest(request, on_event != nullptr);
+
+    for (int attempt = 0;; ++attempt) {
+      // A retry goes to a new connection.
+      std::unique_ptr<Connection> conn = attempt == 0 ? TakeIdle(dynamic_cert.generation) : nullptr;
+      const bool reused = conn != nullptr;
+      if (!reused) {
+        conn = std::make_unique<Connection>();
+        conn->cert_generation = dynamic_cert.generation;
+      }
+      Attempt a = Exchange(*conn, !reused, dynamic_cert, req, on_event, deadline);
+      if (a.keep) {
+        Release(std::move(conn));
+      } else {
+        conn.reset();
+      }
+      if (a.retry && reused && attempt == 0 && request.method == "GET") {
+        KLOG_V(4, "Retrying a request whose idle connection was closed", "path", request.path,
+               "err", a.result.status());
+        continue;
+      }
+      return std::move(a.result);
+    }
+  }
+
+  http::request<http::string_body> BuildRequest(const Request& r, bool watch) {
+    http::request<http::string_body> req;
+    req.method_string(r.method);
+    if (proxy_ && host_.scheme == "http") {
+      // Through an HTTP proxy the request names the whole URL (absolute form).
+      req.target(absl::StrCat("http://", AV(host_.authority), AV(host_.prefix), AV(r.path)));
+      if (!proxy_authorization_.empty()) {
+        req.set(http::field::proxy_authorization, proxy_authorization_);
+      }
+    } else {
+      req.target(host_.prefix + r.path);
+    }
+    req.version(11);
+    req.set(http::field::host, host_.authority);
+    if (!config_.user_agent.empty()) req.set(http::field::user_agent, config_.user_agent);
+    req.set(http::field::accept, "application/json, */*");
+    const std::string token = Token();
+    if (!token.empty()) req.set(http::field::authorization, absl::StrCat("Bearer ", AV(token)));
+    const bool has_body = (r.method != "GET" && r.method != "DELETE") || !r.body.empty();
+    if (has_body) {
+      req.set(http::field::content_type,
+              r.content_type.empty() ? config_.content_type : r.content_type);
+      req.content_length(r.body.size());
+      req.body() = r.body;
+    }
+    // Unary answers may come compressed (decoded below); a watch's frames must not wait on a
+    // compressor's buffer.
+    if (!watch) req.set(http::field::accept_encoding, "gzip");
+    // Extra headers replace the ones above of the same name; an empty value removes it.
+    std::vector<std::string> replaced;
+    for (const auto& [name, value] : r.headers) {
+      const std::string lower = absl::AsciiStrToLower(AV(name));
+      if (std::find(replaced.begin(), replaced.end(), lower) == replaced.end()) {
+        req.erase(name);
+        replaced.push_back(lower);
+      }
+      if (!value.empty()) req.insert(name, value);
+    }
+    return req;
+  }
+
+  // Outcome of running a connection's io_context until an operation completes.
+  enum class Wait { kDone, kCancelled, kTimedOut };
+
+  static Wait Drive(Connection& c, const bool& done, SteadyClock::time_point deadline,
+                    const std::atomic<bool>& cancelled) {
+    while (!done) {
+      if (cancelled.load(std::memory_order_acquire)) return Wait::kCancelled;
+      const auto now = SteadyClock::now();
+      if (now >= deadline) return Wait::kTimedOut;
+      if (c.ioc.stopped()) {
+        // Out of work after the previous operation, or stopped by a cancellation. The
+        // cancelling thread sets the flag before it stops the io_context: looking at the flag
+        // again after the restart sees a stop that the restart undid.
+        c.ioc.restart();
+        if (cancelled.load(std::memory_order_acquire)) return Wait::kCancelled;
+      }
+      c.ioc.run_one_for(std::min<SteadyClock::duration>(deadline - now, std::chrono::seconds(1)));
+    }
+    return Wait::kDone;
+  }
+
+  absl::Status Unavailable(std::string_view detail) const {
+    return absl::UnavailableError(absl::StrCat(AV(base_url_), ": ", AV(detail)));
+  }
+
+  // Opens `c`: resolves, connects and, for https, shakes hands.
+  absl::Status Open(Connection& c, const ClientCertificate& dynamic_cert,
+                    SteadyClock::time_point deadline, const std::atomic<bool>& cancelled) {
+    const SteadyClock::time_point connect_deadline = std::min(
+        deadline, SteadyClock::now() + absl::ToChronoNanoseconds(options_.connect_timeout));
+    auto timed_out = [&] {
+      return absl::DeadlineExceededError(
+          absl::StrCat("request timed out: ", AV(base_url_), ": connecting"));
+    };
+    std::vector<tcp::endpoint> endpoints;
+    if (literal_) {
+      endpoints.push_back(*literal_);
+    } else {
+      std::shared_ptr<Resolution> r = StartResolve(dial_host_, dial_port_);
+      while (true) {
+        absl::MutexLock lock(&r->mu);
+        auto done = [&r]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(r->mu) { return r->done; };
+        r->mu.AwaitWithTimeout(absl::Condition(&done), absl::Milliseconds(20));
+        if (r->done) {
+          if (!r->error.empty()) {
+            return Unavailable(absl::StrCat(proxy_ ? "proxy: lookup " : "lookup ", AV(dial_host_),
+                                            ": ", AV(r->error)));
+          }
+          endpoints = r->endpoints;
+          break;
+        }
+        if (cancelled.load(std::memory_order_acquire)) {
+          return absl::CancelledError("request cancelled");
+        }
+        if (SteadyClock::now() >= connect_deadline) return timed_out();
+      }
+    }
+
+    if (host_.scheme == "https") {
+      // Unreadable or bad credentials fail the connection as a TLS failure.
+      absl::StatusOr<std::shared_ptr<TlsContext>> tls = CurrentTls(dynamic_cert);
+      if (!tls.ok()) return Unavailable(SV(tls.status().message()));
+      c.tls = *std::move(tls);
+      c.secure.emplace(c.ioc, c.tls->ctx());
+    } else {
+      c.plain.emplace(c.ioc);
+    }
+
+    bool done = false;
+    beast::error_code ec;
+    net::async_connect(c.socket(), endpoints,
+                       [&](const beast::error_code& e, const tcp::endpoint&) {
+                         ec = e;
+                         done = true;
+                       });
+    switch (Drive(c, done, connect_deadline, cancelled)) {
+      case Wait::kCancelled:
+        return absl::CancelledError("request cancelled");
+      case Wait::kTimedOut:
+        return timed_out();
+      case Wait::kDone:
+        break;
+    }
+    if (ec) {
+      return Unavailable(absl::StrCat(
+          proxy_ ? absl::StrCat("proxy ", proxy_->Address(), ": connect: ") : "connect: ",
+          LowerFirst(ec.message())));
+    }
+    const int fd = c.socket().native_handle();
+    const int one = 1;
+    // A silently dead connection under a watch is found by TCP keep-alive probes (client-go
+    // uses HTTP/2 pings after 30 s idle): 30 s idle, then a probe every 15 s.
+    const int idle = 30, interval = 15;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+    if (!c.secure) return absl::OkStatus();
+    if (proxy_) {
+      if (absl::Status s = Tunnel(c, connect_deadline, cancelled); !s.ok()) return s;
+    }
+
+    SSL* s = c.secure->native_handle();
+    if (!server_name_is_ip_) SSL_set_tlsext_host_name(s, server_name_.c_str());
+    if (!config_.insecure) {
+      X509_VERIFY_PARAM* param = SSL_get0_param(s);
+      if (server_name_is_ip_) {
+        X509_VERIFY_PARAM_set1_ip_asc(param, server_name_.c_str());
+      } else {
+        X509_VERIFY_PARAM_set1_host(param, server_name_.c_str(), 0);
+      }
+    }
+    c.tls->Resume(s);
+    done = false;
+    c.secure->async_handshake(ssl::stream_base::client, [&](const beast::error_code& e) {
+      ec = e;
+      done = true;
+    });
+    switch (Drive(c, done, connect_deadline, cancelled)) {
+      case Wait::kCancelled:
+        return absl::CancelledError("request cancelled");
+      case Wait::kTimedOut:
+        return timed_out();
+      case Wait::kDone:
+        break;
+    }
+    if (ec) {
+      const long verify = SSL_get_verify_result(s);  // NOLINT(runtime/int): OpenSSL's type
+      if (verify != X509_V_OK) {
+        return Unavailable(absl::StrCat("TLS: server certificate verification failed: ",
+                                        X509_verify_cert_error_string(verify)));
+      }
+      return Unavailable(absl::StrCat("TLS handshake: ", LowerFirst(ec.message())));
+    }
+    return absl::OkStatus();
+  }
+
+  // Asks the proxy for a tunnel to the API server on `c`'s new TCP connection: CONNECT, then the
+  // proxy's answer (a 2xx opens the tunnel; its body, if any, is the tunnel's first bytes and
+  // there are none before the TLS handshake).
+  absl::Status Tunnel(Connection& c, SteadyClock::time_point deadline,
+                      const std::atomic<bool>& cancelled) {
+    const std::string proxy = absl::StrCat("proxy ", proxy_->Address());
+    auto timed_out = [&] {
+      return absl::DeadlineExceededError(
+          absl::StrCat("request timed out: ", AV(base_url_), ": ", AV(proxy), ": CONNECT"));
+    };
+    std::string head = absl::StrCat("CONNECT ", AV(target_address_),
+                                    " HTTP/1.1\r\nHost: ", AV(target_address_), "\r\n");
+    if (!config_.user_agent.empty()) {
+      absl::StrAppend(&head, "User-Agent: ", AV(config_.user_agent), "\r\n");
+    }
+    if (!proxy_authorization_.empty()) {
+      absl::StrAppend(&head, "Proxy-Authorization: ", AV(proxy_authorization_), "\r\n");
+    }
+    head += "\r\n";
+    bool done = false;
+    beast::error_code ec;
+    net::async_write(c.socket(), net::buffer(head), [&](const beast::error_code& e, size_t) {
+      ec = e;
+      done = true;
+    });
+    switch (Drive(c, done, deadline, cancelled)) {
+      case Wait::kCancelled:
+        return absl::CancelledError("request cancelled");
+      case Wait::kTimedOut:
+        return timed_out();
+      case Wait::kDone:
+        break;
+    }
+    if (ec) return Unavailable(absl::StrCat(AV(proxy), ": CONNECT: ", LowerFirst(ec.message())));
+
+    http::response_parser<http::empty_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(kMaxHeaderBytes));
+    parser.skip(true);  // the answer to a CONNECT has no body
+    beast::flat_buffer buffer(kMaxBufferBytes);
+    done = false;
+    http::async_read_header(c.socket(), buffer, parser, [&](const beast::error_code& e, size_t) {
+      ec = e;
+      done = true;
+    });
+    switch (Drive(c, done, deadline, cancelled)) {
+      case Wait::kCancelled:
+        return absl::CancelledError("request cancelled");
+      case Wait::kTimedOut:
+        return timed_out();
+      case Wait::kDone:
+        break;
+    }
+    if (ec) {
+      return Unavailable(
+          absl::StrCat(AV(proxy), ": reading the CONNECT answer: ", LowerFirst(ec.message())));
+    }
+    const unsigned code = parser.get().result_int();
+    if (code < 200 || code > 299) {
+      const beast::string_view reason = parser.get().reason();
+      return Unavailable(absl::StrCat(AV(proxy), " refused CONNECT ", AV(target_address_), ": ",
+                                      code, " ", absl::string_view(reason.data(), reason.size())));
+    }
+    if (buffer.size() != 0) {
+      return Unavailable(absl::StrCat(AV(proxy), ": data after the CONNECT answer"));
+    }
+    return absl::OkStatus();
+  }
+
+  // One request and its answer on `c` (opened first when `fresh`).
+  Attempt Exchange(Connection& c, bool fresh, const ClientCertificate& dynamic_cert,
+                   const http::request<http::string_body>& req, const WatchEventFn* on_event,
+                   SteadyClock::time_point deadline) {
+    Attempt a;
+    std::atomic<bool> cancelled{false};
+    OnCancel on_cancel([&cancelled, ioc = &c.ioc] {
+      cancelled.store(true, std::memory_order_release);
+      ioc->stop();
+    });
+    if (on_cancel.cancelled()) {
+      a.result = absl::CancelledError("request cancelled");
+      return a;
+    }
+    if (fresh) {
+      if (absl::Status s = Open(c, dynamic_cert, deadline, cancelled); !s.ok()) {
+        a.result = std::move(s);
+        return a;
+      }
+    }
+    if (c.secure) {
+      a = Transfer(*c.secure, c, req, on_event, deadline, cancelled);
+      if (a.keep) c.tls->Remember(c.secure->native_handle());
+    } else {
+      a = Transfer(*c.plain, c, req, on_event, deadline, cancelled);
+    }
+    if (cancelled.load(std::memory_order_acquire)) a.keep = false;
+    return a;
+  }
+
+  template <class Stream>
+  Attempt Transfer(Stream& stream, Connection& c, const http::request<http::string_body>& req,
+                   const WatchEventFn* on_event, SteadyClock::time_point deadline,
+                   const std::atomic<bool>& cancelled) {
+    Attempt a;
+    auto timed_out = [&](std::string_view phase) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("request timed out: ", AV(base_url_), ": ", AV(phase)));
+    };
+    bool done = false;
+    beast::error_code ec;
+    http::async_write(stream, req, [&](const beast::error_code& e, size_t) {
+      ec = e;
+      done = true;
+    });
+    switch (Drive(c, done, deadline, cancelled)) {
+      case Wait::kCancelled:
+        a.result = absl::CancelledError("request cancelled");
+        return a;
+      case Wait::kTimedOut:
+        a.result = timed_out("sending the request");
+        return a;
+      case Wait::kDone:
+        break;
+    }
+    if (ec) {
+      a.result = Unavailable(absl::StrCat("sending the request: ", LowerFirst(ec.message())));
+      a.retry = true;
+      return a;
+    }
+
+    Response response;
+    std::optional<ResponseParser> parser(std::in_place, &response);
+    WatchStream watch(on_event, options_.max_frame_bytes);
+    std::optional<Gunzip> gunzip;
+    bool header_seen = false;
+    bool watching = false;  // a watch answered 200: frames go to on_event
+    bool too_large = false;
+    while (!parser->is_done()) {
+      done = false;
+      http::async_read_some(stream, c.buffer, *parser, [&](const beast::error_code& e, size_t) {
+        ec = e;
+        done = true;
+      });
+      const Wait w = Drive(c, done, deadline, cancelled);
+      if (w == Wait::kCancelled) {
+        a.result = absl::CancelledError("request cancelled");
+        return a;
+      }
+      if (w == Wait::kDone && !ec && parser->is_header_done() && !header_seen) {
+        if (response.code >= 100 && response.code < 200 && response.code != 101) {
+          // An interim answer: the real one follows.
+          parser.emplace(&response);
+          continue;
+        }
+        header_seen = true;
+        watching = on_event != nullptr && response.code == 200;
+        if (!watching && on_event == nullptr) {
+          const std::string encoding = absl::AsciiStrToLower(response.Header("content-encoding"));
+          if (encoding == "gzip" || encoding == "x-gzip") gunzip.emplace();
+        }
+      }
+      if (std::string data = parser->TakeBody(); !data.empty()) {
+        if (watching) {
+          if (!watch.Feed(data, /*at_end=*/false)) {
+            if (watch.stopped()) {
+              a.result = std::move(response);
+            } else {
+              a.result = watch.error();
+            }
+            return a;
+          }
+        } else if (gunzip) {
+          if (!gunzip->Decode(data, &response.body, options_.max_body_bytes, &too_large)) {
+            a.result = too_large ? BodyTooLarge() : Unavailable("corrupt gzip body");
+            return a;
+          }
+        } else {
+          if (response.body.size() + data.size() > options_.max_body_bytes) {
+            a.result = BodyTooLarge();
+            return a;
+          }
+          response.body.append(data);
+        }
+      }
+      if (w == Wait::kTimedOut) {
+        // The stream was cut by the request's timeout: the watch ended.
+        if (watching) {
+          a.result = std::move(response);
+        } else {
+          a.result = timed_out(header_seen ? "reading the body" : "awaiting the answer");
+        }
+        return a;
+      }
+      if (ec) {
+        if (watching) {
+          // The stream was cut (the connection dropped or reset): the watch ended.
+          KLOG_V(4, "Watch stream ended", "reason", ec.message());
+          a.result = std::move(response);
+          return a;
+        }
+        a.retry = !parser->got_some();
+        a.result = Unavailable(absl::StrCat(
+            a.retry ? "awaiting the answer: " : "reading the answer: ", LowerFirst(ec.message())));
+        return a;
+      }
+    }
+    if (watching) {
+      if (!watch.Feed("", /*at_end=*/true) && !watch.stopped()) {
+        a.result = watch.error();
+        return a;
+      }
+    } else if (gunzip && !gunzip->ended()) {
+      a.result = Unavailable("truncated gzip body");
+      return a;
+    }
+    a.keep = parser->keep_alive() && c.buffer.size() == 0;
+    a.result = std::move(response);
+    return a;
+  }
+
+  absl::Status BodyTooLarge() const {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("response body larger than ", options_.max_body_bytes, " bytes"));
+  }
+
+  // The frames of a watch answered 200: complete lines are decoded and delivered as they come.
+  class WatchStream {
+   public:
+    WatchStream(const WatchEventFn* on_event, size_t max_frame)
+        : on_event_(on_event), max_frame_(max_frame) {}
+    // Appends `data` and delivers the complete lines (and the last one at the end); false when a
+    // frame is bad or too large (error()) or on_event asked to stop (stopped()).
+    bool Feed(std::string_view data, bool at_end) {
+      frame_.append(data);
+      size_t start = 0;
+      while (true) {
+        size_t nl = frame_.find('\n', start);
+        std::string_view line;
+        if (nl == std::string::npos) {
+          if (!at_end) break;
+          line = std::string_view(frame_).substr(start);
+          start = frame_.size();
+        } else {
+          line = std::string_view(frame_).substr(start, nl - start);
+          start = nl + 1;
+        }
+        line = SV(absl::StripAsciiWhitespace(AV(line)));
+        if (!line.empty()) {
+          absl::StatusOr<WatchEvent> ev = DecodeWatchFrame(line);
+          if (!ev.ok()) {
+            error_ = ev.status();
+            return false;
+          }
+          if (!(*on_event_)(*std::move(ev))) {
+            stopped_ = true;
+            return false;
+          }
+        }
+        if (nl == std::string::npos) break;
+      }
+      frame_.erase(0, start);
+      if (frame_.size() > max_frame_) {
+        error_ = absl::ResourceExhaustedError(
+            absl::StrCat("watch frame larger than ", max_frame_, " bytes"));
+        return false;
+      }
+      return true;
+    }
+    bool stopped() const { return stopped_; }
+    const absl::Status& error() const { return error_; }
+
+   private:
+    const WatchEventFn* on_event_;
+    const size_t max_frame_;
+    std::string frame_;  // undelivered bytes
+    absl::Status error_;
+    bool stopped_ = false;
+  };
+
+  const RestConfig config_;
+  const RestClientOptions options_;
+  const ParsedHost host_;
+  const std::optional<ProxyUrl> proxy_;  // an http:// proxy, or none
+  std::unique_ptr<Clock> own_clock_;
+  TokenBucket limiter_;
+  std::string base_url_;
+  std::string server_name_;  // verified and sent as SNI (unless an IP address)
+  bool server_name_is_ip_ = false;
+  std::string target_address_;            // host:port of the API server
+  std::string dial_host_, dial_port_;     // the proxy's when there is one, else the API server's
+  std::string proxy_authorization_;       // "Basic ..." when the proxy URL has user information
+  std::optional<tcp::endpoint> literal_;  // the dialled host when it is an IP address
+
+  absl::Mutex pool_mu_;
+  std::vector<std::unique_ptr<Connection>> idle_ ABSL_GUARDED_BY(pool_mu_);
+
+  absl::Mutex tls_mu_;
+  std::shared_ptr<TlsContext> tls_ ABSL_GUARDED_BY(tls_mu_);
+
+  absl::Mutex token_mu_;
+  std::string token_ ABSL_GUARDED_BY(token_mu_);
+  absl::Time token_read_ ABSL_GUARDED_BY(token_mu_) = absl::InfinitePast();
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<RestClient>> NewRestClient(const RestConfig& given,
+                                                          RestClientOptions options) {
+  absl::StatusOr<ParsedHost> host = ParseHost(given.host);
+  if (!host.ok()) return host.status();
+  RestConfig config = given;
+  if (config.client_certificate_source) {
+    // The source replaces the static pair (whose files may not exist yet).
+    config.client_cert_pem.clear();
+    config.client_cert_file.clear();
+    config.client_key_pem.clear();
+    config.client_key_file.clear();
+  }
+  // Fail early, naming the file, rather than on the first request.
+  const std::pair<const std::string*, const char*> files[] = {
+      {&config.ca_file, "ca_file"},
+      {&config.client_cert_file, "client_cert_file"},
+      {&config.client_key_file, "client_key_file"},
+      {&config.bearer_token_file, "bearer_token_file"}};
+  for (const auto& [path, field] : files) {
+    if (path->empty()) continue;
+    if (absl::StatusOr<std::string> s = ReadFile(*path, field); !s.ok()) return s.status();
+  }
+  const bool has_cert = !config.client_cert_pem.empty() || !config.client_cert_file.empty();
+  const bool has_key = !config.client_key_pem.empty() || !config.client_key_file.empty();
+  if (has_cert != has_key) {
+    return absl::InvalidArgumentError(
+        "client_cert and client_key: a client certificate needs its key and the reverse");
+  }
+  // The proxy environment is read once, as Go reads it once per process.
+  const ProxyEnvironment env =
+      options.proxy_environment ? *options.proxy_environment : ProxyEnvironmentFromProcess();
+  const std::string& proxy_value = host->scheme == "https" ? env.https_proxy : env.http_proxy;
+  std::optional<ProxyUrl> proxy;
+  if (!proxy_value.empty()) {
+    if (absl::StatusOr<ProxyUrl> p = ParseProxyUrl(proxy_value); !p.ok()) {
+      // Go ignores a proxy value it cannot parse: the connection is direct.
+      KLOG_WARNING("Ignoring the proxy environment", "err", p.status());
+    } else {
+      proxy = ProxyFor(env, host->scheme, host->host, host->port);
+    }
+  }
+  if (proxy && proxy->scheme != "http") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("proxy \"", proxy->scheme, "://", proxy->Address(), "\" (from ",
+                     host->scheme == "https" ? "HTTPS_PROXY" : "HTTP_PROXY",
+                     "): only http:// proxies are supported"));
+  }
+  if (proxy) {
+    KLOG_V(2, "Using a proxy for the API server", "host", host->authority, "proxy",
+           proxy->Address());
+  }
+  std::unique_ptr<Clock> own_clock;
+  if (options.clock == nullptr) own_clock = std::make_unique<RealClock>();
+  return std::make_unique<BeastRestClient>(std::move(config), std::move(options), *std::move(host),
+                                           std::move(proxy), std::move(own_clock));
+}
+
+}  // namespace kubelet::apiclient
