@@ -112,10 +112,8 @@ Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
   if (options_.status_client != nullptr) {
     status::ApiStatusSyncerDelegate d;
     d.pods = [this] {
-      std::vector<api::Pod> pods;
-      for (const api::PodPtr& p : pod_manager_.GetPods()) {
-        if (!api::IsStaticPod(*p)) pods.push_back(*p);
-      }
+      std::vector<api::PodPtr> pods = pod_manager_.GetPods();
+      std::erase_if(pods, [](const api::PodPtr& p) { return api::IsStaticPod(*p); });
       return pods;
     };
     d.terminated = [this](const api::Pod& p) {
@@ -142,7 +140,7 @@ Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
           if (!api::IsStaticPod(*p)) continue;
           auto mirror = pod_manager_.GetMirrorPodByPod(*p);
           std::string mirror_uid = mirror ? mirror->metadata.uid : "";
-          out.push_back({*p, std::move(mirror_uid)});
+          out.push_back({p, std::move(mirror_uid)});
         }
         return out;
       };

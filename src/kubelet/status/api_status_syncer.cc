@@ -150,9 +150,10 @@ std::optional<std::string> ApiStatusSyncer::StatusPatch(const std::string& uid,
 }
 
 void ApiStatusSyncer::SyncBatch() {
-  std::vector<api::Pod> pods = delegate_.pods();
+  const std::vector<api::PodPtr> pods = delegate_.pods();
   std::set<std::string> live;
-  for (const api::Pod& pod : pods) {
+  for (const api::PodPtr& pod_ptr : pods) {
+    const api::Pod& pod = *pod_ptr;
     const std::string& uid = pod.metadata.uid;
     live.insert(uid);
     if (deleted_.count(uid)) continue;
@@ -172,15 +173,15 @@ void ApiStatusSyncer::SyncBatch() {
     for (const MirroredPod& m : delegate_.static_pods()) {
       if (m.mirror_uid.empty()) {
         KLOG_V(5, "Static pod does not have a corresponding mirror pod; skipping", "podUID",
-               m.pod.metadata.uid, "pod", api::PodKey(m.pod));
+               m.pod->metadata.uid, "pod", api::PodKey(*m.pod));
         continue;
       }
       live.insert(m.mirror_uid);
       if (deleted_.count(m.mirror_uid)) continue;
-      auto st = statuses_.GetPodStatus(m.pod.metadata.uid);
+      auto st = statuses_.GetPodStatus(m.pod->metadata.uid);
       auto synced = synced_versions_.find(m.mirror_uid);
       if (!st || (synced != synced_versions_.end() && synced->second == st->version)) continue;
-      if (!SyncPod(m.pod, m.mirror_uid, true, false)) {
+      if (!SyncPod(*m.pod, m.mirror_uid, true, false)) {
         synced_versions_.erase(m.mirror_uid);
         deleted_.insert(m.mirror_uid);
       }

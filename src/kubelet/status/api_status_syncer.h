@@ -71,13 +71,14 @@ class PodStatusClient {
 
 // A static pod and the UID of its mirror pod ("" while it has none).
 struct MirroredPod {
-  api::Pod pod;
+  api::PodPtr pod;  // never null
   std::string mirror_uid;
 };
 
 struct ApiStatusSyncerDelegate {
   // The API pods the kubelet currently holds (pod manager, source "api").
-  std::function<std::vector<api::Pod>()> pods;
+  // Shared, immutable objects: a round copies no pod.
+  std::function<std::vector<api::PodPtr>()> pods;
   // The static pods whose status goes to their mirror pods; unset: none.
   std::function<std::vector<MirroredPod>()> static_pods;
   // Whether a deleted pod's containers and resources are gone (upstream canBeDeleted's pod

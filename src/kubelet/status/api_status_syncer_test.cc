@@ -57,11 +57,15 @@ class ApiStatusSyncerTest : public ::testing::Test {
   }
   void SetPods(std::vector<api::Pod> pods) {
     absl::MutexLock lock(&mu_);
-    pods_ = std::move(pods);
+    pods_.clear();
+    for (api::Pod& p : pods) pods_.push_back(std::make_shared<const api::Pod>(std::move(p)));
   }
-  void SetStaticPods(std::vector<MirroredPod> pods) {
+  void SetStaticPods(std::vector<std::pair<api::Pod, std::string>> pods) {
     absl::MutexLock lock(&mu_);
-    static_pods_ = std::move(pods);
+    static_pods_.clear();
+    for (auto& [pod, mirror_uid] : pods) {
+      static_pods_.push_back({std::make_shared<const api::Pod>(std::move(pod)), mirror_uid});
+    }
   }
   void SetTerminated(bool t) {
     absl::MutexLock lock(&mu_);
@@ -72,7 +76,7 @@ class ApiStatusSyncerTest : public ::testing::Test {
   FakePodStatusClient client_;
   StatusManager statuses_;
   absl::Mutex mu_;
-  std::vector<api::Pod> pods_ ABSL_GUARDED_BY(mu_);
+  std::vector<api::PodPtr> pods_ ABSL_GUARDED_BY(mu_);
   std::vector<MirroredPod> static_pods_ ABSL_GUARDED_BY(mu_);
   bool terminated_ ABSL_GUARDED_BY(mu_) = false;
   std::unique_ptr<ApiStatusSyncer> syncer_;
