@@ -511,8 +511,8 @@ absl::Status DeviceManager::AllocateContainerResources(
     }
     if (resp.container_responses_size() == 0) {
       release();
-      return absl::InternalError(
-          absl::StrCat("no containers return in allocation response ", resp.ShortDebugString()));
+      // Upstream prints the response here; with its only field empty there is nothing to show.
+      return absl::InternalError("no containers return in allocation response");
     }
     {
       absl::MutexLock lock(&mu_);
