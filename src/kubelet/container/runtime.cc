@@ -48,6 +48,9 @@ Pod ConvertPodStatusToPod(const std::string& runtime_name, const PodStatus& stat
     Container c;
     c.id = s.id;
     c.name = s.name;
+    c.image = s.image;
+    c.image_id = s.image_id;
+    c.hash = s.hash;
     c.state = s.state;
     c.created_at = s.created_at;
     pod.containers.push_back(std::move(c));
@@ -63,29 +66,8 @@ Pod ConvertPodStatusToPod(const std::string& runtime_name, const PodStatus& stat
 }
 
 Pod ConvertPodStatusToRunningPod(const std::string& runtime_name, const PodStatus& status) {
-  Pod pod;
-  pod.id = status.id;
-  pod.name = status.name;
-  pod.namespace_ = status.namespace_;
-  for (const ContainerStatus& s : status.container_statuses) {
-    if (s.state != State::kRunning) continue;
-    Container c;
-    c.id = s.id;
-    c.name = s.name;
-    c.image = s.image;
-    c.image_id = s.image_id;
-    c.hash = s.hash;
-    c.state = s.state;
-    c.created_at = s.created_at;
-    pod.containers.push_back(std::move(c));
-  }
-  for (const SandboxStatus& s : status.sandbox_statuses) {
-    Container c;
-    c.id = ContainerID{runtime_name, s.id};
-    c.state = s.ready ? State::kRunning : State::kExited;
-    c.created_at = s.created_at;
-    pod.sandboxes.push_back(std::move(c));
-  }
+  Pod pod = ConvertPodStatusToPod(runtime_name, status);
+  std::erase_if(pod.containers, [](const Container& c) { return c.state != State::kRunning; });
   return pod;
 }
 
