@@ -422,9 +422,9 @@ void ObservePlegEventToPodWorker(double seconds) {
 
 void ObserveRelist(double duration_seconds, double interval_seconds) {
   Kubelet().pleg_relist_duration.Add({}, DefBuckets()).Observe(duration_seconds);
-  if (interval_seconds >= 0) {
-    Kubelet().pleg_relist_interval.Add({}, DefBuckets()).Observe(interval_seconds);
-  }
+  // Exposed from the first relist on (with no sample yet), as upstream's unlabelled histogram.
+  auto& interval = Kubelet().pleg_relist_interval.Add({}, DefBuckets());
+  if (interval_seconds >= 0) interval.Observe(interval_seconds);
 }
 
 void ObserveRuntimeOperation(const std::string& operation_type, double seconds, bool error) {
