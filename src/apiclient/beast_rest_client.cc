@@ -716,6 +716,21 @@ class BeastRestClient final : public RestClient {
     return Wait::kDone;
   }
 
+  // Drive() as a status: OK once done, Cancelled, or what `timed_out` makes of the deadline.
+  template <typename TimedOut>
+  static absl::Status Await(Connection& c, const bool& done, SteadyClock::time_point deadline,
+                            const std::atomic<bool>& cancelled, const TimedOut& timed_out) {
+    switch (Drive(c, done, deadline, cancelled)) {
+      case Wait::kCancelled:
+        return absl::CancelledError("request cancelled");
+      case Wait::kTimedOut:
+        return timed_out();
+      case Wait::kDone:
+        break;
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status Unavailable(std::string_view detail) const {
     return absl::UnavailableError(absl::StrCat(AV(base_url_), ": ", AV(detail)));
   }
@@ -770,14 +785,8 @@ class BeastRestClient final : public RestClient {
                          ec = e;
                          done = true;
                        });
-    switch (Drive(c, done, connect_deadline, cancelled)) {
-      case Wait::kCancelled:
-        return absl::CancelledError("request cancelled");
-      case Wait::kTimedOut:
-        return timed_out();
-      case Wait::kDone:
-        break;
-    }
+    if (absl::Status st = Await(c, done, connect_deadline, cancelled, timed_out); !st.ok())
+      return st;
     if (ec) {
       return Unavailable(absl::StrCat(
           proxy_ ? absl::StrCat("proxy ", proxy_->Address(), ": connect: ") : "connect: ",
@@ -813,14 +822,8 @@ class BeastRestClient final : public RestClient {
       ec = e;
       done = true;
     });
-    switch (Drive(c, done, connect_deadline, cancelled)) {
-      case Wait::kCancelled:
-        return absl::CancelledError("request cancelled");
-      case Wait::kTimedOut:
-        return timed_out();
-      case Wait::kDone:
-        break;
-    }
+    if (absl::Status st = Await(c, done, connect_deadline, cancelled, timed_out); !st.ok())
+      return st;
     if (ec) {
       const long verify = SSL_get_verify_result(s);  // NOLINT(runtime/int): OpenSSL's type
       if (verify != X509_V_OK) {
@@ -857,14 +860,7 @@ class BeastRestClient final : public RestClient {
       ec = e;
       done = true;
     });
-    switch (Drive(c, done, deadline, cancelled)) {
-      case Wait::kCancelled:
-        return absl::CancelledError("request cancelled");
-      case Wait::kTimedOut:
-        return timed_out();
-      case Wait::kDone:
-        break;
-    }
+    if (absl::Status st = Await(c, done, deadline, cancelled, timed_out); !st.ok()) return st;
     if (ec) return Unavailable(absl::StrCat(AV(proxy), ": CONNECT: ", LowerFirst(ec.message())));
 
     http::response_parser<http::empty_body> parser;
@@ -876,14 +872,7 @@ class BeastRestClient final : public RestClient {
       ec = e;
       done = true;
     });
-    switch (Drive(c, done, deadline, cancelled)) {
-      case Wait::kCancelled:
-        return absl::CancelledError("request cancelled");
-      case Wait::kTimedOut:
-        return timed_out();
-      case Wait::kDone:
-        break;
-    }
+    if (absl::Status st = Await(c, done, deadline, cancelled, timed_out); !st.ok()) return st;
     if (ec) {
       return Unavailable(
           absl::StrCat(AV(proxy), ": reading the CONNECT answer: ", LowerFirst(ec.message())));
