@@ -63,6 +63,7 @@
 #include "absl/synchronization/mutex.h"
 #include "apiclient/proxy.h"
 #include "apiclient/rate_limiter.h"
+#include "apiclient/resolve.h"
 #include "apiclient/rest_client.h"
 #include "common/cancellation.h"
 #include "common/log.h"
@@ -281,55 +282,6 @@ absl::StatusOr<std::shared_ptr<TlsContext>> NewTlsContext(std::string material, 
 }
 
 // ---- name resolution -------------------------------------------------------------------------
-
-struct Resolution {
-  absl::Mutex mu;
-  bool done ABSL_GUARDED_BY(mu) = false;
-  std::vector<tcp::endpoint> endpoints ABSL_GUARDED_BY(mu);
-  std::string error ABSL_GUARDED_BY(mu);
-};
-
-std::shared_ptr<Resolution> StartResolve(const std::string& host, const std::string& port) {
-  auto r = std::make_shared<Resolution>();
-  auto work = [r, host, port] {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* res = nullptr;
-    const int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
-    std::vector<tcp::endpoint> eps;
-    std::string error;
-    if (rc != 0) {
-      error = rc == EAI_NONAME || rc == EAI_NODATA ? "no such host" : gai_strerror(rc);
-    } else {
-      for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
-        if (ai->ai_family == AF_INET) {
-          const auto* sin = reinterpret_cast<const sockaddr_in*>(ai->ai_addr);
-          eps.emplace_back(net::ip::address_v4(ntohl(sin->sin_addr.s_addr)), ntohs(sin->sin_port));
-        } else if (ai->ai_family == AF_INET6) {
-          const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(ai->ai_addr);
-          net::ip::address_v6::bytes_type bytes;
-          std::memcpy(bytes.data(), sin6->sin6_addr.s6_addr, bytes.size());
-          eps.emplace_back(net::ip::address_v6(bytes, sin6->sin6_scope_id), ntohs(sin6->sin6_port));
-        }
-      }
-      ::freeaddrinfo(res);
-      if (eps.empty()) error = "no such host";
-    }
-    absl::MutexLock lock(&r->mu);
-    r->endpoints = std::move(eps);
-    r->error = std::move(error);
-    r->done = true;
-  };
-  try {
-    std::thread(std::move(work)).detach();
-  } catch (const std::exception& e) {
-    absl::MutexLock lock(&r->mu);
-    r->error = e.what();
-    r->done = true;
-  }
-  return r;
-}
 
 // ---- HTTP -------------------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "apiclient/resolve.h"
 #include "common/log.h"
 #include "common/strings.h"
 
@@ -285,55 +286,9 @@ std::string JoinHostPort(const std::string& host, const std::string& port) {
   return absl::StrCat(host, ":", port);
 }
 
-// getaddrinfo on a detached thread, so a slow resolver can never hold up Cancel()/Stop().
-struct ResolveState {
-  absl::Mutex mu;
-  bool done ABSL_GUARDED_BY(mu) = false;
-  std::vector<tcp::endpoint> endpoints ABSL_GUARDED_BY(mu);
-  std::string error ABSL_GUARDED_BY(mu);
-};
-
-std::shared_ptr<ResolveState> StartResolve(const std::string& host, const std::string& port) {
-  auto state = std::make_shared<ResolveState>();
-  auto work = [state, host, port]() {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* res = nullptr;
-    const int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
-    std::vector<tcp::endpoint> eps;
-    std::string error;
-    if (rc != 0) {
-      error = (rc == EAI_NONAME || rc == EAI_NODATA) ? "no such host" : gai_strerror(rc);
-    } else {
-      for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
-        if (ai->ai_family == AF_INET) {
-          const auto* sin = reinterpret_cast<const sockaddr_in*>(ai->ai_addr);
-          eps.emplace_back(net::ip::address_v4(ntohl(sin->sin_addr.s_addr)), ntohs(sin->sin_port));
-        } else if (ai->ai_family == AF_INET6) {
-          const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(ai->ai_addr);
-          net::ip::address_v6::bytes_type bytes;
-          std::memcpy(bytes.data(), sin6->sin6_addr.s6_addr, bytes.size());
-          eps.emplace_back(net::ip::address_v6(bytes, sin6->sin6_scope_id), ntohs(sin6->sin6_port));
-        }
-      }
-      ::freeaddrinfo(res);
-      if (eps.empty()) error = "no such host";
-    }
-    absl::MutexLock lock(&state->mu);
-    state->endpoints = std::move(eps);
-    state->error = std::move(error);
-    state->done = true;
-  };
-  try {
-    std::thread(std::move(work)).detach();
-  } catch (const std::exception& e) {
-    absl::MutexLock lock(&state->mu);
-    state->error = e.what();
-    state->done = true;
-  }
-  return state;
-}
+// The lookup runs off this thread, so a slow resolver never holds up Cancel()/Stop().
+using apiclient::StartResolve;
+using ResolveState = apiclient::Resolution;
 
 struct HopResponse {
   int code = 0;
