@@ -147,6 +147,7 @@ Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
     }
     status::ApiStatusSyncerOptions so;
     so.in_place_pod_vertical_scaling = options_.in_place_pod_vertical_scaling;
+    so.first_status_hold = options_.first_status_hold;
     api_status_syncer_ = std::make_unique<status::ApiStatusSyncer>(
         *options_.status_client, status_manager_, std::move(d), so, clock_);
   }

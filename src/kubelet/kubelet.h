@@ -133,6 +133,10 @@ struct KubeletOptions {
   // known. Called on pod worker and housekeeping threads; must be thread-safe.
   MirrorClient* mirror_client = nullptr;
   std::function<std::optional<std::string>()> node_uid;
+  // API-server mode: how long the first status of an API pod is held while it only says the
+  // pod is starting (status::ApiStatusSyncerOptions::first_status_hold): a pod whose
+  // containers run by then gets one status PATCH instead of two. Zero: none.
+  absl::Duration first_status_hold = absl::Seconds(1);
   // PodDisruptionConditions feature gate (beta, on by default in v1.28): a pod the kubelet
   // evicts carries the DisruptionTarget condition (reason TerminationByKubelet).
   bool pod_disruption_conditions = true;

@@ -1,5 +1,6 @@
 #include "kubelet/status/api_status_syncer.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "api/pod_codec.h"
@@ -28,6 +29,23 @@ std::string ConditionType(const nlohmann::json& c) {
   if (!c.is_object()) return "";
   auto it = c.find("type");
   return it != c.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// Whether a status says only that the pod is starting (see first_status_hold).
+bool IsStartingStatus(const api::PodStatus& status) {
+  if (status.phase != "Pending") return false;
+  auto starting = [](const std::vector<api::ContainerStatus>& list) {
+    for (const api::ContainerStatus& c : list) {
+      if (c.state.running || c.state.terminated || c.last_state.terminated) return false;
+      if (c.state.waiting && c.state.waiting->reason != "ContainerCreating" &&
+          c.state.waiting->reason != "PodInitializing") {
+        return false;
+      }
+    }
+    return true;
+  };
+  return starting(status.init_container_statuses) && starting(status.container_statuses) &&
+         starting(status.ephemeral_container_statuses);
 }
 
 }  // namespace
@@ -71,7 +89,8 @@ void ApiStatusSyncer::Run() {
     {
       absl::MutexLock lock(&mu_);
       auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return pending_ || stopping_; };
-      mu_.AwaitWithTimeout(absl::Condition(&woken), options_.sync_period);
+      clock_.AwaitWithDeadline(mu_, absl::Condition(&woken),
+                               std::min(clock_.Now() + options_.sync_period, next_hold_end_));
       if (stopping_) return;
       pending_ = false;
     }
@@ -151,6 +170,8 @@ std::optional<std::string> ApiStatusSyncer::StatusPatch(const std::string& uid,
 
 void ApiStatusSyncer::SyncBatch() {
   const std::vector<api::PodPtr> pods = delegate_.pods();
+  const absl::Time now = clock_.Now();
+  next_hold_end_ = absl::InfiniteFuture();
   std::set<std::string> live;
   for (const api::PodPtr& pod_ptr : pods) {
     const api::Pod& pod = *pod_ptr;
@@ -164,6 +185,15 @@ void ApiStatusSyncer::SyncBatch() {
     bool can_delete = pod.metadata.deletion_timestamp.has_value() && !api::IsMirrorPod(pod) &&
                       delegate_.terminated(pod);
     if (!needs_status && !can_delete) continue;
+    if (!can_delete && synced == synced_versions_.end() &&
+        options_.first_status_hold > absl::ZeroDuration() && IsStartingStatus(st->status)) {
+      absl::Time end = held_since_.emplace(uid, now).first->second + options_.first_status_hold;
+      if (now < end) {
+        next_hold_end_ = std::min(next_hold_end_, end);
+        continue;
+      }
+    }
+    held_since_.erase(uid);
     if (!SyncPod(pod, uid, needs_status, can_delete)) {
       synced_versions_.erase(uid);
       deleted_.insert(uid);
@@ -193,6 +223,9 @@ void ApiStatusSyncer::SyncBatch() {
   }
   for (auto it = deleted_.begin(); it != deleted_.end();) {
     it = live.count(*it) ? std::next(it) : deleted_.erase(it);
+  }
+  for (auto it = held_since_.begin(); it != held_since_.end();) {
+    it = live.count(it->first) ? std::next(it) : held_since_.erase(it);
   }
 }
 

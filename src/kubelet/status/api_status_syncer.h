@@ -23,6 +23,11 @@
 // by the Kubelet's mirror pod logic.
 // A round runs when Notify() is called (a status changed) and every `sync_period` (upstream
 // syncBatch every 10 s). Failures are logged and retried in the next round.
+// With `first_status_hold` > 0, the first status of an API pod is held while it only says the pod
+// is starting (phase Pending, no container running or terminated, every container waiting with
+// ContainerCreating or PodInitializing), for at most that long from the round that first saw it:
+// a pod whose containers start meanwhile gets one PATCH (Running) instead of two (Pending, then
+// Running). Any other status (an image pull error, a pod being deleted) goes at once.
 //
 // The API calls go through PodStatusClient, so this folder does not depend on the API client;
 // src/app implements it on apiclient::RestClient.
@@ -92,6 +97,8 @@ struct ApiStatusSyncerOptions {
   // InPlacePodVerticalScaling: status.resize is the kubelet's too (a resize status it cleared
   // is removed from the API's status, as upstream's whole-status patch does).
   bool in_place_pod_vertical_scaling = false;
+  // See above; zero: every status goes at once, as upstream.
+  absl::Duration first_status_hold = absl::ZeroDuration();
 };
 
 class ApiStatusSyncer {
@@ -139,6 +146,10 @@ class ApiStatusSyncer {
   // Both keyed by the API object's UID (a mirror pod's for a static pod).
   std::map<std::string, uint64_t> synced_versions_;  // uid -> version last pushed
   std::set<std::string> deleted_;                    // uids whose DELETE succeeded or gone
+  // API pods whose first (starting) status is held: uid -> when a round first held it.
+  std::map<std::string, absl::Time> held_since_;
+  // The earliest end of a hold (InfiniteFuture: none); the next round runs by then.
+  absl::Time next_hold_end_ = absl::InfiniteFuture();
 
   absl::Mutex mu_;
   bool pending_ ABSL_GUARDED_BY(mu_) = false;

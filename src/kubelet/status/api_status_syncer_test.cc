@@ -36,9 +36,25 @@ api::PodStatus Running() {
   return st;
 }
 
+api::PodStatus Starting() {
+  api::PodStatus st;
+  st.phase = "Pending";
+  st.host_ip = "127.0.0.1";
+  st.qos_class = "BestEffort";
+  api::ContainerStatus c;
+  c.name = "c";
+  c.image = "busybox";
+  c.state.waiting = api::ContainerStateWaiting{};
+  c.state.waiting->reason = "ContainerCreating";
+  st.container_statuses = {c};
+  return st;
+}
+
 class ApiStatusSyncerTest : public ::testing::Test {
  protected:
-  ApiStatusSyncerTest() {
+  ApiStatusSyncerTest() { Make(ApiStatusSyncerOptions{}); }
+  void Make(ApiStatusSyncerOptions options) {
+    syncer_.reset();
     ApiStatusSyncerDelegate d;
     d.pods = [this] {
       absl::MutexLock lock(&mu_);
@@ -52,8 +68,7 @@ class ApiStatusSyncerTest : public ::testing::Test {
       absl::MutexLock lock(&mu_);
       return static_pods_;
     };
-    syncer_ = std::make_unique<ApiStatusSyncer>(client_, statuses_, std::move(d),
-                                                ApiStatusSyncerOptions{}, clock_);
+    syncer_ = std::make_unique<ApiStatusSyncer>(client_, statuses_, std::move(d), options, clock_);
   }
   void SetPods(std::vector<api::Pod> pods) {
     absl::MutexLock lock(&mu_);
@@ -276,6 +291,95 @@ TEST_F(ApiStatusSyncerTest, NotifyRunsARound) {
   }
   syncer_->Stop();
   EXPECT_EQ(client_.patches().size(), 1u);
+}
+
+ApiStatusSyncerOptions WithHold() {
+  ApiStatusSyncerOptions o;
+  o.first_status_hold = absl::Seconds(2);
+  return o;
+}
+
+TEST_F(ApiStatusSyncerTest, StartingStatusIsHeldUntilTheContainersRun) {
+  Make(WithHold());
+  client_.Put("a", "uid-a");
+  SetPods({MakePod("a", "uid-a")});
+  statuses_.SetPodStatus("uid-a", Starting());
+  syncer_->SyncBatch();
+  EXPECT_TRUE(client_.TakeCalls().empty());
+  clock_.Advance(absl::Seconds(1));
+  statuses_.SetPodStatus("uid-a", Running());
+  syncer_->SyncBatch();
+  // One patch: the pod's first status is already Running.
+  EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET a", "PATCH a"}));
+  EXPECT_EQ(client_.patches().back().second["status"]["phase"], "Running");
+}
+
+TEST_F(ApiStatusSyncerTest, StartingStatusGoesWhenTheHoldEnds) {
+  Make(WithHold());
+  client_.Put("a", "uid-a");
+  SetPods({MakePod("a", "uid-a")});
+  statuses_.SetPodStatus("uid-a", Starting());
+  syncer_->SyncBatch();
+  clock_.Advance(absl::Milliseconds(1500));
+  // A newer starting status keeps the hold's start.
+  api::PodStatus later = Starting();
+  later.pod_ip = "10.0.0.5";
+  statuses_.SetPodStatus("uid-a", later);
+  syncer_->SyncBatch();
+  EXPECT_TRUE(client_.TakeCalls().empty());
+  clock_.Advance(absl::Milliseconds(500));
+  syncer_->SyncBatch();
+  EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET a", "PATCH a"}));
+  EXPECT_EQ(client_.patches().back().second["status"]["containerStatuses"][0]["state"]["waiting"]
+                                           ["reason"],
+            "ContainerCreating");
+  EXPECT_EQ(client_.patches().back().second["status"]["podIP"], "10.0.0.5");
+  // Only a pod's first status is held.
+  statuses_.SetPodStatus("uid-a", Starting());
+  syncer_->SyncBatch();
+  EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET a", "PATCH a"}));
+}
+
+TEST_F(ApiStatusSyncerTest, OtherFirstStatusesAreNotHeld) {
+  Make(WithHold());
+  client_.Put("a", "uid-a");
+  client_.Put("b", "uid-b");
+  api::Pod b = MakePod("b", "uid-b");
+  b.metadata.deletion_timestamp = api::Time::FromUnix(1700000000);
+  SetPods({MakePod("a", "uid-a"), b});
+  api::PodStatus pull_error = Starting();
+  pull_error.container_statuses[0].state.waiting->reason = "ErrImagePull";
+  statuses_.SetPodStatus("uid-a", pull_error);
+  statuses_.SetPodStatus("uid-b", Starting());
+  SetTerminated(true);
+  syncer_->SyncBatch();
+  // The pull error goes at once; so does the deleted pod's status, before its DELETE.
+  EXPECT_EQ(client_.TakeCalls(),
+            (std::vector<std::string>{"GET a", "PATCH a", "GET b", "PATCH b", "DELETE b uid-b"}));
+}
+
+TEST_F(ApiStatusSyncerTest, TheSyncerThreadWakesWhenAHoldEnds) {
+  Make(WithHold());
+  client_.Put("a", "uid-a");
+  SetPods({MakePod("a", "uid-a")});
+  statuses_.SetPodStatus("uid-a", Starting());
+  syncer_->Start();
+  syncer_->Notify();
+  absl::Time deadline = absl::Now() + absl::Seconds(10);
+  // Advance the fake clock in small steps until the held status is pushed (well before the
+  // 10 s sync period).
+  absl::Duration advanced;
+  while (client_.patches().empty() && absl::Now() < deadline) {
+    clock_.Advance(absl::Milliseconds(100));
+    advanced += absl::Milliseconds(100);
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  syncer_->Stop();
+  ASSERT_EQ(client_.patches().size(), 1u);
+  EXPECT_EQ(client_.patches().back().second["status"]["containerStatuses"][0]["state"]["waiting"]
+                                           ["reason"],
+            "ContainerCreating");
+  EXPECT_LT(advanced, absl::Seconds(10));
 }
 
 }  // namespace
