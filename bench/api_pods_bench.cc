@@ -14,8 +14,9 @@
 //                running.
 //
 // Both kubelets get the same KubeletConfiguration (cgroupfs, anonymous + AlwaysAllow on their
-// port so /metrics can be scraped) and a node identity of their own from the control-plane
-// harness; they run one after the other, never together. Figures are printed, never asserted.
+// port so /metrics can be scraped, clusterDNS 10.96.0.10 as kubeadm sets it) and a node identity of
+// their own from the control-plane harness; they run one after the other, never together. Figures
+// are printed, never asserted.
 //
 // Usage: api_pods_bench <our-kubelet> <upstream-kubelet> [N ...]
 // Env: KUBELET_E2E_* (the containerd harness) and KUBELET_CP_ENV_FILE (the control plane).
@@ -57,6 +58,11 @@ struct Result {
 };
 
 // Sum of rest_client_requests_total by method, from a /metrics text.
+// The cluster DNS a kubeadm node is configured with. Without it every sync of a pod records a
+// MissingClusterDNS warning (a POST, then a PATCH per repeat) on both kubelets, which is a
+// misconfigured node's noise, not the cost of a pod start.
+constexpr char kClusterDns[] = "clusterDNS:\n- 10.96.0.10\nclusterDomain: cluster.local\n";
+
 std::map<std::string, double> RequestsByMethod(const std::string& metrics) {
   std::map<std::string, double> out;
   for (absl::string_view line : absl::StrSplit(metrics, '\n')) {
@@ -119,7 +125,7 @@ Result RunKubelet(const std::string& bin, const std::string& kind, int n, const 
                   const std::string& dir) {
   Result res;
   absl::StatusOr<ApiKubelet> started =
-      StartApiKubelet(bin, absl::StrCat("bench-", kind, "-", n), cp, endpoint, dir);
+      StartApiKubelet(bin, absl::StrCat("bench-", kind, "-", n), cp, endpoint, dir, kClusterDns);
   if (!started.ok()) {
     std::fprintf(stderr, "%s: %s\n", kind.c_str(), std::string(started.status().message()).c_str());
     return res;

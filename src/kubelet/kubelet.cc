@@ -133,6 +133,10 @@ Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
       auto st = status_manager_.GetPodStatus(uid);
       return !pod_workers_->IsKnown(uid) && st && status::IsTerminalPhase(st->status.phase);
     };
+    d.first_sync_pending = [this](const std::string& uid) {
+      absl::MutexLock lock(&first_seen_mu_);
+      return first_seen_.count(uid) > 0 && synced_once_.count(uid) == 0;
+    };
     if (options_.mirror_client != nullptr) {
       d.static_pods = [this] {
         std::vector<status::MirroredPod> out;
@@ -638,6 +642,9 @@ void Kubelet::Housekeeping() {
     for (auto it = first_seen_.begin(); it != first_seen_.end();) {
       it = desired.count(it->first) ? std::next(it) : first_seen_.erase(it);
     }
+    for (auto it = synced_once_.begin(); it != synced_once_.end();) {
+      it = desired.count(*it) ? std::next(it) : synced_once_.erase(it);
+    }
   }
   {
     absl::MutexLock lock(&terminal_mu_);
@@ -775,6 +782,19 @@ std::optional<api::PodStatus> Kubelet::UpdateStatusFrom(SyncPodType type, const 
 absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
                                       const container::PodStatus& runtime_status) {
   const std::string& uid = pod.metadata.uid;
+  // However it ends, the pod's first sync is over: a first status held for it can go.
+  struct FirstSyncEnd {
+    Kubelet* k;
+    const std::string& uid;
+    ~FirstSyncEnd() {
+      bool first = false;
+      {
+        absl::MutexLock lock(&k->first_seen_mu_);
+        first = k->synced_once_.insert(uid).second;
+      }
+      if (first) k->StatusChanged();
+    }
+  } first_sync_end{this, uid};
   api::PodStatus api_status = *UpdateStatusFrom(type, pod, runtime_status);
   const bool terminal = status::IsTerminalPhase(api_status.phase);
   if (terminal) {

@@ -133,10 +133,11 @@ struct KubeletOptions {
   // known. Called on pod worker and housekeeping threads; must be thread-safe.
   MirrorClient* mirror_client = nullptr;
   std::function<std::optional<std::string>()> node_uid;
-  // API-server mode: how long the first status of an API pod is held while it only says the
-  // pod is starting (status::ApiStatusSyncerOptions::first_status_hold): a pod whose
-  // containers run by then gets one status PATCH instead of two. Zero: none.
-  absl::Duration first_status_hold = absl::Seconds(1);
+  // API-server mode: how long at most the first status of an API pod is held while its first
+  // sync is under way and the status only says the pod is starting
+  // (status::ApiStatusSyncerOptions::first_status_hold): the first status pushed is that sync's
+  // outcome (Running once its containers started), one PATCH instead of two. Zero: none.
+  absl::Duration first_status_hold = absl::Seconds(5);
   // PodDisruptionConditions feature gate (beta, on by default in v1.28): a pod the kubelet
   // evicts carries the DisruptionTarget condition (reason TerminationByKubelet).
   bool pod_disruption_conditions = true;
@@ -391,6 +392,8 @@ class Kubelet final : public PodSyncer,
   // When each desired pod was first seen (kubelet_pod_start_duration_seconds).
   absl::Mutex first_seen_mu_;
   std::map<std::string, absl::Time> first_seen_ ABSL_GUARDED_BY(first_seen_mu_);
+  // Desired pods whose first SyncPod has returned (the API status syncer's first status hold).
+  std::set<std::string> synced_once_ ABSL_GUARDED_BY(first_seen_mu_);
 
   mutable absl::Mutex reasons_mu_;
   std::map<std::string, status::ReasonCache> reasons_ ABSL_GUARDED_BY(reasons_mu_);

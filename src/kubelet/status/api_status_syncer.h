@@ -23,11 +23,14 @@
 // by the Kubelet's mirror pod logic.
 // A round runs when Notify() is called (a status changed) and every `sync_period` (upstream
 // syncBatch every 10 s). Failures are logged and retried in the next round.
-// With `first_status_hold` > 0, the first status of an API pod is held while it only says the pod
-// is starting (phase Pending, no container running or terminated, every container waiting with
-// ContainerCreating or PodInitializing), for at most that long from the round that first saw it:
-// a pod whose containers start meanwhile gets one PATCH (Running) instead of two (Pending, then
-// Running). Any other status (an image pull error, a pod being deleted) goes at once.
+// With `first_status_hold` > 0 and the delegate's `first_sync_pending`, the first status of an
+// API pod is held while the kubelet's first sync of the pod is still under way and the status only
+// says the pod is starting (phase Pending, no container running or terminated, every container
+// waiting with ContainerCreating or PodInitializing), for at most `first_status_hold` from the
+// round that first saw it: the first status pushed is the outcome of that sync (Running once the
+// containers started, or what held them up), one PATCH instead of two. Any other status (an image
+// pull error, a pod being deleted) goes at once; the delegate's owner calls Notify() when a
+// first sync ends.
 //
 // The API calls go through PodStatusClient, so this folder does not depend on the API client;
 // src/app implements it on apiclient::RestClient.
@@ -89,6 +92,9 @@ struct ApiStatusSyncerDelegate {
   // Whether a deleted pod's containers and resources are gone (upstream canBeDeleted's pod
   // worker part); only asked for pods with a deletionTimestamp.
   std::function<bool(const api::Pod&)> terminated;
+  // Whether the kubelet's first sync of the pod (by UID) has not ended yet; unset: no pod's
+  // first status is held.
+  std::function<bool(const std::string&)> first_sync_pending;
 };
 
 struct ApiStatusSyncerOptions {

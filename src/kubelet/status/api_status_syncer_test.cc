@@ -2,6 +2,7 @@
 
 #include <deque>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,10 @@ class ApiStatusSyncerTest : public ::testing::Test {
       absl::MutexLock lock(&mu_);
       return static_pods_;
     };
+    d.first_sync_pending = [this](const std::string& uid) {
+      absl::MutexLock lock(&mu_);
+      return first_sync_pending_.count(uid) > 0;
+    };
     syncer_ = std::make_unique<ApiStatusSyncer>(client_, statuses_, std::move(d), options, clock_);
   }
   void SetPods(std::vector<api::Pod> pods) {
@@ -82,6 +87,14 @@ class ApiStatusSyncerTest : public ::testing::Test {
       static_pods_.push_back({std::make_shared<const api::Pod>(std::move(pod)), mirror_uid});
     }
   }
+  void SetFirstSyncPending(const std::string& uid, bool pending) {
+    absl::MutexLock lock(&mu_);
+    if (pending) {
+      first_sync_pending_.insert(uid);
+    } else {
+      first_sync_pending_.erase(uid);
+    }
+  }
   void SetTerminated(bool t) {
     absl::MutexLock lock(&mu_);
     terminated_ = t;
@@ -94,6 +107,7 @@ class ApiStatusSyncerTest : public ::testing::Test {
   std::vector<api::PodPtr> pods_ ABSL_GUARDED_BY(mu_);
   std::vector<MirroredPod> static_pods_ ABSL_GUARDED_BY(mu_);
   bool terminated_ ABSL_GUARDED_BY(mu_) = false;
+  std::set<std::string> first_sync_pending_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<ApiStatusSyncer> syncer_;
 };
 
@@ -303,6 +317,7 @@ TEST_F(ApiStatusSyncerTest, StartingStatusIsHeldUntilTheContainersRun) {
   Make(WithHold());
   client_.Put("a", "uid-a");
   SetPods({MakePod("a", "uid-a")});
+  SetFirstSyncPending("uid-a", true);
   statuses_.SetPodStatus("uid-a", Starting());
   syncer_->SyncBatch();
   EXPECT_TRUE(client_.TakeCalls().empty());
@@ -318,6 +333,7 @@ TEST_F(ApiStatusSyncerTest, StartingStatusGoesWhenTheHoldEnds) {
   Make(WithHold());
   client_.Put("a", "uid-a");
   SetPods({MakePod("a", "uid-a")});
+  SetFirstSyncPending("uid-a", true);
   statuses_.SetPodStatus("uid-a", Starting());
   syncer_->SyncBatch();
   clock_.Advance(absl::Milliseconds(1500));
@@ -351,6 +367,8 @@ TEST_F(ApiStatusSyncerTest, OtherFirstStatusesAreNotHeld) {
   pull_error.container_statuses[0].state.waiting->reason = "ErrImagePull";
   statuses_.SetPodStatus("uid-a", pull_error);
   statuses_.SetPodStatus("uid-b", Starting());
+  SetFirstSyncPending("uid-a", true);
+  SetFirstSyncPending("uid-b", true);
   SetTerminated(true);
   syncer_->SyncBatch();
   // The pull error goes at once; so does the deleted pod's status, before its DELETE.
@@ -358,10 +376,28 @@ TEST_F(ApiStatusSyncerTest, OtherFirstStatusesAreNotHeld) {
             (std::vector<std::string>{"GET a", "PATCH a", "GET b", "PATCH b", "DELETE b uid-b"}));
 }
 
+TEST_F(ApiStatusSyncerTest, StartingStatusGoesWhenTheFirstSyncEnds) {
+  Make(WithHold());
+  client_.Put("a", "uid-a");
+  client_.Put("b", "uid-b");
+  SetPods({MakePod("a", "uid-a"), MakePod("b", "uid-b")});
+  SetFirstSyncPending("uid-a", true);
+  statuses_.SetPodStatus("uid-a", Starting());
+  // b's first sync is over (its containers wait for something): nothing to hold.
+  statuses_.SetPodStatus("uid-b", Starting());
+  syncer_->SyncBatch();
+  EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET b", "PATCH b"}));
+  // a's first sync ends with its containers still waiting: its status goes at once.
+  SetFirstSyncPending("uid-a", false);
+  syncer_->SyncBatch();
+  EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET a", "PATCH a"}));
+}
+
 TEST_F(ApiStatusSyncerTest, TheSyncerThreadWakesWhenAHoldEnds) {
   Make(WithHold());
   client_.Put("a", "uid-a");
   SetPods({MakePod("a", "uid-a")});
+  SetFirstSyncPending("uid-a", true);
   statuses_.SetPodStatus("uid-a", Starting());
   syncer_->Start();
   syncer_->Notify();
