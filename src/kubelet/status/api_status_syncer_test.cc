@@ -21,11 +21,16 @@ api::Pod MakePod(const std::string& name, const std::string& uid) {
   return api::testing::PodBuilder(name).Uid(uid);
 }
 
-api::PodStatus Running() {
+api::PodStatus WithPhase(const std::string& phase) {
   api::PodStatus st;
-  st.phase = "Running";
+  st.phase = phase;
   st.host_ip = "127.0.0.1";
   st.qos_class = "BestEffort";
+  return st;
+}
+
+api::PodStatus Running() {
+  api::PodStatus st = WithPhase("Running");
   api::PodCondition ready;
   ready.type = "Ready";
   ready.status = "True";
@@ -37,11 +42,9 @@ api::PodStatus Running() {
   return st;
 }
 
+// What a pod's first sync reports before its containers run.
 api::PodStatus Starting() {
-  api::PodStatus st;
-  st.phase = "Pending";
-  st.host_ip = "127.0.0.1";
-  st.qos_class = "BestEffort";
+  api::PodStatus st = WithPhase("Pending");
   api::ContainerStatus c;
   c.name = "c";
   c.image = "busybox";
@@ -94,6 +97,16 @@ class ApiStatusSyncerTest : public ::testing::Test {
     } else {
       first_sync_pending_.erase(uid);
     }
+  }
+  // A syncer holding first statuses (2 s at most) and pod "a" in its first sync, starting.
+  void StartHeldPod() {
+    ApiStatusSyncerOptions o;
+    o.first_status_hold = absl::Seconds(2);
+    Make(o);
+    client_.Put("a", "uid-a");
+    SetPods({MakePod("a", "uid-a")});
+    SetFirstSyncPending("uid-a", true);
+    statuses_.SetPodStatus("uid-a", Starting());
   }
   void SetTerminated(bool t) {
     absl::MutexLock lock(&mu_);
@@ -314,11 +327,7 @@ ApiStatusSyncerOptions WithHold() {
 }
 
 TEST_F(ApiStatusSyncerTest, StartingStatusIsHeldUntilTheContainersRun) {
-  Make(WithHold());
-  client_.Put("a", "uid-a");
-  SetPods({MakePod("a", "uid-a")});
-  SetFirstSyncPending("uid-a", true);
-  statuses_.SetPodStatus("uid-a", Starting());
+  StartHeldPod();
   syncer_->SyncBatch();
   EXPECT_TRUE(client_.TakeCalls().empty());
   clock_.Advance(absl::Seconds(1));
@@ -330,11 +339,7 @@ TEST_F(ApiStatusSyncerTest, StartingStatusIsHeldUntilTheContainersRun) {
 }
 
 TEST_F(ApiStatusSyncerTest, StartingStatusGoesWhenTheHoldEnds) {
-  Make(WithHold());
-  client_.Put("a", "uid-a");
-  SetPods({MakePod("a", "uid-a")});
-  SetFirstSyncPending("uid-a", true);
-  statuses_.SetPodStatus("uid-a", Starting());
+  StartHeldPod();
   syncer_->SyncBatch();
   clock_.Advance(absl::Milliseconds(1500));
   // A newer starting status keeps the hold's start.
@@ -394,11 +399,7 @@ TEST_F(ApiStatusSyncerTest, StartingStatusGoesWhenTheFirstSyncEnds) {
 }
 
 TEST_F(ApiStatusSyncerTest, TheSyncerThreadWakesWhenAHoldEnds) {
-  Make(WithHold());
-  client_.Put("a", "uid-a");
-  SetPods({MakePod("a", "uid-a")});
-  SetFirstSyncPending("uid-a", true);
-  statuses_.SetPodStatus("uid-a", Starting());
+  StartHeldPod();
   syncer_->Start();
   syncer_->Notify();
   absl::Time deadline = absl::Now() + absl::Seconds(10);
