@@ -133,9 +133,15 @@ Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
       auto st = status_manager_.GetPodStatus(uid);
       return !pod_workers_->IsKnown(uid) && st && status::IsTerminalPhase(st->status.phase);
     };
-    d.first_sync_pending = [this](const std::string& uid) {
+    d.first_sync_hold_until = [this](const std::string& uid) {
+      // While preparing (volumes), only a short grace: a volume that does not mount must not
+      // keep the pod's status back.
+      constexpr absl::Duration kPrepareGrace = absl::Milliseconds(100);
       absl::MutexLock lock(&first_seen_mu_);
-      return first_seen_.count(uid) > 0 && synced_once_.count(uid) == 0;
+      if (synced_once_.count(uid)) return absl::InfinitePast();
+      if (first_sync_in_runtime_.count(uid)) return absl::InfiniteFuture();
+      auto it = first_sync_since_.find(uid);
+      return it == first_sync_since_.end() ? absl::InfinitePast() : it->second + kPrepareGrace;
     };
     if (options_.mirror_client != nullptr) {
       d.static_pods = [this] {
@@ -645,6 +651,12 @@ void Kubelet::Housekeeping() {
     for (auto it = synced_once_.begin(); it != synced_once_.end();) {
       it = desired.count(*it) ? std::next(it) : synced_once_.erase(it);
     }
+    for (auto it = first_sync_since_.begin(); it != first_sync_since_.end();) {
+      it = desired.count(it->first) ? std::next(it) : first_sync_since_.erase(it);
+    }
+    for (auto it = first_sync_in_runtime_.begin(); it != first_sync_in_runtime_.end();) {
+      it = desired.count(*it) ? std::next(it) : first_sync_in_runtime_.erase(it);
+    }
   }
   {
     absl::MutexLock lock(&terminal_mu_);
@@ -783,6 +795,10 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
                                       const container::PodStatus& runtime_status) {
   const std::string& uid = pod.metadata.uid;
   // However it ends, the pod's first sync is over: a first status held for it can go.
+  {
+    absl::MutexLock lock(&first_seen_mu_);
+    if (!synced_once_.count(uid)) first_sync_since_.try_emplace(uid, clock_.Now());
+  }
   struct FirstSyncEnd {
     Kubelet* k;
     const std::string& uid;
@@ -791,6 +807,8 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
       {
         absl::MutexLock lock(&k->first_seen_mu_);
         first = k->synced_once_.insert(uid).second;
+        k->first_sync_since_.erase(uid);
+        k->first_sync_in_runtime_.erase(uid);
       }
       if (first) k->StatusChanged();
     }
@@ -815,6 +833,10 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
                  "subsystem", part->Name());
       return st;
     }
+  }
+  {
+    absl::MutexLock lock(&first_seen_mu_);
+    if (first_sync_since_.count(uid)) first_sync_in_runtime_.insert(uid);
   }
   KLOG_V(4, "SyncPod enter", "pod", api::PodKey(pod), "podUID", uid, "updateType",
          SyncPodTypeName(type));

@@ -392,8 +392,11 @@ class Kubelet final : public PodSyncer,
   // When each desired pod was first seen (kubelet_pod_start_duration_seconds).
   absl::Mutex first_seen_mu_;
   std::map<std::string, absl::Time> first_seen_ ABSL_GUARDED_BY(first_seen_mu_);
-  // Desired pods whose first SyncPod has returned (the API status syncer's first status hold).
+  // The API status syncer's first status hold: desired pods whose first SyncPod has returned,
+  // and for a first SyncPod under way, when it began and whether it reached the runtime.
   std::set<std::string> synced_once_ ABSL_GUARDED_BY(first_seen_mu_);
+  std::map<std::string, absl::Time> first_sync_since_ ABSL_GUARDED_BY(first_seen_mu_);
+  std::set<std::string> first_sync_in_runtime_ ABSL_GUARDED_BY(first_seen_mu_);
 
   mutable absl::Mutex reasons_mu_;
   std::map<std::string, status::ReasonCache> reasons_ ABSL_GUARDED_BY(reasons_mu_);

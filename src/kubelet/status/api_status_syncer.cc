@@ -186,9 +186,11 @@ void ApiStatusSyncer::SyncBatch() {
                       delegate_.terminated(pod);
     if (!needs_status && !can_delete) continue;
     if (!can_delete && synced == synced_versions_.end() &&
-        options_.first_status_hold > absl::ZeroDuration() && delegate_.first_sync_pending &&
-        IsStartingStatus(st->status) && delegate_.first_sync_pending(uid)) {
-      absl::Time end = held_since_.emplace(uid, now).first->second + options_.first_status_hold;
+        options_.first_status_hold > absl::ZeroDuration() && delegate_.first_sync_hold_until &&
+        IsStartingStatus(st->status)) {
+      absl::Time end =
+          std::min(held_since_.emplace(uid, now).first->second + options_.first_status_hold,
+                   delegate_.first_sync_hold_until(uid));
       if (now < end) {
         next_hold_end_ = std::min(next_hold_end_, end);
         continue;

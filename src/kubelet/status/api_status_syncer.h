@@ -23,13 +23,14 @@
 // by the Kubelet's mirror pod logic.
 // A round runs when Notify() is called (a status changed) and every `sync_period` (upstream
 // syncBatch every 10 s). Failures are logged and retried in the next round.
-// With `first_status_hold` > 0 and the delegate's `first_sync_pending`, the first status of an
+// With `first_status_hold` > 0 and the delegate's `first_sync_hold_until`, the first status of an
 // API pod is held while the kubelet's first sync of the pod is still under way and the status only
 // says the pod is starting (phase Pending, no container running or terminated, every container
 // waiting with ContainerCreating or PodInitializing), for at most `first_status_hold` from the
 // round that first saw it: the first status pushed is the outcome of that sync (Running once the
 // containers started, or what held them up), one PATCH instead of two. Any other status (an image
-// pull error, a pod being deleted) goes at once; the delegate's owner calls Notify() when a
+// pull error, a pod being deleted) goes at once, and so does the status of a pod whose first sync
+// is stuck preparing (a volume that does not mount); the delegate's owner calls Notify() when a
 // first sync ends.
 //
 // The API calls go through PodStatusClient, so this folder does not depend on the API client;
@@ -92,9 +93,11 @@ struct ApiStatusSyncerDelegate {
   // Whether a deleted pod's containers and resources are gone (upstream canBeDeleted's pod
   // worker part); only asked for pods with a deletionTimestamp.
   std::function<bool(const api::Pod&)> terminated;
-  // Whether the kubelet's first sync of the pod (by UID) has not ended yet; unset: no pod's
-  // first status is held.
-  std::function<bool(const std::string&)> first_sync_pending;
+  // Until when the pod's (by UID) first status may be held for its first sync:
+  // InfiniteFuture while that sync is starting the pod's sandbox and containers, a short grace
+  // while it is still preparing (volumes), InfinitePast once it ended or when it has not begun.
+  // Unset: no pod's first status is held.
+  std::function<absl::Time(const std::string&)> first_sync_hold_until;
 };
 
 struct ApiStatusSyncerOptions {

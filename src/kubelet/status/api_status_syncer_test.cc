@@ -72,9 +72,10 @@ class ApiStatusSyncerTest : public ::testing::Test {
       absl::MutexLock lock(&mu_);
       return static_pods_;
     };
-    d.first_sync_pending = [this](const std::string& uid) {
+    d.first_sync_hold_until = [this](const std::string& uid) {
       absl::MutexLock lock(&mu_);
-      return first_sync_pending_.count(uid) > 0;
+      auto it = hold_until_.find(uid);
+      return it == hold_until_.end() ? absl::InfinitePast() : it->second;
     };
     syncer_ = std::make_unique<ApiStatusSyncer>(client_, statuses_, std::move(d), options, clock_);
   }
@@ -90,13 +91,13 @@ class ApiStatusSyncerTest : public ::testing::Test {
       static_pods_.push_back({std::make_shared<const api::Pod>(std::move(pod)), mirror_uid});
     }
   }
+  // The pod's first sync starting its containers (true), or over (false).
   void SetFirstSyncPending(const std::string& uid, bool pending) {
+    SetHoldUntil(uid, pending ? absl::InfiniteFuture() : absl::InfinitePast());
+  }
+  void SetHoldUntil(const std::string& uid, absl::Time t) {
     absl::MutexLock lock(&mu_);
-    if (pending) {
-      first_sync_pending_.insert(uid);
-    } else {
-      first_sync_pending_.erase(uid);
-    }
+    hold_until_[uid] = t;
   }
   // A syncer holding first statuses (2 s at most) and pod "a" in its first sync, starting.
   void StartHeldPod() {
@@ -120,7 +121,7 @@ class ApiStatusSyncerTest : public ::testing::Test {
   std::vector<api::PodPtr> pods_ ABSL_GUARDED_BY(mu_);
   std::vector<MirroredPod> static_pods_ ABSL_GUARDED_BY(mu_);
   bool terminated_ ABSL_GUARDED_BY(mu_) = false;
-  std::set<std::string> first_sync_pending_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, absl::Time> hold_until_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<ApiStatusSyncer> syncer_;
 };
 
@@ -394,6 +395,17 @@ TEST_F(ApiStatusSyncerTest, StartingStatusGoesWhenTheFirstSyncEnds) {
   EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET b", "PATCH b"}));
   // a's first sync ends with its containers still waiting: its status goes at once.
   SetFirstSyncPending("uid-a", false);
+  syncer_->SyncBatch();
+  EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET a", "PATCH a"}));
+}
+
+TEST_F(ApiStatusSyncerTest, APreparingFirstSyncHoldsOnlyUntilItsGraceEnds) {
+  StartHeldPod();
+  // Still preparing (a volume that does not mount): held only until the kubelet's grace.
+  SetHoldUntil("uid-a", clock_.Now() + absl::Milliseconds(100));
+  syncer_->SyncBatch();
+  EXPECT_TRUE(client_.TakeCalls().empty());
+  clock_.Advance(absl::Milliseconds(100));
   syncer_->SyncBatch();
   EXPECT_EQ(client_.TakeCalls(), (std::vector<std::string>{"GET a", "PATCH a"}));
 }
