@@ -700,24 +700,20 @@ class BeastRestClient final : public RestClient {
     if (literal_) {
       endpoints.push_back(*literal_);
     } else {
-      std::shared_ptr<Resolution> r = StartResolve(dial_host_, dial_port_);
-      while (true) {
-        absl::MutexLock lock(&r->mu);
-        auto done = [&r]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(r->mu) { return r->done; };
-        r->mu.AwaitWithTimeout(absl::Condition(&done), absl::Milliseconds(20));
-        if (r->done) {
-          if (!r->error.empty()) {
-            return Unavailable(absl::StrCat(proxy_ ? "proxy: lookup " : "lookup ", AV(dial_host_),
-                                            ": ", AV(r->error)));
-          }
-          endpoints = r->endpoints;
-          break;
-        }
+      std::optional<Resolved> r = Resolve(dial_host_, dial_port_, [&] {
+        return cancelled.load(std::memory_order_acquire) || SteadyClock::now() >= connect_deadline;
+      });
+      if (!r) {
         if (cancelled.load(std::memory_order_acquire)) {
           return absl::CancelledError("request cancelled");
         }
-        if (SteadyClock::now() >= connect_deadline) return timed_out();
+        return timed_out();
       }
+      if (!r->error.empty()) {
+        return Unavailable(absl::StrCat(proxy_ ? "proxy: lookup " : "lookup ", AV(dial_host_), ": ",
+                                        AV(r->error)));
+      }
+      endpoints = std::move(r->endpoints);
     }
 
     if (host_.scheme == "https") {

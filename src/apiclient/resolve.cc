@@ -6,13 +6,26 @@
 
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <thread>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
 namespace kubelet::apiclient {
+namespace {
 
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
+
+// Shared by the caller and the lookup thread, which may outlive the caller's wait.
+struct Resolution {
+  absl::Mutex mu;
+  bool done ABSL_GUARDED_BY(mu) = false;
+  Resolved result ABSL_GUARDED_BY(mu);
+};
 
 std::shared_ptr<Resolution> StartResolve(const std::string& host, const std::string& port) {
   auto r = std::make_shared<Resolution>();
@@ -42,18 +55,34 @@ std::shared_ptr<Resolution> StartResolve(const std::string& host, const std::str
       if (eps.empty()) error = "no such host";
     }
     absl::MutexLock lock(&r->mu);
-    r->endpoints = std::move(eps);
-    r->error = std::move(error);
+    r->result.endpoints = std::move(eps);
+    r->result.error = std::move(error);
     r->done = true;
   };
   try {
     std::thread(std::move(work)).detach();
   } catch (const std::exception& e) {
     absl::MutexLock lock(&r->mu);
-    r->error = e.what();
+    r->result.error = e.what();
     r->done = true;
   }
   return r;
+}
+
+}  // namespace
+
+std::optional<Resolved> Resolve(const std::string& host, const std::string& port,
+                                const std::function<bool()>& stop) {
+  std::shared_ptr<Resolution> r = StartResolve(host, port);
+  for (;;) {
+    {
+      absl::MutexLock lock(&r->mu);
+      auto done = [&r]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(r->mu) { return r->done; };
+      r->mu.AwaitWithTimeout(absl::Condition(&done), absl::Milliseconds(20));
+      if (r->done) return r->result;
+    }
+    if (stop()) return std::nullopt;
+  }
 }
 
 }  // namespace kubelet::apiclient

@@ -1,31 +1,28 @@
 // A host name lookup off the caller's thread: getaddrinfo runs on a detached thread, so a slow
-// resolver never holds up a caller that is cancelled or stopped (it waits on `mu` with a timeout
-// and gives up; the thread finishes on its own). Used by the API client and the URL pod source.
+// resolver never holds up a caller that is cancelled or stopped (the caller stops waiting; the
+// thread finishes on its own). Used by the API client and the URL pod source.
 //
-// Thread-safety: the fields are guarded by `mu`; `done` turns true once, with `endpoints` or
-// `error` ("no such host" or getaddrinfo's text) set.
+// Thread-safety: Resolve() may be called from any thread.
 #ifndef KUBELET_APICLIENT_RESOLVE_H_
 #define KUBELET_APICLIENT_RESOLVE_H_
 
 #include <boost/asio/ip/tcp.hpp>
-#include <memory>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
-
 namespace kubelet::apiclient {
 
-struct Resolution {
-  absl::Mutex mu;
-  bool done ABSL_GUARDED_BY(mu) = false;
-  std::vector<boost::asio::ip::tcp::endpoint> endpoints ABSL_GUARDED_BY(mu);
-  std::string error ABSL_GUARDED_BY(mu);
+struct Resolved {
+  std::vector<boost::asio::ip::tcp::endpoint> endpoints;
+  std::string error;  // "no such host" or getaddrinfo's text; empty: `endpoints` is not empty
 };
 
-// Starts resolving `host`:`port` (TCP, IPv4 and IPv6).
-std::shared_ptr<Resolution> StartResolve(const std::string& host, const std::string& port);
+// Resolves `host`:`port` (TCP, IPv4 and IPv6), checking `stop` every 20 ms while it waits;
+// nullopt when `stop` returned true before the lookup ended.
+std::optional<Resolved> Resolve(const std::string& host, const std::string& port,
+                                const std::function<bool()>& stop);
 
 }  // namespace kubelet::apiclient
 

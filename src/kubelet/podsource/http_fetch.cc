@@ -286,10 +286,6 @@ std::string JoinHostPort(const std::string& host, const std::string& port) {
   return absl::StrCat(host, ":", port);
 }
 
-// The lookup runs off this thread, so a slow resolver never holds up Cancel()/Stop().
-using apiclient::StartResolve;
-using ResolveState = apiclient::Resolution;
-
 struct HopResponse {
   int code = 0;
   std::string reason;
@@ -620,24 +616,18 @@ absl::StatusOr<HopResponse> HttpFetcher::Impl::Hop(
   if (!addr_ec) {
     endpoints.emplace_back(literal, static_cast<uint16_t>(port_num));
   } else {
-    auto state = StartResolve(u.host, u.port);
-    while (true) {
-      {
-        absl::MutexLock lock(&state->mu);
-        auto done = [&state]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->mu) { return state->done; };
-        state->mu.AwaitWithTimeout(absl::Condition(&done), absl::Milliseconds(20));
-        if (state->done) {
-          if (!state->error.empty()) {
-            return absl::UnavailableError(
-                absl::StrCat(prefix, "dial tcp: lookup ", u.host, ": ", state->error));
-          }
-          endpoints = state->endpoints;
-          break;
-        }
-      }
+    // The lookup runs off this thread, so a slow resolver never holds up Cancel()/Stop().
+    std::optional<apiclient::Resolved> r = apiclient::Resolve(
+        u.host, u.port, [&] { return Cancelled() || SteadyClock::now() >= deadline; });
+    if (!r) {
       if (Cancelled()) return cancelled_error();
-      if (SteadyClock::now() >= deadline) return timeout_error(false);
+      return timeout_error(false);
     }
+    if (!r->error.empty()) {
+      return absl::UnavailableError(
+          absl::StrCat(prefix, "dial tcp: lookup ", u.host, ": ", r->error));
+    }
+    endpoints = std::move(r->endpoints);
   }
 
   absl::StatusOr<ssl::context*> tls_context = static_cast<ssl::context*>(nullptr);
