@@ -138,10 +138,16 @@ Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
       // keep the pod's status back.
       constexpr absl::Duration kPrepareGrace = absl::Milliseconds(100);
       absl::MutexLock lock(&first_seen_mu_);
-      if (synced_once_.count(uid)) return absl::InfinitePast();
-      if (first_sync_in_runtime_.count(uid)) return absl::InfiniteFuture();
-      auto it = first_sync_since_.find(uid);
-      return it == first_sync_since_.end() ? absl::InfinitePast() : it->second + kPrepareGrace;
+      auto it = first_seen_.find(uid);
+      if (it == first_seen_.end()) return absl::InfinitePast();
+      switch (it->second.sync) {
+        case FirstSeen::Sync::kPreparing:
+          return it->second.sync_began + kPrepareGrace;
+        case FirstSeen::Sync::kRuntime:
+          return absl::InfiniteFuture();
+        default:
+          return absl::InfinitePast();
+      }
     };
     if (options_.mirror_client != nullptr) {
       d.static_pods = [this] {
@@ -514,7 +520,7 @@ void Kubelet::HandlePodAdditions(const std::vector<api::PodPtr>& pods) {
     }
     {
       absl::MutexLock lock(&first_seen_mu_);
-      first_seen_.try_emplace(pod.metadata.uid, clock_.Now());
+      first_seen_.try_emplace(pod.metadata.uid, FirstSeen{clock_.Now()});
     }
     pod_manager_.AddOrUpdatePod(shared);
     if (pod.metadata.deletion_timestamp.has_value()) {
@@ -648,15 +654,6 @@ void Kubelet::Housekeeping() {
     for (auto it = first_seen_.begin(); it != first_seen_.end();) {
       it = desired.count(it->first) ? std::next(it) : first_seen_.erase(it);
     }
-    for (auto it = synced_once_.begin(); it != synced_once_.end();) {
-      it = desired.count(*it) ? std::next(it) : synced_once_.erase(it);
-    }
-    for (auto it = first_sync_since_.begin(); it != first_sync_since_.end();) {
-      it = desired.count(it->first) ? std::next(it) : first_sync_since_.erase(it);
-    }
-    for (auto it = first_sync_in_runtime_.begin(); it != first_sync_in_runtime_.end();) {
-      it = desired.count(*it) ? std::next(it) : first_sync_in_runtime_.erase(it);
-    }
   }
   {
     absl::MutexLock lock(&terminal_mu_);
@@ -781,7 +778,7 @@ std::optional<api::PodStatus> Kubelet::UpdateStatusFrom(SyncPodType type, const 
   if (first_sync || started) {
     absl::MutexLock lock(&first_seen_mu_);
     if (auto it = first_seen_.find(uid); it != first_seen_.end()) {
-      const double since = absl::ToDoubleSeconds(clock_.Now() - it->second);
+      const double since = absl::ToDoubleSeconds(clock_.Now() - it->second.at);
       if (first_sync) metrics::ObservePodWorkerStart(since);
       if (started) metrics::ObservePodStart(since);
     }
@@ -791,28 +788,24 @@ std::optional<api::PodStatus> Kubelet::UpdateStatusFrom(SyncPodType type, const 
   return api_status;
 }
 
+bool Kubelet::SetFirstSync(const std::string& uid, FirstSeen::Sync to) {
+  absl::MutexLock lock(&first_seen_mu_);
+  auto it = first_seen_.find(uid);
+  // Only forward: a pod's later syncs leave its first one done.
+  if (it == first_seen_.end() || it->second.sync >= to) return false;
+  if (to == FirstSeen::Sync::kPreparing) it->second.sync_began = clock_.Now();
+  it->second.sync = to;
+  return true;
+}
+
 absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
                                       const container::PodStatus& runtime_status) {
   const std::string& uid = pod.metadata.uid;
+  SetFirstSync(uid, FirstSeen::Sync::kPreparing);
   // However it ends, the pod's first sync is over: a first status held for it can go.
-  {
-    absl::MutexLock lock(&first_seen_mu_);
-    if (!synced_once_.count(uid)) first_sync_since_.try_emplace(uid, clock_.Now());
-  }
-  struct FirstSyncEnd {
-    Kubelet* k;
-    const std::string& uid;
-    ~FirstSyncEnd() {
-      bool first = false;
-      {
-        absl::MutexLock lock(&k->first_seen_mu_);
-        first = k->synced_once_.insert(uid).second;
-        k->first_sync_since_.erase(uid);
-        k->first_sync_in_runtime_.erase(uid);
-      }
-      if (first) k->StatusChanged();
-    }
-  } first_sync_end{this, uid};
+  absl::Cleanup first_sync_end = [this, &uid] {
+    if (SetFirstSync(uid, FirstSeen::Sync::kDone)) StatusChanged();
+  };
   api::PodStatus api_status = *UpdateStatusFrom(type, pod, runtime_status);
   const bool terminal = status::IsTerminalPhase(api_status.phase);
   if (terminal) {
@@ -834,10 +827,7 @@ absl::StatusOr<bool> Kubelet::SyncPod(SyncPodType type, const api::Pod& pod,
       return st;
     }
   }
-  {
-    absl::MutexLock lock(&first_seen_mu_);
-    if (first_sync_since_.count(uid)) first_sync_in_runtime_.insert(uid);
-  }
+  SetFirstSync(uid, FirstSeen::Sync::kRuntime);
   KLOG_V(4, "SyncPod enter", "pod", api::PodKey(pod), "podUID", uid, "updateType",
          SyncPodTypeName(type));
   // With in-place resize the runtime works from the pod with its fresh status (allocated and

@@ -389,14 +389,17 @@ class Kubelet final : public PodSyncer,
   absl::Mutex terminal_mu_;
   std::map<std::string, status::TerminalReason> terminal_overrides_ ABSL_GUARDED_BY(terminal_mu_);
 
-  // When each desired pod was first seen (kubelet_pod_start_duration_seconds).
+  // Each desired pod: when it was first seen (kubelet_pod_start_duration_seconds) and how far
+  // its first SyncPod is (the API status syncer's first status hold).
+  struct FirstSeen {
+    absl::Time at;
+    enum class Sync { kNotBegun, kPreparing, kRuntime, kDone } sync = Sync::kNotBegun;
+    absl::Time sync_began;  // kPreparing, kRuntime
+  };
   absl::Mutex first_seen_mu_;
-  std::map<std::string, absl::Time> first_seen_ ABSL_GUARDED_BY(first_seen_mu_);
-  // The API status syncer's first status hold: desired pods whose first SyncPod has returned,
-  // and for a first SyncPod under way, when it began and whether it reached the runtime.
-  std::set<std::string> synced_once_ ABSL_GUARDED_BY(first_seen_mu_);
-  std::map<std::string, absl::Time> first_sync_since_ ABSL_GUARDED_BY(first_seen_mu_);
-  std::set<std::string> first_sync_in_runtime_ ABSL_GUARDED_BY(first_seen_mu_);
+  std::map<std::string, FirstSeen> first_seen_ ABSL_GUARDED_BY(first_seen_mu_);
+  // Moves a desired pod's first sync forward to `to`; whether it moved.
+  bool SetFirstSync(const std::string& uid, FirstSeen::Sync to);
 
   mutable absl::Mutex reasons_mu_;
   std::map<std::string, status::ReasonCache> reasons_ ABSL_GUARDED_BY(reasons_mu_);
