@@ -24,7 +24,6 @@
 // an https API server the new TCP connection first asks for a tunnel (CONNECT host:port) and the
 // TLS handshake with the API server runs inside it; for an http one the requests carry the
 // absolute URL. The tunnel is just the connection: pooling, retries and watches do not see it.
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
@@ -53,7 +52,6 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
-#include <thread>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
