@@ -615,12 +615,17 @@ void Kubelet::Housekeeping() {
 
   // Orphans: pods the runtime runs that no source wants any more (e.g. after a restart of the
   // kubelet with a manifest removed meanwhile) are killed.
-  // The PLEG's last relist (at most one relist period old) stands in for a second listing.
+  // The PLEG's last relist (at most one relist period old) stands in for a second listing;
+  // a candidate's state is the PLEG's latest, which for a pod whose worker has just stopped it
+  // is the worker's own read after the kill, younger than the relist (killing it again would
+  // record a second Killing event).
   const auto relisted = pleg_->LastRelistPods();
   for (const container::Pod& listed : *relisted) {
     if (desired.count(listed.id)) continue;
     if (pod_workers_->IsKnown(listed.id) && !pod_workers_->IsFinished(listed.id)) continue;
-    container::Pod rp = listed;
+    std::optional<container::Pod> seen = pleg_->LastSeen(listed.id);
+    if (!seen) continue;  // gone since the relist
+    container::Pod rp = *std::move(seen);
     // Only what still runs needs stopping (GetPods(all=false) semantics).
     std::erase_if(rp.containers, [](const container::Container& c) {
       return c.state != container::State::kRunning;

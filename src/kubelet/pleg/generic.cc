@@ -170,6 +170,13 @@ std::shared_ptr<const std::vector<container::Pod>> GenericPLEG::LastRelistPods()
   return last_pods_;
 }
 
+std::optional<container::Pod> GenericPLEG::LastSeen(const std::string& uid) const {
+  absl::MutexLock lock(&mu_);
+  auto it = records_.find(uid);
+  if (it == records_.end() || !it->second.has_old) return std::nullopt;
+  return it->second.old_pod;
+}
+
 void GenericPLEG::UpdateRunningMetrics(const std::vector<container::Pod>& pods) {
   // kubelet_running_pods counts pods with a running sandbox; kubelet_running_containers counts
   // containers by state (upstream updateRunningPodAndContainerMetrics).

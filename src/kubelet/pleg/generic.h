@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -61,6 +62,11 @@ class GenericPLEG final : public PodLifecycleEventGenerator {
   // The runtime's pods as of the last successful relist (upstream's runtime cache): lets
   // housekeeping find orphans without listing the runtime a second time. Shared, immutable.
   std::shared_ptr<const std::vector<container::Pod>> LastRelistPods() const;
+  // Pod `uid` as the PLEG saw it last: the newer of the last relist's listing and a sync's
+  // observation (EndSync), which may be younger than the listing LastRelistPods holds (a
+  // worker that just stopped the pod's containers). nullopt when the last relist did not list
+  // the pod and no observation came since.
+  std::optional<container::Pod> LastSeen(const std::string& uid) const;
 
   // A pod worker is about to change pod `uid` in the runtime: relists skip the pod until
   // EndSync. Calls nest per pod (a count). Thread-safe.
@@ -101,7 +107,7 @@ class GenericPLEG final : public PodLifecycleEventGenerator {
   container::Cache& cache_;
   const Clock& clock_;
   EventQueue<PodLifecycleEvent> events_;
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   std::map<std::string, PodRecord> records_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> needs_reinspection_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int> in_flight_ ABSL_GUARDED_BY(mu_);  // uid -> BeginSync count

@@ -284,6 +284,36 @@ TEST_F(GenericPLEGTest, NestedSyncsEndWithTheLast) {
   EXPECT_EQ(Names(pleg_.Events().Drain()), (std::vector<std::string>{"u1/a/ContainerStarted"}));
 }
 
+TEST_F(GenericPLEGTest, LastSeenIsTheWorkersReadWhenItIsYoungerThanTheRelist) {
+  runtime_.pods = {
+      P("u1", {C("a", container::State::kRunning)}, {C("s1", container::State::kRunning)})};
+  pleg_.Relist();
+  ASSERT_TRUE(pleg_.LastSeen("u1").has_value());
+  EXPECT_EQ(pleg_.LastSeen("u1")->containers.at(0).state, container::State::kRunning);
+  EXPECT_FALSE(pleg_.LastSeen("u2").has_value());
+
+  // A worker stops the pod: the relist's listing still shows it running, the PLEG's last view
+  // of the pod is the worker's read after the kill.
+  clock_.Advance(absl::Milliseconds(300));
+  container::PodStatus stopped =
+      Observed("u1", {{"a", container::State::kExited}}, {{"s1", false}});
+  pleg_.BeginSync("u1");
+  pleg_.EndSync("u1", &stopped, clock_.Now());
+  EXPECT_EQ(pleg_.LastRelistPods()->at(0).containers.at(0).state, container::State::kRunning);
+  std::optional<container::Pod> seen = pleg_.LastSeen("u1");
+  ASSERT_TRUE(seen.has_value());
+  ASSERT_EQ(seen->containers.size(), 1u);
+  EXPECT_EQ(seen->containers[0].state, container::State::kExited);
+  ASSERT_EQ(seen->sandboxes.size(), 1u);
+  EXPECT_NE(seen->sandboxes[0].state, container::State::kRunning);
+
+  // Once a relist no longer lists the pod, the PLEG has not seen it.
+  clock_.Advance(absl::Seconds(1));
+  runtime_.pods.clear();
+  pleg_.Relist();
+  EXPECT_FALSE(pleg_.LastSeen("u1").has_value());
+}
+
 TEST_F(GenericPLEGTest, NewerStateIsNeverOverwrittenByAnOlderOne) {
   // An observation made after a relist listed the runtime: that relist leaves the pod alone.
   runtime_.pods = {P("u1", {C("a", container::State::kRunning)})};
