@@ -13,7 +13,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/guarded.h"
-#include "common/log.h"
 
 namespace kubelet {
 
@@ -49,16 +48,11 @@ absl::StatusOr<size_t> PageOutCode() {
 
 namespace {
 
-// The default trim: the arenas' free pages every round; start-up's code pages on the first.
 std::function<void()> DefaultTrim() {
   return [first = true]() mutable {
     (void)malloc_trim(0);
-    if (!first) return;
+    if (first) (void)PageOutCode();
     first = false;
-    absl::StatusOr<size_t> advised = PageOutCode();
-    if (advised.ok()) {
-      KLOG_V(4, "Handed back the code pages start-up faulted in", "mappedBytes", *advised);
-    }
   };
 }
 
