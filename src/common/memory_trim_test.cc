@@ -1,12 +1,15 @@
 #include "common/memory_trim.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
-#include <filesystem>
+#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -36,42 +39,52 @@ TEST(MemoryTrimmerTest, TrimsOncePerPeriodOfTheClock) {
   EXPECT_EQ(trims.load(), 2);
 }
 
-// The code pages of this test binary that only it maps leave its RSS (they fault back in as
-// it runs on, so the figure is read right after the call). Only private pages count: another
-// test process of the same binary may share some, and those the kernel leaves alone.
-TEST(PageOutCodeTest, HandsBackTheProcessesOwnCodePages) {
-  const std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
-  // Resident private KiB of the test binary's executable mapping(s), from smaps.
-  auto resident_text_kib = [&exe] {
+// An executable mapping of a file that only this process maps (not the test binary itself:
+// another test process of it may share its pages, which the kernel leaves alone) leaves RSS.
+TEST(PageOutCodeTest, HandsBackExecutablePagesOnlyThisProcessMaps) {
+  constexpr size_t kSize = 64 * 4096;
+  const std::string path = ::testing::TempDir() + "/page-out-code-" + std::to_string(::getpid());
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0700);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  std::string bytes(kSize, '\xc3');  // ret
+  ASSERT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(kSize));
+  // The kernel pages out clean pages only.
+  ASSERT_EQ(::fsync(fd), 0);
+  void* map = ::mmap(nullptr, kSize, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) {
+    // A noexec temporary directory: mapping the file executable is refused.
+    ::unlink(path.c_str());
+    GTEST_SKIP() << "cannot map " << path << " executable: " << std::strerror(errno);
+  }
+  const auto start = reinterpret_cast<uintptr_t>(map);
+  // Resident KiB of the mapping, from smaps.
+  auto resident_kib = [start] {
     std::ifstream smaps("/proc/self/smaps");
     std::string line;
-    bool in_text = false;
+    bool in_map = false;
     long kib = 0;
     while (std::getline(smaps, line)) {
-      size_t dash = line.find('-'), space = line.find(' ');
-      if (dash != std::string::npos && space != std::string::npos && dash < space &&
-          std::isxdigit(static_cast<unsigned char>(line[0]))) {
-        in_text = line.find(" r-xp ") != std::string::npos && line.ends_with(exe);
-      } else if (in_text && line.starts_with("Private_")) {
-        // Private_Clean, and Private_Dirty: a binary linked a moment ago is still dirty in
-        // the page cache.
-        kib += std::strtol(line.c_str() + line.find(':') + 1, nullptr, 10);
+      unsigned long from = 0, to = 0;
+      if (std::sscanf(line.c_str(), "%lx-%lx ", &from, &to) == 2 && line.find(' ') > 0 &&
+          line.find('-') < line.find(' ')) {
+        in_map = from == start;
+      } else if (in_map && line.starts_with("Rss:")) {
+        kib += std::strtol(line.c_str() + 4, nullptr, 10);
       }
     }
     return kib;
   };
-  // The kernel pages out clean pages only: a binary linked a moment ago may still be dirty in
-  // the page cache, so it is written back first.
-  if (int fd = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC); fd >= 0) {
-    (void)::fsync(fd);
-    ::close(fd);
-  }
-  const long before = resident_text_kib();
-  ASSERT_GT(before, 0);
+  volatile unsigned char sum = 0;
+  for (size_t off = 0; off < kSize; off += 4096) sum += static_cast<unsigned char*>(map)[off];
+  const long before = resident_kib();
+  EXPECT_EQ(before, static_cast<long>(kSize / 1024));
   absl::StatusOr<size_t> advised = PageOutCode();
   ASSERT_TRUE(advised.ok()) << advised.status();
-  EXPECT_GT(*advised, 0u);
-  EXPECT_LT(resident_text_kib(), before);
+  EXPECT_GE(*advised, kSize);
+  EXPECT_EQ(resident_kib(), 0);
+  ::munmap(map, kSize);
+  ::unlink(path.c_str());
 }
 
 }  // namespace
