@@ -34,7 +34,6 @@
 #include "common/flock.h"
 #include "common/guarded.h"
 #include "common/log.h"
-#include "common/memory_trim.h"
 #include "config/kubelet_configuration.h"
 #include "cri/remote/remote_runtime.h"
 #include "kubelet/certificate/bootstrap.h"
@@ -535,10 +534,6 @@ int RunUnguarded(Settings& s) {
   // Tell systemd we are up (a no-op without NOTIFY_SOCKET).
   if (int rc = sd_notify(0, "READY=1"); rc < 0) {
     KLOG_WARNING("Failed to notify systemd", "err", absl::UnavailableError(std::strerror(-rc)));
-  }
-  // Start-up is over: the code pages only it ran go back to the kernel.
-  if (absl::StatusOr<size_t> paged = PageOutCode(); paged.ok()) {
-    KLOG_V(4, "Handed back the code pages start-up faulted in", "mappedBytes", *paged);
   }
 
   WaitForShutdown(signal_fd, *lock_watch_fd, s.flags.lock_file_path);

@@ -39,6 +39,9 @@ absl::StatusOr<size_t> PageOutCode() {
         perms[2] != 'x') {
       continue;
     }
+    // Files that are gone or memory-backed (memfd, shared anonymous memory) hold no pages a
+    // read of the file brings back.
+    if (line.ends_with(" (deleted)") || line.compare(path_at, 7, "/memfd:") == 0) continue;
     if (::madvise(reinterpret_cast<void*>(start), end - start, MADV_PAGEOUT) == 0) {
       advised += end - start;
     }

@@ -5,16 +5,16 @@
 // - LimitMallocArenas(): caps the arenas at 2 unless MALLOC_ARENA_MAX says otherwise (the
 //   kubelet's threads mostly wait on I/O, so contention is rare). Call once at start-up.
 // - MemoryTrimmer: every `period` of `clock`'s time, returns the free pages of every arena to the
-//   kernel (`trim`, by default malloc_trim(0), and on the first round PageOutCode() too: what
-//   the first minute ran, the pods found at start-up started, need not stay) on a thread of its
-//   own; the destructor stops it.
+//   kernel (`trim`, by default malloc_trim(0), and on the first round PageOutCode() too) on a
+//   thread of its own; the destructor stops it.
 // - PageOutCode(): start-up runs code spread over the whole binary (flag and configuration
-//   parsing, validation, certificates, every subsystem's set-up), and the kernel maps code in
-//   64 KiB around each fault: 10 of the binary's 12 MiB of text, and most of libcrypto's,
-//   stayed resident though a running kubelet uses about half of it. Called once start-up is
-//   over, it hands back the pages of the executable file mappings that only this process maps
-//   (MADV_PAGEOUT); what runs after that faults back in from the file as needed. The kernel
-//   only drops clean pages: a binary written moments ago keeps its pages until written back.
+//   parsing, validation, certificates, every subsystem's set-up, the node's registration, the
+//   first pods' start), and the kernel maps code in 64 KiB around each fault: 10 of the
+//   binary's 12 MiB of text, and most of libcrypto's, stayed resident though a running kubelet
+//   uses about half of it. On the trimmer's first round, a minute after start-up, the pages of
+//   the executable file mappings that only this process maps are handed back (MADV_PAGEOUT);
+//   what runs after that faults back in from the file as needed. The kernel only drops clean
+//   pages of regular files (a binary written moments ago keeps its pages until written back).
 // Thread-safe.
 #ifndef KUBELET_COMMON_MEMORY_TRIM_H_
 #define KUBELET_COMMON_MEMORY_TRIM_H_

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
@@ -615,17 +616,14 @@ void Kubelet::Housekeeping() {
 
   // Orphans: pods the runtime runs that no source wants any more (e.g. after a restart of the
   // kubelet with a manifest removed meanwhile) are killed.
-  // The PLEG's last relist (at most one relist period old) stands in for a second listing;
-  // a candidate's state is the PLEG's latest, which for a pod whose worker has just stopped it
-  // is the worker's own read after the kill, younger than the relist (killing it again would
-  // record a second Killing event).
+  // The PLEG's last relist (at most one relist period old) stands in for a second listing.
+  // What the PLEG has seen stopped since (a worker's own read after it killed the pod, younger
+  // than the relist) is not stopped again: that would record a second Killing event.
   const auto relisted = pleg_->LastRelistPods();
   for (const container::Pod& listed : *relisted) {
     if (desired.count(listed.id)) continue;
     if (pod_workers_->IsKnown(listed.id) && !pod_workers_->IsFinished(listed.id)) continue;
-    std::optional<container::Pod> seen = pleg_->LastSeen(listed.id);
-    if (!seen) continue;  // gone since the relist
-    container::Pod rp = *std::move(seen);
+    container::Pod rp = listed;
     // Only what still runs needs stopping (GetPods(all=false) semantics).
     std::erase_if(rp.containers, [](const container::Container& c) {
       return c.state != container::State::kRunning;
@@ -633,6 +631,21 @@ void Kubelet::Housekeeping() {
     std::erase_if(rp.sandboxes, [](const container::Container& c) {
       return c.state != container::State::kRunning;
     });
+    if (rp.containers.empty() && rp.sandboxes.empty()) continue;
+    if (std::optional<container::Pod> seen = pleg_->LastSeen(listed.id)) {
+      // A container that stopped never runs again: stopped in either view is stopped.
+      std::set<std::string> stopped;
+      for (const auto* list : {&seen->containers, &seen->sandboxes}) {
+        for (const container::Container& c : *list) {
+          if (c.state != container::State::kRunning) stopped.insert(c.id.id);
+        }
+      }
+      auto is_stopped = [&stopped](const container::Container& c) {
+        return stopped.count(c.id.id) > 0;
+      };
+      std::erase_if(rp.containers, is_stopped);
+      std::erase_if(rp.sandboxes, is_stopped);
+    }
     if (rp.containers.empty() && rp.sandboxes.empty()) continue;
     KLOG_INFO("Clean up orphaned pod containers", "podUID", rp.id, "pod",
               rp.namespace_ + "/" + rp.name);
@@ -973,7 +986,19 @@ absl::Status Kubelet::SyncTerminatingPod(const api::Pod& pod, const container::P
 absl::Status Kubelet::SyncTerminatingRuntimePod(const container::Pod& running) {
   KLOG_V(2, "Stopping orphaned pod", "podUID", running.id, "pod",
          running.namespace_ + "/" + running.name);
-  return runtime_.KillPod(nullptr, running, std::nullopt);
+  // As SyncTerminatingPod: the state read after the kill is the PLEG's new state of the pod,
+  // so the next housekeeping does not stop it again from an older relist.
+  pleg_->BeginSync(running.id);
+  bool sync_ended = false;
+  auto end_sync = absl::MakeCleanup([&] {
+    if (!sync_ended) pleg_->EndSync(running.id, nullptr, absl::InfinitePast());
+  });
+  if (absl::Status err = runtime_.KillPod(nullptr, running, std::nullopt); !err.ok()) return err;
+  const absl::Time observed_at = clock_.Now();
+  auto final_status = runtime_.GetPodStatus(running.id, running.name, running.namespace_);
+  sync_ended = true;
+  pleg_->EndSync(running.id, final_status.ok() ? &*final_status : nullptr, observed_at);
+  return absl::OkStatus();
 }
 
 absl::Status Kubelet::SyncTerminatedPod(const api::Pod& pod, const container::PodStatus&) {

@@ -31,5 +31,52 @@ TEST(Kubelet, TracksRuntimeConditions) {
   EXPECT_GE(fake.CallCount("Status"), 3);
 }
 
+// An orphan (a pod the runtime runs that no source wants) is stopped once: after its kill the
+// PLEG holds the state read after it, and housekeeping does not stop it again from the relist
+// that still listed it running (a second Killing event).
+TEST(Kubelet, OrphanIsStoppedOnce) {
+  cri::FakeRuntime fake;
+  container::FakeContainerRuntime runtime;
+  container::Pod orphan;
+  orphan.id = "orphan-uid";
+  orphan.name = "gone";
+  orphan.namespace_ = "default";
+  container::Container c;
+  c.id = {"fake", "c1"};
+  c.name = "main";
+  c.state = container::State::kRunning;
+  orphan.containers.push_back(c);
+  runtime.SetPods({orphan});
+  // What the runtime answers for the pod once it is stopped.
+  container::PodStatus stopped;
+  stopped.id = orphan.id;
+  stopped.name = orphan.name;
+  stopped.namespace_ = orphan.namespace_;
+  container::ContainerStatus cs;
+  cs.id = c.id;
+  cs.name = c.name;
+  cs.state = container::State::kExited;
+  stopped.container_statuses.push_back(cs);
+  runtime.SetStatus(orphan.id, stopped);
+  RealClock clock;
+  // One relist, at start-up: every housekeeping round after the kill sees that listing.
+  Kubelet k(KubeletOptions{.node_name = "n1",
+                           .root_dir = ::testing::TempDir() + "/kubelet-orphan-root",
+                           .housekeeping_period = absl::Milliseconds(10),
+                           .pleg_relist_period = absl::Hours(1)},
+            fake, runtime, clock);
+  ASSERT_TRUE(k.Start().ok());
+  auto kills = [&runtime] {
+    int n = 0;
+    for (const std::string& call : runtime.Calls()) n += call == "KillPod:orphan-uid";
+    return n;
+  };
+  ASSERT_TRUE(Eventually([&] { return kills() >= 1; }));
+  // Twenty housekeeping periods and more.
+  absl::SleepFor(absl::Milliseconds(300));
+  k.Stop();
+  EXPECT_EQ(kills(), 1);
+}
+
 }  // namespace
 }  // namespace kubelet

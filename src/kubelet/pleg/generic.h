@@ -62,10 +62,11 @@ class GenericPLEG final : public PodLifecycleEventGenerator {
   // The runtime's pods as of the last successful relist (upstream's runtime cache): lets
   // housekeeping find orphans without listing the runtime a second time. Shared, immutable.
   std::shared_ptr<const std::vector<container::Pod>> LastRelistPods() const;
-  // Pod `uid` as the PLEG saw it last: the newer of the last relist's listing and a sync's
-  // observation (EndSync), which may be younger than the listing LastRelistPods holds (a
-  // worker that just stopped the pod's containers). nullopt when the last relist did not list
-  // the pod and no observation came since.
+  // Pod `uid` as the PLEG last recorded it: the last relist's listing or a sync's
+  // observation (EndSync), whichever it took last. Younger than LastRelistPods' listing when a
+  // worker handed over what it read after its changes (e.g. after stopping the pod's
+  // containers); older when a relist skipped the pod during a sync that ended without an
+  // observation. nullopt when the PLEG holds no record of the pod (never listed, or no longer).
   std::optional<container::Pod> LastSeen(const std::string& uid) const;
 
   // A pod worker is about to change pod `uid` in the runtime: relists skip the pod until
