@@ -37,27 +37,11 @@ TEST(Kubelet, TracksRuntimeConditions) {
 TEST(Kubelet, OrphanIsStoppedOnce) {
   cri::FakeRuntime fake;
   container::FakeContainerRuntime runtime;
-  container::Pod orphan;
-  orphan.id = "orphan-uid";
-  orphan.name = "gone";
-  orphan.namespace_ = "default";
-  container::Container c;
-  c.id = {"fake", "c1"};
-  c.name = "main";
-  c.state = container::State::kRunning;
-  orphan.containers.push_back(c);
+  const container::Pod orphan =
+      testing::RuntimePod("orphan-uid", "gone", "c1", container::State::kRunning);
   runtime.SetPods({orphan});
   // What the runtime answers for the pod once it is stopped.
-  container::PodStatus stopped;
-  stopped.id = orphan.id;
-  stopped.name = orphan.name;
-  stopped.namespace_ = orphan.namespace_;
-  container::ContainerStatus cs;
-  cs.id = c.id;
-  cs.name = c.name;
-  cs.state = container::State::kExited;
-  stopped.container_statuses.push_back(cs);
-  runtime.SetStatus(orphan.id, stopped);
+  runtime.SetStatus(orphan.id, testing::RuntimePodStatus(orphan, container::State::kExited));
   RealClock clock;
   // One relist, at start-up: every housekeeping round after the kill sees that listing.
   Kubelet k(KubeletOptions{.node_name = "n1",

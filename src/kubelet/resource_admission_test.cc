@@ -84,26 +84,9 @@ TEST(ResourceAdmission, PodsOfTheBatchBeingAdmittedAreKeptAndRunningIdsKnown) {
   recorder.kubelet = &k;
 
   // Pod a runs already (found by the relist, as after a restart).
-  container::Pod rp;
-  rp.id = "uid-a";
-  rp.name = "a";
-  rp.namespace_ = "default";
-  container::Container c;
-  c.id = {"fake", "c-a"};
-  c.name = "main";
-  c.state = container::State::kRunning;
-  rp.containers.push_back(c);
+  const container::Pod rp = testing::RuntimePod("uid-a", "a", "c-a", container::State::kRunning);
   runtime.SetPods({rp});
-  container::PodStatus rs;
-  rs.id = "uid-a";
-  rs.name = "a";
-  rs.namespace_ = "default";
-  container::ContainerStatus cs;
-  cs.id = c.id;
-  cs.name = "main";
-  cs.state = container::State::kRunning;
-  rs.container_statuses.push_back(cs);
-  runtime.SetStatus("uid-a", rs);
+  runtime.SetStatus("uid-a", testing::RuntimePodStatus(rp, container::State::kRunning));
 
   ASSERT_TRUE(k.Start().ok());
   podsource::PodConfig* cfg = nullptr;
