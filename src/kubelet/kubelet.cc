@@ -947,24 +947,14 @@ absl::Status Kubelet::SyncTerminatingPod(const api::Pod& pod, const container::P
   running.id = pod.metadata.uid;
   running.name = pod.metadata.name;
   running.namespace_ = pod.metadata.namespace_;
-  // As SyncPod: the relists leave the pod to the kill, and the final status read after it is
-  // the PLEG's new state of the pod.
-  pleg_->BeginSync(pod.metadata.uid);
-  bool sync_ended = false;  // an exception out of the runtime still ends the PLEG's bracket
-  auto end_sync = absl::MakeCleanup([&] {
-    if (!sync_ended) pleg_->EndSync(pod.metadata.uid, nullptr, absl::InfinitePast());
-  });
-  if (absl::Status err = runtime_.KillPod(&pod, running, grace_period_seconds); !err.ok()) {
+  absl::StatusOr<container::PodStatus> final_status =
+      absl::UnknownError("the pod's final status was not read");
+  if (absl::Status err = KillPodObserved(&pod, running, grace_period_seconds, &final_status);
+      !err.ok()) {
     return absl::Status(err.code(),
                         absl::StrCat("failed to \"KillPodSandbox\" for \"", pod.metadata.uid,
                                      "\" with KillPodSandboxError: ", std::string(err.message())));
   }
-  // Record the final state of the containers.
-  const absl::Time observed_at = clock_.Now();
-  auto final_status =
-      runtime_.GetPodStatus(pod.metadata.uid, pod.metadata.name, pod.metadata.namespace_);
-  sync_ended = true;
-  pleg_->EndSync(pod.metadata.uid, final_status.ok() ? &*final_status : nullptr, observed_at);
   // The IPs the pod had stay in its final status (upstream preserveDataFromBeforeStopping).
   if (final_status.ok() && final_status->ips.empty()) final_status->ips = st.ips;
   if (final_status.ok() && pod_manager_.GetPodByUID(pod.metadata.uid)) {
@@ -986,18 +976,30 @@ absl::Status Kubelet::SyncTerminatingPod(const api::Pod& pod, const container::P
 absl::Status Kubelet::SyncTerminatingRuntimePod(const container::Pod& running) {
   KLOG_V(2, "Stopping orphaned pod", "podUID", running.id, "pod",
          running.namespace_ + "/" + running.name);
-  // As SyncTerminatingPod: the state read after the kill is the PLEG's new state of the pod,
-  // so the next housekeeping does not stop it again from an older relist.
+  // The state read after the kill becomes the PLEG's, so the next housekeeping does not stop
+  // the pod again from an older relist.
+  absl::StatusOr<container::PodStatus> final_status =
+      absl::UnknownError("the pod's final status was not read");
+  return KillPodObserved(nullptr, running, std::nullopt, &final_status);
+}
+
+absl::Status Kubelet::KillPodObserved(const api::Pod* pod, const container::Pod& running,
+                                      std::optional<int64_t> grace_period_seconds,
+                                      absl::StatusOr<container::PodStatus>* final_status) {
+  // As SyncPod: the relists leave the pod to the kill, and the final status read after it is
+  // the PLEG's new state of the pod.
   pleg_->BeginSync(running.id);
-  bool sync_ended = false;
+  bool sync_ended = false;  // an exception out of the runtime still ends the PLEG's bracket
   auto end_sync = absl::MakeCleanup([&] {
     if (!sync_ended) pleg_->EndSync(running.id, nullptr, absl::InfinitePast());
   });
-  if (absl::Status err = runtime_.KillPod(nullptr, running, std::nullopt); !err.ok()) return err;
+  if (absl::Status err = runtime_.KillPod(pod, running, grace_period_seconds); !err.ok()) {
+    return err;
+  }
   const absl::Time observed_at = clock_.Now();
-  auto final_status = runtime_.GetPodStatus(running.id, running.name, running.namespace_);
+  *final_status = runtime_.GetPodStatus(running.id, running.name, running.namespace_);
   sync_ended = true;
-  pleg_->EndSync(running.id, final_status.ok() ? &*final_status : nullptr, observed_at);
+  pleg_->EndSync(running.id, final_status->ok() ? &**final_status : nullptr, observed_at);
   return absl::OkStatus();
 }
 

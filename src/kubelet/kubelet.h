@@ -401,6 +401,14 @@ class Kubelet final : public PodSyncer,
   // Moves a desired pod's first sync forward to `to`; whether it moved.
   bool SetFirstSync(const std::string& uid, FirstSeen::Sync to);
 
+  // Stops `running` (of `pod`; null for an orphan) bracketed for the PLEG (BeginSync /
+  // EndSync): relists leave the pod alone meanwhile, and the status read right after the kill,
+  // stored in `final_status` (the read's error when it failed), becomes the PLEG's state of the
+  // pod. The kill's error, if any (nothing read then).
+  absl::Status KillPodObserved(const api::Pod* pod, const container::Pod& running,
+                               std::optional<int64_t> grace_period_seconds,
+                               absl::StatusOr<container::PodStatus>* final_status);
+
   mutable absl::Mutex reasons_mu_;
   std::map<std::string, status::ReasonCache> reasons_ ABSL_GUARDED_BY(reasons_mu_);
 
