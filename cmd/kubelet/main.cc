@@ -1,11 +1,13 @@
 // The kubelet binary: command line -> configuration -> Run. Nothing else lives here.
 // Invoked as `hyperkube kubelet ...` (a multi-call name, as OpenShift's units do) it runs as the
-// kubelet with the arguments after `kubelet`.
+// kubelet with the arguments after `kubelet`. `kubelet hollow ...` runs hollow nodes
+// (app/hollow.h).
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "app/hollow.h"
 #include "app/options.h"
 #include "app/server.h"
 
@@ -22,12 +24,21 @@ int main(int argc, char** argv) {
   }
   kubelet::app::Settings settings;
   kubelet::app::ParseResult result;
-  absl::Status st = kubelet::app::ParseCommandLine(args, &settings, std::cout, &result);
+  const bool hollow = !args.empty() && args[0] == "hollow";
+  kubelet::app::HollowOptions hollow_options;
+  kubelet::app::SubCommand hollow_command;
+  if (hollow) {
+    args.erase(args.begin());
+    hollow_command = kubelet::app::HollowCommand(&hollow_options);
+  }
+  absl::Status st = kubelet::app::ParseCommandLine(args, &settings, std::cout, &result,
+                                                   hollow ? &hollow_command : nullptr);
   if (!st.ok()) {
     // Logging is not set up yet when the command line is bad: print as cobra does.
     std::fprintf(stderr, "Error: %s\n", std::string(st.message()).c_str());
     return 1;
   }
   if (result == kubelet::app::ParseResult::kExit) return 0;
+  if (hollow) return kubelet::app::RunHollow(settings, hollow_options);
   return kubelet::app::Run(settings);
 }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "apiclient/rest_client.h"
+#include "app/version.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "kubelet/certificate/bootstrap.h"
@@ -123,6 +124,35 @@ absl::StatusOr<ClientCredentials> LoadClientCredentials(const Settings& s,
   KLOG_V(2, "Starting client certificate rotation");
   out.manager->Start();
   return out;
+}
+
+absl::Status MakeApiClients(const Settings& s, const std::string& node_name, ApiClients* out) {
+  if (s.flags.kube_config.empty()) {
+    KLOG_INFO("Standalone mode, no API client");
+    return absl::OkStatus();
+  }
+  const config::KubeletConfiguration& cfg = s.config;
+  absl::StatusOr<ClientCredentials> creds = LoadClientCredentials(s, node_name);
+  if (!creds.ok()) return creds.status();
+  std::optional<apiclient::RestConfig> rc = std::move(creds->config);
+  out->cert_manager = std::move(creds->manager);
+  rc->qps = cfg.kube_api_qps;
+  rc->burst = cfg.kube_api_burst;
+  rc->user_agent =
+      absl::StrCat("kubelet/", kKubernetesVersion, " (linux/amd64) kubernetes/", BuildId());
+  // Bodies are JSON; a protobuf contentType (the v1beta1 default) is read as a preference.
+  rc->content_type = "application/json";
+  absl::StatusOr<std::unique_ptr<apiclient::RestClient>> client = apiclient::NewRestClient(*rc);
+  if (!client.ok()) return client.status();
+  out->api = std::move(*client);
+  KLOG_INFO("API server client", "host", rc->host, "qps", rc->qps, "burst", rc->burst);
+  apiclient::RestConfig erc = *rc;
+  erc.qps = cfg.event_record_qps;
+  erc.burst = cfg.event_burst;
+  absl::StatusOr<std::unique_ptr<apiclient::RestClient>> ec = apiclient::NewRestClient(erc);
+  if (!ec.ok()) return ec.status();
+  out->events = std::move(*ec);
+  return absl::OkStatus();
 }
 
 }  // namespace kubelet::app

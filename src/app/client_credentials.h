@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "apiclient/kubeconfig.h"
+#include "apiclient/rest_client.h"
 #include "app/options.h"
 #include "kubelet/certificate/manager.h"
 
@@ -37,6 +38,26 @@ inline constexpr std::string_view kClientCredentialsConfigFields[] = {"rotateCer
 // Needs --kubeconfig. Errors are start-up failures with upstream's wording.
 absl::StatusOr<ClientCredentials> LoadClientCredentials(const Settings& s,
                                                         const std::string& node_name);
+
+// API-server mode's clients: one shared by every component that talks to the API server, and
+// upstream's separate event client (the same server and credentials, its own rate limit:
+// eventRecordQPS / eventBurst). Building them never contacts the server (it may not exist yet:
+// a control plane run as static pods of this very kubelet). Credentials as upstream's
+// buildKubeletClientConfig: the TLS bootstrap, blocking without rotateCertificates, in the
+// background with it (the certificate manager then lives as long as the process).
+struct ApiClients {
+  // Declared first, destroyed last: the clients present its certificate.
+  std::unique_ptr<certificate::CertificateManager> cert_manager;
+  std::shared_ptr<apiclient::RestClient> api;
+  std::shared_ptr<apiclient::RestClient> events;
+};
+
+// What MakeApiClients reads: the clients' rate limits. contentType is accepted and read as a
+// preference only: bodies are always JSON.
+inline constexpr std::string_view kApiClientConfigFields[] = {
+    "kubeAPIQPS", "kubeAPIBurst", "eventRecordQPS", "eventBurst", "contentType"};
+
+absl::Status MakeApiClients(const Settings& s, const std::string& node_name, ApiClients* out);
 
 }  // namespace kubelet::app
 

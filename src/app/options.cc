@@ -28,7 +28,7 @@ constexpr const char* kLongHelp =
 }  // namespace
 
 absl::Status ParseCommandLine(const std::vector<std::string>& args, Settings* settings,
-                              std::ostream& out, ParseResult* result) {
+                              std::ostream& out, ParseResult* result, const SubCommand* command) {
   *result = ParseResult::kRun;
   settings->config = config::DefaultKubeletConfiguration();
 
@@ -49,6 +49,7 @@ absl::Status ParseCommandLine(const std::vector<std::string>& args, Settings* se
     return absl::OkStatus();
   };
   fs.Add(std::move(version_flag));
+  if (command != nullptr && command->add_flags) command->add_flags(fs);
 
   if (absl::Status st = fs.Parse(args); !st.ok()) {
     return absl::InvalidArgumentError(
@@ -63,7 +64,12 @@ absl::Status ParseCommandLine(const std::vector<std::string>& args, Settings* se
     return absl::InvalidArgumentError(absl::StrCat("unknown command ", fs.Args().front()));
   }
   if (help) {
-    out << kLongHelp << "\nUsage:\n  kubelet [flags]\n\nFlags:\n" << fs.Usages();
+    if (command != nullptr) {
+      out << command->help << "\nUsage:\n  kubelet " << command->name << " [flags]\n\nFlags:\n"
+          << fs.Usages();
+    } else {
+      out << kLongHelp << "\nUsage:\n  kubelet [flags]\n\nFlags:\n" << fs.Usages();
+    }
     *result = ParseResult::kExit;
     return absl::OkStatus();
   }

@@ -9,6 +9,7 @@
 #ifndef KUBELET_APP_OPTIONS_H_
 #define KUBELET_APP_OPTIONS_H_
 
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "config/feature_gates.h"
+#include "config/flagset.h"
 #include "config/kubelet_configuration.h"
 #include "config/kubelet_flags.h"
 
@@ -46,10 +48,19 @@ inline constexpr std::string_view kCommandLineConfigFields[] = {
     "featureGates",      "logging",        "logging.format",
     "logging.verbosity", "kubeletCgroups", "kubeReservedCgroup"};
 
+// A command beside the kubelet's own (`kubelet hollow`): its name in the usage line, and flags
+// of its own parsed (and listed by --help) with the kubelet's.
+struct SubCommand {
+  std::string name;  // e.g. "hollow": usage "kubelet hollow [flags]"
+  std::string help;  // the paragraph --help prints first
+  std::function<void(config::FlagSet&)> add_flags;
+};
+
 // Parses `args` (argv without the program name) into `settings`. --help and --version print to
 // `out`. On error returns a status whose message is what the kubelet prints after "Error: ".
 absl::Status ParseCommandLine(const std::vector<std::string>& args, Settings* settings,
-                              std::ostream& out, ParseResult* result);
+                              std::ostream& out, ParseResult* result,
+                              const SubCommand* command = nullptr);
 
 }  // namespace kubelet::app
 

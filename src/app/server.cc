@@ -27,6 +27,8 @@
 #include "apiclient/kubeconfig.h"
 #include "apiclient/rest_client.h"
 #include "app/client_credentials.h"
+#include "app/node_agent.h"
+#include "app/process.h"
 #include "app/serving_certificate.h"
 #include "app/version.h"
 #include "app/wiring.h"
@@ -62,38 +64,6 @@
 namespace kubelet::app {
 namespace {
 
-// The process settings RunUnguarded applies: oomScoreAdj (ApplyOOMScoreAdj) and maxOpenFiles
-// (SetMaxOpenFiles).
-constexpr std::string_view kProcessConfigFields[] = {"oomScoreAdj", "maxOpenFiles"};
-
-// Sets our own oom_score_adj. Without CAP_SYS_RESOURCE a negative value is refused (EACCES);
-// upstream logs that and carries on.
-absl::Status ApplyOOMScoreAdj(int value) {
-  std::ofstream f("/proc/self/oom_score_adj");
-  if (!f) {
-    return absl::UnavailableError(
-        absl::StrCat("failed to open /proc/self/oom_score_adj: ", std::strerror(errno)));
-  }
-  f << value;
-  f.flush();
-  if (!f) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("failed to set oom_score_adj to ", value, ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status SetMaxOpenFiles(int64_t max) {
-  struct rlimit rl;
-  rl.rlim_cur = static_cast<rlim_t>(max);
-  rl.rlim_max = static_cast<rlim_t>(max);
-  if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) {
-    return absl::UnavailableError(
-        absl::StrCat("failed to set max open files to ", max, ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
-}
-
 // Connects to the CRI runtime. Like upstream's gRPC dial, an unreachable socket is retried with
 // back-off (100 ms doubling to 3 s) until the runtime request timeout runs out; then the error
 // names the endpoint.
@@ -119,20 +89,6 @@ absl::StatusOr<std::unique_ptr<Service>> ConnectWithRetry(const std::string& wha
     absl::SleepFor(backoff);
     backoff = std::min(backoff * 2, absl::Seconds(3));
   }
-}
-
-// Blocks SIGTERM/SIGINT for every thread (call before any thread starts) and returns a
-// signalfd that reports them. SIGPIPE is ignored, as the Go runtime ignores it for everything
-// but stdout/stderr: a peer that hangs up on a socket or pipe (an HTTP client, a probe, a
-// runtime stream) must cost an EPIPE, never the process.
-int BlockShutdownSignals() {
-  ::signal(SIGPIPE, SIG_IGN);
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  return ::signalfd(-1, &set, SFD_CLOEXEC);
 }
 
 // The node's primary IP (upstream nodeutil.GetNodeHostIPs without a cloud provider): --node-ip
@@ -192,24 +148,6 @@ std::string DetectNodeIP(const std::string& node_ip_flag, const std::string& hos
   return fallback;
 }
 
-// Forwards to a PodStateProvider set after construction (the Kubelet, which itself needs the
-// runtime manager that asks it). Until set, no pod counts as removable.
-class LatePodStateProvider final : public container::PodStateProvider {
- public:
-  void Set(const container::PodStateProvider* target) { target_.store(target); }
-  bool ShouldPodContentBeRemoved(const std::string& uid) const override {
-    const auto* t = target_.load();
-    return t != nullptr && t->ShouldPodContentBeRemoved(uid);
-  }
-  bool ShouldPodRuntimeBeRemoved(const std::string& uid) const override {
-    const auto* t = target_.load();
-    return t != nullptr && t->ShouldPodRuntimeBeRemoved(uid);
-  }
-
- private:
-  std::atomic<const container::PodStateProvider*> target_{nullptr};
-};
-
 }  // namespace
 
 absl::StatusOr<std::string> GetHostname(const std::string& hostname_override) {
@@ -262,53 +200,6 @@ absl::StatusOr<int> AcquireLockFile(const Settings& s) {
   return WatchForLockContention(s.flags.lock_file_path);
 }
 
-// API-server mode's clients: one shared by every component that talks to the API server, and
-// upstream's separate event client (the same server and credentials, its own rate limit:
-// eventRecordQPS / eventBurst). Building them never contacts the server (it may not exist yet:
-// a control plane run as static pods of this very kubelet). Credentials as upstream's
-// buildKubeletClientConfig: the TLS bootstrap, blocking without rotateCertificates, in the
-// background with it (the certificate manager then lives as long as the process).
-struct ApiClients {
-  // Declared first, destroyed last: the clients present its certificate.
-  std::unique_ptr<certificate::CertificateManager> cert_manager;
-  std::shared_ptr<apiclient::RestClient> api;
-  std::shared_ptr<apiclient::RestClient> events;
-};
-
-// What MakeApiClients reads: the clients' rate limits. contentType is accepted and read as a
-// preference only: bodies are always JSON.
-constexpr std::string_view kApiClientConfigFields[] = {
-    "kubeAPIQPS", "kubeAPIBurst", "eventRecordQPS", "eventBurst", "contentType"};
-
-absl::Status MakeApiClients(const Settings& s, const std::string& node_name, ApiClients* out) {
-  if (s.flags.kube_config.empty()) {
-    KLOG_INFO("Standalone mode, no API client");
-    return absl::OkStatus();
-  }
-  const config::KubeletConfiguration& cfg = s.config;
-  absl::StatusOr<ClientCredentials> creds = LoadClientCredentials(s, node_name);
-  if (!creds.ok()) return creds.status();
-  std::optional<apiclient::RestConfig> rc = std::move(creds->config);
-  out->cert_manager = std::move(creds->manager);
-  rc->qps = cfg.kube_api_qps;
-  rc->burst = cfg.kube_api_burst;
-  rc->user_agent =
-      absl::StrCat("kubelet/", kKubernetesVersion, " (linux/amd64) kubernetes/", BuildId());
-  // Bodies are JSON; a protobuf contentType (the v1beta1 default) is read as a preference.
-  rc->content_type = "application/json";
-  absl::StatusOr<std::unique_ptr<apiclient::RestClient>> client = apiclient::NewRestClient(*rc);
-  if (!client.ok()) return client.status();
-  out->api = std::move(*client);
-  KLOG_INFO("API server client", "host", rc->host, "qps", rc->qps, "burst", rc->burst);
-  apiclient::RestConfig erc = *rc;
-  erc.qps = cfg.event_record_qps;
-  erc.burst = cfg.event_burst;
-  absl::StatusOr<std::unique_ptr<apiclient::RestClient>> ec = apiclient::NewRestClient(erc);
-  if (!ec.ok()) return ec.status();
-  out->events = std::move(*ec);
-  return absl::OkStatus();
-}
-
 // The CRI runtime and image services (retried until runtimeRequestTimeout), wrapped so that
 // every call is counted in kubelet_runtime_operations_*.
 struct CriServices {
@@ -349,45 +240,6 @@ absl::StatusOr<CriServices> ConnectCri(const config::KubeletConfiguration& cfg) 
   return out;
 }
 
-// The runtime manager's options from the settings (its hooks are set by the wiring).
-kuberuntime::Options RuntimeOptions(const Settings& s, const std::string& node_name,
-                                    const std::string& node_ip, events::EventRecorder* recorder) {
-  kuberuntime::Options ro = kuberuntime::RuntimeOptionsFromConfig(s.config, s.gates);
-  ro.recorder = recorder;
-  ro.root_dir = s.flags.root_directory;
-  ro.node_name = node_name;
-  if (!node_ip.empty()) ro.node_ips.push_back(node_ip);
-  // The deprecated --seccomp-default flag turns seccompDefault on too.
-  if (s.flags.seccomp_default) ro.seccomp_default = true;
-  ro.pod_host_ips = s.gates.Enabled("PodHostIPs");
-  return ro;
-}
-
-// The Kubelet's options from the settings (its hooks are set by the wiring). A bad
-// allowedUnsafeSysctls entry is an error.
-absl::StatusOr<KubeletOptions> MakeKubeletOptions(const Settings& s, const std::string& node_name,
-                                                  const std::string& node_ip,
-                                                  events::EventRecorder* recorder) {
-  struct utsname uts {};
-  (void)uname(&uts);
-  absl::StatusOr<KubeletOptions> options = KubeletOptionsFromConfig(s.config, uts.release);
-  if (!options.ok()) return options.status();
-  KubeletOptions& ko = *options;
-  ko.node_name = node_name;
-  ko.recorder = recorder;
-  ko.host_ip = node_ip;
-  ko.root_dir = s.flags.root_directory;
-  ko.pod_disruption_conditions = s.gates.Enabled("PodDisruptionConditions");
-  ko.pod_ready_to_start_containers_condition =
-      s.gates.Enabled("PodReadyToStartContainersCondition");
-  ko.pod_host_ips = s.gates.Enabled("PodHostIPs");
-  ko.in_place_pod_vertical_scaling = s.gates.Enabled("InPlacePodVerticalScaling");
-  ko.gc_policy.max_per_pod_container = s.flags.max_per_pod_container_count;
-  ko.gc_policy.max_containers = s.flags.max_container_count;
-  ko.gc_policy.min_age = s.flags.minimum_gc_age;
-  return options;
-}
-
 // What StartHealthz reads.
 constexpr std::string_view kHealthzConfigFields[] = {"healthzPort", "healthzBindAddress"};
 
@@ -408,27 +260,6 @@ std::unique_ptr<server::HttpServer> StartHealthz(const config::KubeletConfigurat
   KLOG_INFO("Started healthz server", "address",
             absl::StrCat(cfg.healthz_bind_address, ":", cfg.healthz_port));
   return healthz;
-}
-
-// Blocks until SIGTERM/SIGINT (on `signal_fd`) or an inotify event on the lock file.
-void WaitForShutdown(int signal_fd, int lock_watch_fd, const std::string& lock_file) {
-  for (;;) {
-    struct pollfd fds[2] = {{signal_fd, POLLIN, 0}, {lock_watch_fd, POLLIN, 0}};
-    int n = ::poll(fds, lock_watch_fd >= 0 ? 2 : 1, -1);
-    if (n < 0 && errno == EINTR) continue;
-    if (fds[0].revents & POLLIN) {
-      struct signalfd_siginfo si;
-      ssize_t r = ::read(signal_fd, &si, sizeof(si));
-      (void)r;
-      KLOG_INFO("Received signal, shutting down", "signal",
-                strsignal(static_cast<int>(si.ssi_signo)));
-      return;
-    }
-    if (lock_watch_fd >= 0 && (fds[1].revents & POLLIN)) {
-      KLOG_INFO("inotify event on the lock file, exiting", "path", lock_file);
-      return;
-    }
-  }
 }
 
 int RunUnguarded(Settings& s) {
@@ -475,61 +306,19 @@ int RunUnguarded(Settings& s) {
   const std::string node_ip = DetectNodeIP(s.flags.node_ip, node_name);
   KLOG_INFO("Node IP", "nodeIP", node_ip);
   RealClock clock;
-  // makeEventRecorder: events go to the log (--v=3), and to the API server in API-server mode.
-  EventRecording recording = MakeEventRecorder(clients.events, node_name, clock);
-  events::EventRecorder* recorder = recording.recorder.get();
-  kuberuntime::Options ro = RuntimeOptions(s, node_name, node_ip, recorder);
-  absl::StatusOr<KubeletOptions> kubelet_options =
-      MakeKubeletOptions(s, node_name, node_ip, recorder);
-  if (!kubelet_options.ok()) return fail(kubelet_options.status());
-  KubeletOptions& ko = *kubelet_options;
-
   metrics::Init(node_name, VersionString(), BuildId());
-  WiringContext wiring;
-  wiring.settings = &s;
-  wiring.node_name = node_name;
-  wiring.node_ip = node_ip;
-  wiring.runtime = cri->runtime.get();
-  wiring.images = cri->images.get();
-  wiring.clock = &clock;
-  wiring.configz = &configz;
-  wiring.recorder = recorder;
-  wiring.runtime_options = &ro;
-  wiring.kubelet_options = &ko;
-  wiring.api_client = clients.api;
-  // Whatever happens below, subsystems stop in reverse order of their start.
-  struct ShutdownGuard {
-    WiringContext& ctx;
-    ~ShutdownGuard() { ctx.Shutdown(); }
-  } shutdown_guard{wiring};
-  // Registered first, so it runs last: what the subsystems record while stopping is still sent.
-  wiring.AtShutdown(recording.stop);
-  if (absl::Status st = WireAll(WiringStage::kBeforeRuntimeManager, wiring); !st.ok()) {
-    return fail(st);
-  }
-
-  // The runtime manager asks the Kubelet (built next, around the manager) which pods are gone.
-  LatePodStateProvider pod_state;
-  auto manager = std::make_unique<kuberuntime::KubeGenericRuntimeManager>(
-      *cri->runtime, *cri->images, clock, ro, &pod_state);
-  wiring.runtime_manager = manager.get();
-  if (absl::Status st = WireAll(WiringStage::kBeforeKubelet, wiring); !st.ok()) return fail(st);
-
-  Kubelet kubelet(ko, *cri->runtime, *manager, clock);
-  pod_state.Set(&kubelet);
-  // BirthCry.
-  recorder->Record(events::NodeRef(node_name), events::kNormal, events::kStartingKubelet,
-                   "Starting kubelet.");
-  if (absl::Status st = kubelet.Start(); !st.ok()) return fail(st);
-  wiring.kubelet = &kubelet;
-  wiring.late_kubelet->store(&kubelet);
-  if (absl::Status st = WireAll(WiringStage::kAfterKubeletStart, wiring); !st.ok()) {
-    // Subsystems first: some call back into the Kubelet (probe results -> TriggerPodSync).
-    wiring.late_kubelet->store(nullptr);
-    wiring.Shutdown();
-    kubelet.Stop();
-    return fail(st);
-  }
+  absl::StatusOr<std::unique_ptr<NodeAgent>> agent =
+      NodeAgent::Start(NodeAgentConfig{.settings = &s,
+                                       .node_name = node_name,
+                                       .node_ip = node_ip,
+                                       .api = clients.api,
+                                       .events = clients.events,
+                                       .runtime = cri->runtime.get(),
+                                       .images = cri->images.get(),
+                                       .clock = &clock,
+                                       .configz = &configz});
+  if (!agent.ok()) return fail(agent.status());
+  Kubelet& kubelet = (*agent)->kubelet();
   std::unique_ptr<server::HttpServer> healthz = StartHealthz(cfg, kubelet);
   // Tell systemd we are up (a no-op without NOTIFY_SOCKET).
   if (int rc = sd_notify(0, "READY=1"); rc < 0) {
@@ -538,9 +327,7 @@ int RunUnguarded(Settings& s) {
 
   WaitForShutdown(signal_fd, *lock_watch_fd, s.flags.lock_file_path);
   if (healthz) healthz->Stop();
-  wiring.late_kubelet->store(nullptr);
-  wiring.Shutdown();
-  kubelet.Stop();
+  (*agent)->Stop();
   KLOG_INFO("Kubelet stopped");
   return 0;
 }

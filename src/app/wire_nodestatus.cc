@@ -112,7 +112,9 @@ absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx) {
     };
   }
 
-  if (std::shared_ptr<cm::ContainerManager> cm = ctx.components.container_manager) {
+  if (ctx.simulated != nullptr) {
+    o.machine = [facts = *ctx.simulated] { return facts; };
+  } else if (std::shared_ptr<cm::ContainerManager> cm = ctx.components.container_manager) {
     nodestatus::MachineFacts facts;
     facts.capacity = cm->Capacity();
     facts.allocatable = cm->Allocatable();

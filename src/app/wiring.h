@@ -74,7 +74,8 @@ class CsiClient;
 }  // namespace csi
 namespace nodestatus {
 class NodeStatusManager;
-}
+struct MachineFacts;
+}  // namespace nodestatus
 namespace nodeshutdown {
 class Manager;
 }
@@ -137,7 +138,11 @@ struct WiringContext {
   cri::RuntimeService* runtime = nullptr;
   cri::ImageManagerService* images = nullptr;
   Clock* clock = nullptr;
-  server::Configz* configz = nullptr;
+  server::Configz* configz = nullptr;  // may be null: nothing registered
+  // A simulated node (a hollow node, app/hollow.h): the machine it reports. WireAll then calls
+  // only the subsystems that need no machine of their own (kWiringOrder's `simulated` column),
+  // and the Kubelet's allocatable comes from here. Null on a real node.
+  const nodestatus::MachineFacts* simulated = nullptr;
   // API-server mode (--kubeconfig): the client every API component shares (shared: each keeps
   // it for its own lifetime, and their stop order is theirs). Null in standalone mode, where no
   // API component is wired.
@@ -172,6 +177,9 @@ struct WiringContext {
 // The process's malloc: arenas capped, free pages returned to the kernel once a minute.
 absl::Status WireMemory(WiringStage stage, WiringContext& ctx);
 absl::Status WireContainerManager(WiringStage stage, WiringContext& ctx);
+// A simulated node's machine (ctx.simulated): the Kubelet's allocatable from it, as the
+// container manager sets it on a real node. A no-op on a real node.
+absl::Status WireSimulatedMachine(WiringStage stage, WiringContext& ctx);
 // The topology, CPU, memory and device managers and the pod resources API.
 absl::Status WireResourceManagers(WiringStage stage, WiringContext& ctx);
 // configMap/secret source, tokens, env lookups and image pull credentials.
@@ -211,7 +219,8 @@ struct EventRecording {
 EventRecording MakeEventRecorder(std::shared_ptr<apiclient::RestClient> events_client,
                                  const std::string& node_name, Clock& clock);
 
-// Calls every wiring function for `stage`, in order; stops at the first error.
+// Calls every wiring function for `stage`, in order (on a simulated node only those that need
+// no machine); stops at the first error.
 absl::Status WireAll(WiringStage stage, WiringContext& ctx);
 
 }  // namespace kubelet::app
