@@ -163,7 +163,9 @@ int RunHollow(Settings& s, const HollowOptions& h) {
                                              .node_name = id.name,
                                              .node_ip = id.node_ip,
                                              .api = node->clients.api,
-                                             .events = node->clients.events,
+                                             // Events share the node's connections: a
+                                             // hollow node's descriptors are what limits N.
+                                             .events = node->clients.api,
                                              .runtime = node->runtime.get(),
                                              .images = node->runtime.get(),
                                              .clock = &clock,

@@ -85,12 +85,6 @@ void Wake(int fd) {
   (void)n;
 }
 
-void Consume(int fd) {
-  uint64_t v;
-  ssize_t n = ::read(fd, &v, sizeof(v));
-  (void)n;
-}
-
 }  // namespace
 
 Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
@@ -99,8 +93,7 @@ Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
       cri_runtime_(cri_runtime),
       runtime_(runtime),
       clock_(clock),
-      stop_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
-      housekeeping_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+      stop_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
   pod_config_ = std::make_unique<podsource::PodConfig>(clock_);
   pleg_ = std::make_unique<pleg::GenericPLEG>(
       pleg::GenericPLEGOptions{.relist_period = options_.pleg_relist_period}, runtime_, cache_,
@@ -173,7 +166,6 @@ Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
 Kubelet::~Kubelet() {
   Stop();
   ::close(stop_fd_);
-  ::close(housekeeping_fd_);
 }
 
 absl::Status Kubelet::Start() {
@@ -215,14 +207,17 @@ absl::Status Kubelet::Start() {
   pleg_->Start();
   housekeeping_thread_ = GuardedThread("housekeeping loop", [this] {
     for (;;) {
-      struct pollfd fds[2] = {{stop_fd_, POLLIN, 0}, {housekeeping_fd_, POLLIN, 0}};
-      if (::poll(fds, 2, -1) < 0 && errno == EINTR) continue;
-      if (fds[0].revents & POLLIN) return;
-      if (fds[1].revents & POLLIN) {
-        Consume(housekeeping_fd_);
-        RunGuarded("housekeeping", [this] { Housekeeping(); });
-        housekeeping_running_ = false;
+      {
+        absl::MutexLock lock(&housekeeping_mu_);
+        auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(housekeeping_mu_) {
+          return housekeeping_requested_ || housekeeping_stop_;
+        };
+        housekeeping_mu_.Await(absl::Condition(&woken));
+        if (housekeeping_stop_) return;
+        housekeeping_requested_ = false;
       }
+      RunGuarded("housekeeping", [this] { Housekeeping(); });
+      housekeeping_running_ = false;
     }
   });
   sync_thread_ = GuardedThread("sync loop", [this] { SyncLoop(); });
@@ -244,6 +239,10 @@ void Kubelet::Stop() {
   if (stop_.HasBeenNotified()) return;
   stop_.Notify();
   Wake(stop_fd_);
+  {
+    absl::MutexLock lock(&housekeeping_mu_);
+    housekeeping_stop_ = true;
+  }
   if (file_source_) file_source_->Stop();
   if (http_source_) http_source_->Stop();
   for (const ExtraPodSource& src : options_.extra_sources) {
@@ -275,19 +274,19 @@ absl::Status Kubelet::SyncLoopHealthy() const {
 void Kubelet::SyncLoop() {
   KLOG_INFO("Starting kubelet main sync loop");
   // The ticks are timers of the Kubelet's clock, so the loop runs in virtual time under a fake.
-  std::unique_ptr<Timer> sync_timer = clock_.NewTimer();
-  std::unique_ptr<Timer> housekeeping_timer = clock_.NewTimer();
-  sync_timer->Reset(clock_.Now() + options_.sync_tick);
-  housekeeping_timer->Reset(clock_.Now() + options_.housekeeping_period);
+  // One timer for both ticks: it fires at the earlier one (a descriptor less per kubelet).
+  std::unique_ptr<Timer> tick_timer = clock_.NewTimer();
+  absl::Time next_sync = clock_.Now() + options_.sync_tick;
+  absl::Time next_housekeeping = clock_.Now() + options_.housekeeping_period;
+  tick_timer->Reset(std::min(next_sync, next_housekeeping));
   for (;;) {
     last_sync_loop_nanos_ = absl::ToUnixNanos(clock_.Now());
-    struct pollfd fds[6] = {{stop_fd_, POLLIN, 0},
+    struct pollfd fds[5] = {{stop_fd_, POLLIN, 0},
                             {pod_config_->fd(), POLLIN, 0},
                             {pleg_->Events().fd(), POLLIN, 0},
                             {sync_requests_.fd(), POLLIN, 0},
-                            {sync_timer->fd(), POLLIN, 0},
-                            {housekeeping_timer->fd(), POLLIN, 0}};
-    int n = ::poll(fds, 6, -1);
+                            {tick_timer->fd(), POLLIN, 0}};
+    int n = ::poll(fds, 5, -1);
     if (n < 0 && errno != EINTR) {
       KLOG_ERROR(absl::InternalError(std::strerror(errno)), "Sync loop poll failed");
     }
@@ -317,16 +316,23 @@ void Kubelet::SyncLoop() {
       }
     }
     if (fds[4].revents & POLLIN) {
-      RunGuarded("SyncLoop sync tick", [&] {
-        pod_workers_->SyncDue();
-        SyncPodsPastActiveDeadline();
-      });
-      sync_timer->Reset(clock_.Now() + options_.sync_tick);
-    }
-    if (fds[5].revents & POLLIN) {
-      // Housekeeping lists the runtime: it runs on its own thread, one round at a time.
-      if (!housekeeping_running_.exchange(true)) Wake(housekeeping_fd_);
-      housekeeping_timer->Reset(clock_.Now() + options_.housekeeping_period);
+      const absl::Time now = clock_.Now();
+      if (now >= next_sync) {
+        RunGuarded("SyncLoop sync tick", [&] {
+          pod_workers_->SyncDue();
+          SyncPodsPastActiveDeadline();
+        });
+        next_sync = clock_.Now() + options_.sync_tick;
+      }
+      if (now >= next_housekeeping) {
+        // Housekeeping lists the runtime: it runs on its own thread, one round at a time.
+        if (!housekeeping_running_.exchange(true)) {
+          absl::MutexLock lock(&housekeeping_mu_);
+          housekeeping_requested_ = true;
+        }
+        next_housekeeping = clock_.Now() + options_.housekeeping_period;
+      }
+      tick_timer->Reset(std::min(next_sync, next_housekeeping));
     }
   }
 }

@@ -433,7 +433,10 @@ class Kubelet final : public PodSyncer,
   std::thread sync_thread_;
   std::thread runtime_thread_;
   std::thread housekeeping_thread_;
-  int housekeeping_fd_ = -1;
+  // The sync loop asks the housekeeping thread for a round; Stop ends it.
+  absl::Mutex housekeeping_mu_;
+  bool housekeeping_requested_ ABSL_GUARDED_BY(housekeeping_mu_) = false;
+  bool housekeeping_stop_ ABSL_GUARDED_BY(housekeeping_mu_) = false;
 
   // The kubelet API's parts built after Start (SetApiParts).
   mutable absl::Mutex api_parts_mu_;

@@ -108,13 +108,11 @@ GenericPLEG::GenericPLEG(GenericPLEGOptions options, container::Runtime& runtime
       runtime_(runtime),
       cache_(cache),
       clock_(clock),
-      poke_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
-      stop_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+      poke_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
 GenericPLEG::~GenericPLEG() {
   Stop();
   ::close(poke_fd_);
-  ::close(stop_fd_);
 }
 
 void GenericPLEG::Start() {
@@ -125,14 +123,15 @@ void GenericPLEG::Start() {
     for (;;) {
       RunGuarded("PLEG relist", [this] { Relist(); });
       timer->Reset(clock_.Now() + options_.relist_period);
-      struct pollfd fds[3] = {
-          {stop_fd_, POLLIN, 0}, {poke_fd_, POLLIN, 0}, {timer->fd(), POLLIN, 0}};
-      int n = ::poll(fds, 3, -1);
-      if (n > 0 && (fds[0].revents & POLLIN)) return;
-      if (n > 0 && (fds[1].revents & POLLIN)) {
+      // One descriptor wakes the loop for a poke and for the stop (the flag tells which).
+      struct pollfd fds[2] = {{poke_fd_, POLLIN, 0}, {timer->fd(), POLLIN, 0}};
+      int n = ::poll(fds, 2, -1);
+      if (stopping_.load()) return;
+      if (n > 0 && (fds[0].revents & POLLIN)) {
         uint64_t v;
         ssize_t r = ::read(poke_fd_, &v, sizeof(v));
         (void)r;
+        if (stopping_.load()) return;
       }
     }
   });
@@ -140,8 +139,9 @@ void GenericPLEG::Start() {
 
 void GenericPLEG::Stop() {
   if (!thread_.joinable()) return;
+  stopping_.store(true);
   uint64_t one = 1;
-  ssize_t r = ::write(stop_fd_, &one, sizeof(one));
+  ssize_t r = ::write(poke_fd_, &one, sizeof(one));
   (void)r;
   thread_.join();
 }

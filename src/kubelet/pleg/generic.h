@@ -116,8 +116,8 @@ class GenericPLEG final : public PodLifecycleEventGenerator {
   mutable absl::Mutex pods_mu_;
   std::shared_ptr<const std::vector<container::Pod>> last_pods_ ABSL_GUARDED_BY(pods_mu_);
   absl::Time last_relist_start_ = absl::InfinitePast();  // PLEG thread only
-  int poke_fd_ = -1;
-  int stop_fd_ = -1;
+  int poke_fd_ = -1;  // wakes the relist loop: a poke, or the stop (stopping_ set first)
+  std::atomic<bool> stopping_{false};
   std::thread thread_;
 };
 
