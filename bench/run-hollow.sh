@@ -16,12 +16,10 @@
 #
 # The controller manager and the scheduler get --kube-api-qps=500 --kube-api-burst=1000, so
 # their client-side rate limits (20 and 50 requests/s by default) do not hide the nodes' pace.
-# Then kubemark's hollow node (upstream's kubelet code over a fake runtime, one process per
-# node, $KUBEMARK or ../shared/k8s) for KUBEMARK_N (default "10 30") when it can run here
-# (each in a network namespace of its own is what it needs; see the README): the same memory and
-# rest figures per node. Figures are printed, never asserted.
+# Figures are printed, never asserted. Not measured here yet: kubemark's hollow node beside ours
+# (it needs a network namespace of its own per node).
 # Usage: bench/run-hollow.sh [N ...]
-# Env: IDLE_SECONDS (60), PODS_PER_NODE (10), START_CONCURRENCY (16), KUBEMARK_N ("10 30").
+# Env: IDLE_SECONDS (60), PODS_PER_NODE (10), START_CONCURRENCY (16).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}

@@ -448,7 +448,7 @@ class BeastRestClient final : public RestClient {
   std::unique_ptr<Connection> TakeIdle(uint64_t generation) {
     std::vector<std::unique_ptr<Connection>> dropped;  // closed outside the lock
     absl::MutexLock lock(&pool_mu_);
-    const absl::Time now = absl::Now();
+    const absl::Time now = PoolNow();
     while (!idle_.empty()) {
       std::unique_ptr<Connection> c = std::move(idle_.back());
       idle_.pop_back();
@@ -458,12 +458,30 @@ class BeastRestClient final : public RestClient {
     return nullptr;
   }
 
+  // Pools `c`, and closes the pooled connections idle for longer than kMaxIdle: the most recent
+  // is taken first, so without this the ones below it would never be looked at again.
   void Release(std::unique_ptr<Connection> c) {
-    c->idle_since = absl::Now();
+    const absl::Time now = PoolNow();
+    c->idle_since = now;
+    std::vector<std::unique_ptr<Connection>> dropped;  // closed outside the lock
     absl::MutexLock lock(&pool_mu_);
+    for (auto it = idle_.begin(); it != idle_.end();) {
+      if (now - (*it)->idle_since > kMaxIdle) {
+        dropped.push_back(std::move(*it));
+        it = idle_.erase(it);
+      } else {
+        ++it;
+      }
+    }
     if (static_cast<int>(idle_.size()) < options_.max_idle_connections) {
       idle_.push_back(std::move(c));
+    } else {
+      dropped.push_back(std::move(c));
     }
+  }
+
+  absl::Time PoolNow() const {
+    return options_.clock != nullptr ? options_.clock->Now() : absl::Now();
   }
 
   // ---- credentials ----

@@ -25,9 +25,11 @@
 //   wait included, as upstream).
 // - Transport: HTTP/1.1 (http:// or https://), one request at a time per connection; a small pool
 //   of idle keep-alive connections per client (RestClientOptions::max_idle_connections) is reused
-//   by later calls, concurrent calls use separate connections. A pooled connection the server has
-//   closed is replaced before use; a GET whose reused connection fails before any answer is sent
-//   once more on a new connection. Unary calls offer gzip and decode it; watches do not.
+//   by later calls, concurrent calls use separate connections; one idle for more than 90 s is
+//   closed at the next call that returns a connection (Go's IdleConnTimeout), so a burst's extra
+//   connections do not stay open while one carries the steady traffic. A pooled connection the
+//   server has closed is replaced before use; a GET whose reused connection fails before any answer
+//   is sent once more on a new connection. Unary calls offer gzip and decode it; watches do not.
 // - TLS: the server is verified against ca_pem / ca_file (else the system's bundle) and the URL's
 //   host or tls_server_name (a DNS or IP SAN; the name is also sent as SNI unless an IP), unless
 //   insecure. The client certificate of a new connection is the one current then: the files are
@@ -164,7 +166,7 @@ struct RestClientOptions {
   // Name resolution, TCP connect and TLS handshake of a new connection (within the call's own
   // timeout).
   absl::Duration connect_timeout = absl::Seconds(30);
-  // Time source of the rate limiter; null: the real clock.
+  // Time source of the rate limiter and of the idle connections' ages; null: the real clock.
   Clock* clock = nullptr;
   // The proxy settings; unset: the process environment's (ProxyEnvironmentFromProcess()).
   std::optional<ProxyEnvironment> proxy_environment;

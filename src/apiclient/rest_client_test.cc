@@ -281,6 +281,11 @@ class TestServer {
     absl::MutexLock lock(&mu_);
     return connections_;
   }
+  // Connections that ended (the client closed them, or the handler did).
+  int ended_connections() const {
+    absl::MutexLock lock(&mu_);
+    return ended_;
+  }
   std::vector<ServerRequest> requests() const {
     absl::MutexLock lock(&mu_);
     return requests_;
@@ -378,6 +383,8 @@ class TestServer {
     }
     ::shutdown(fd, SHUT_RDWR);
     ::close(fd);
+    absl::MutexLock lock(&mu_);
+    ++ended_;
   }
 
   Handler handler_;
@@ -389,6 +396,7 @@ class TestServer {
   absl::Notification stopping_;
   mutable absl::Mutex mu_;
   int connections_ ABSL_GUARDED_BY(mu_) = 0;
+  int ended_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<int> conn_fds_ ABSL_GUARDED_BY(mu_);
   std::vector<std::thread> conn_threads_;  // appended by the accept thread only
   std::vector<ServerRequest> requests_ ABSL_GUARDED_BY(mu_);
@@ -959,6 +967,39 @@ TEST(RestClientTest, IdleConnectionTheServerClosedIsReplaced) {
   ASSERT_TRUE(resp.ok()) << resp.status();
   EXPECT_EQ(resp->body, "2");  // the new connection is kept in turn
   EXPECT_EQ(server.connections(), 2);
+}
+
+TEST(RestClientTest, ConnectionsIdleForMoreThan90sAreClosed) {
+  // Two calls at once leave two pooled connections; the steady traffic then reuses one of them,
+  // and the other is closed once it has been idle for more than 90 s.
+  absl::Mutex mu;
+  int arrived = 0;
+  TestServer server([&](const ServerRequest&, Conn& c) {
+    if (c.requests == 1) {
+      absl::MutexLock lock(&mu);
+      ++arrived;
+      auto both = [&] { return arrived >= 2; };
+      mu.AwaitWithTimeout(absl::Condition(&both), absl::Seconds(10));
+    }
+    c.Respond(200, std::to_string(c.index()));
+  });
+  FakeClock clock(absl::FromUnixSeconds(1000));
+  RestClientOptions o;
+  o.clock = &clock;
+  std::unique_ptr<RestClient> client = Client(Config(server), o);
+  std::thread other([&] { EXPECT_TRUE(client->Do(Get("/a")).ok()); });
+  EXPECT_TRUE(client->Do(Get("/b")).ok());
+  other.join();
+  ASSERT_EQ(server.connections(), 2);
+  for (int i = 0; i < 3; ++i) {
+    clock.Advance(absl::Seconds(40));
+    ASSERT_TRUE(client->Do(Get("/steady")).ok());
+  }
+  EXPECT_EQ(server.connections(), 2);  // the steady calls reused one connection
+  for (int i = 0; i < 50 && server.ended_connections() < 1; ++i) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_EQ(server.ended_connections(), 1);  // the other one, idle for 120 s, was closed
 }
 
 TEST(RestClientTest, GetIsSentAgainWhenAReusedConnectionDropsIt) {

@@ -126,7 +126,8 @@ absl::StatusOr<ClientCredentials> LoadClientCredentials(const Settings& s,
   return out;
 }
 
-absl::Status MakeApiClients(const Settings& s, const std::string& node_name, ApiClients* out) {
+absl::Status MakeApiClients(const Settings& s, const std::string& node_name, ApiClients* out,
+                            const apiclient::RestClientOptions& options) {
   if (s.flags.kube_config.empty()) {
     KLOG_INFO("Standalone mode, no API client");
     return absl::OkStatus();
@@ -142,14 +143,16 @@ absl::Status MakeApiClients(const Settings& s, const std::string& node_name, Api
       absl::StrCat("kubelet/", kKubernetesVersion, " (linux/amd64) kubernetes/", BuildId());
   // Bodies are JSON; a protobuf contentType (the v1beta1 default) is read as a preference.
   rc->content_type = "application/json";
-  absl::StatusOr<std::unique_ptr<apiclient::RestClient>> client = apiclient::NewRestClient(*rc);
+  absl::StatusOr<std::unique_ptr<apiclient::RestClient>> client =
+      apiclient::NewRestClient(*rc, options);
   if (!client.ok()) return client.status();
   out->api = std::move(*client);
   KLOG_INFO("API server client", "host", rc->host, "qps", rc->qps, "burst", rc->burst);
   apiclient::RestConfig erc = *rc;
   erc.qps = cfg.event_record_qps;
   erc.burst = cfg.event_burst;
-  absl::StatusOr<std::unique_ptr<apiclient::RestClient>> ec = apiclient::NewRestClient(erc);
+  absl::StatusOr<std::unique_ptr<apiclient::RestClient>> ec =
+      apiclient::NewRestClient(erc, options);
   if (!ec.ok()) return ec.status();
   out->events = std::move(*ec);
   return absl::OkStatus();

@@ -57,7 +57,9 @@ struct ApiClients {
 inline constexpr std::string_view kApiClientConfigFields[] = {
     "kubeAPIQPS", "kubeAPIBurst", "eventRecordQPS", "eventBurst", "contentType"};
 
-absl::Status MakeApiClients(const Settings& s, const std::string& node_name, ApiClients* out);
+// `options`: the clients' transport settings (hollow nodes keep one idle connection each).
+absl::Status MakeApiClients(const Settings& s, const std::string& node_name, ApiClients* out,
+                            const apiclient::RestClientOptions& options = {});
 
 }  // namespace kubelet::app
 

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "app/client_credentials.h"
 #include "app/node_agent.h"
 #include "app/process.h"
@@ -126,6 +127,13 @@ int RunHollow(Settings& s, const HollowOptions& h) {
   RealClock clock;
   metrics::Init(h.name_prefix, VersionString(), BuildId());
 
+  // One services watch for every node (the first node to start opens it with its client): the
+  // same cluster-wide list, read once instead of once per node.
+  struct SharedServices {
+    absl::Mutex mu;
+    std::shared_ptr<ServiceWatch> watch ABSL_GUARDED_BY(mu);
+  };
+  auto services = std::make_shared<SharedServices>();
   // Every node's runtime, for the process's metrics (set once a node has started).
   auto runtimes = std::make_shared<std::vector<std::atomic<cri::SimRuntime*>>>(h.nodes);
   const bool bootstrap = !s.flags.bootstrap_kubeconfig.empty();
@@ -149,8 +157,22 @@ int RunHollow(Settings& s, const HollowOptions& h) {
           return absl::UnavailableError(
               absl::StrCat("creating ", f.root_directory, ": ", dir_ec.message()));
         }
-        if (absl::Status st = MakeApiClients(node->settings, id.name, &node->clients); !st.ok()) {
+        // One idle connection per node: a burst's extra connections close as they finish
+        // (descriptors, not threads, are what limits N on a machine).
+        apiclient::RestClientOptions transport;
+        transport.max_idle_connections = 1;
+        if (absl::Status st = MakeApiClients(node->settings, id.name, &node->clients, transport);
+            !st.ok()) {
           return st;
+        }
+        std::shared_ptr<ServiceWatch> service_watch;
+        {
+          absl::MutexLock lock(&services->mu);
+          if (services->watch == nullptr) {
+            services->watch = StartServiceWatch(
+                node->clients.api, s.flags.root_directory + "/services-checkpoint.json", clock);
+          }
+          service_watch = services->watch;
         }
         cri::SimRuntimeOptions ro = sim;
         ro.pod_cidr = id.pod_cidr;
@@ -169,7 +191,8 @@ int RunHollow(Settings& s, const HollowOptions& h) {
                                              .runtime = node->runtime.get(),
                                              .images = node->runtime.get(),
                                              .clock = &clock,
-                                             .simulated = *std::move(machine)});
+                                             .simulated = *std::move(machine),
+                                             .shared_services = std::move(service_watch)});
         if (!agent.ok()) return agent.status();
         node->agent = *std::move(agent);
         (*runtimes)[static_cast<size_t>(i)].store(node->runtime.get());
@@ -220,6 +243,10 @@ int RunHollow(Settings& s, const HollowOptions& h) {
   if (http) http->Stop();
   fleet.Stop();
   for (auto& r : *runtimes) r.store(nullptr);
+  {
+    absl::MutexLock lock(&services->mu);
+    if (services->watch != nullptr) StopServiceWatch(*services->watch);
+  }
   KLOG_INFO("Hollow nodes stopped", "nodes", h.nodes);
   return 0;
 }

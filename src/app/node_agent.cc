@@ -90,6 +90,7 @@ absl::Status NodeAgent::StartAll() {
   wiring_.kubelet_options = &*kubelet_options_;
   wiring_.api_client = c.api;
   wiring_.simulated = c.simulated ? &*config_.simulated : nullptr;
+  wiring_.shared_services = c.shared_services;
   // Registered first, so it runs last: what the subsystems record while stopping is still sent.
   wiring_.AtShutdown(recording_.stop);
   if (absl::Status st = WireAll(WiringStage::kBeforeRuntimeManager, wiring_); !st.ok()) return st;

@@ -44,6 +44,9 @@ struct NodeAgentConfig {
   server::Configz* configz = nullptr;  // null: nothing registered
   // A simulated node: the machine its Node reports (capacity, allocatable, ids, kernel, OS).
   std::optional<nodestatus::MachineFacts> simulated;
+  // A services watch shared with the other nodes of the process (WiringContext::
+  // shared_services); null: its own.
+  std::shared_ptr<ServiceWatch> shared_services;
 };
 
 class NodeAgent {

@@ -12,6 +12,8 @@
 //     start, the checkpoint fills the cache, so pods restored while the API server is away can
 //     (re)start their containers with the variables they had.
 // Standalone mode wires nothing: no service variables, as upstream without a kubeClient.
+// Hollow nodes share one watch among the nodes of their process (WiringContext::shared_services,
+// StartServiceWatch): every node reads the same cache.
 #include <memory>
 
 #include "apiclient/checkpointed_reflector.h"
@@ -20,7 +22,6 @@
 #include "kubelet/kuberuntime/service_env.h"
 
 namespace kubelet::app {
-namespace {
 
 struct ServiceWatch {
   std::shared_ptr<apiclient::RestClient> client;
@@ -29,27 +30,35 @@ struct ServiceWatch {
   std::unique_ptr<apiclient::CheckpointedReflector> reflector;
 };
 
-}  // namespace
+std::shared_ptr<ServiceWatch> StartServiceWatch(std::shared_ptr<apiclient::RestClient> client,
+                                                const std::string& checkpoint_path, Clock& clock) {
+  auto watch = std::make_shared<ServiceWatch>();
+  watch->client = std::move(client);
+  watch->reflector = std::make_unique<apiclient::CheckpointedReflector>(
+      *watch->client, watch->handler,
+      apiclient::ReflectorOptions{.name = "services", .path = "/api/v1/services"},
+      apiclient::CheckpointOptions{.path = checkpoint_path, .list_kind = "ServiceList"}, clock);
+  watch->reflector->Start();
+  return watch;
+}
+
+void StopServiceWatch(ServiceWatch& watch) { watch.reflector->Stop(); }
 
 absl::Status WireServices(WiringStage stage, WiringContext& ctx) {
   if (ctx.api_client == nullptr || stage != WiringStage::kBeforeRuntimeManager) {
     return absl::OkStatus();
   }
-  auto watch = std::make_shared<ServiceWatch>();
-  watch->client = ctx.api_client;
-  watch->reflector = std::make_unique<apiclient::CheckpointedReflector>(
-      *watch->client, watch->handler,
-      apiclient::ReflectorOptions{.name = "services", .path = "/api/v1/services"},
-      apiclient::CheckpointOptions{
-          .path = ctx.settings->flags.root_directory + "/services-checkpoint.json",
-          .list_kind = "ServiceList"},
-      *ctx.clock);
-  watch->reflector->Start();
+  std::shared_ptr<ServiceWatch> watch = ctx.shared_services;
+  if (watch == nullptr) {
+    watch = StartServiceWatch(ctx.api_client,
+                              ctx.settings->flags.root_directory + "/services-checkpoint.json",
+                              *ctx.clock);
+    ctx.AtShutdown([watch] { StopServiceWatch(*watch); });
+  }
   ctx.runtime_options->service_env = [watch](const api::Pod& pod) {
     return watch->cache.EnvFor(pod);
   };
   ctx.components.keep_alive.push_back(watch);
-  ctx.AtShutdown([watch] { watch->reflector->Stop(); });
   return absl::OkStatus();
 }
 

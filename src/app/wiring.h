@@ -97,6 +97,9 @@ namespace kubelet::app {
 
 enum class WiringStage { kBeforeRuntimeManager, kBeforeKubelet, kAfterKubeletStart };
 
+// The services watch behind the containers' service variables (wire_services.cc).
+struct ServiceWatch;
+
 // What each subsystem built, for the ones wired after it. Owned by app::Run.
 struct Components {
   std::shared_ptr<cm::ContainerManager> container_manager;
@@ -143,6 +146,9 @@ struct WiringContext {
   // only the subsystems that need no machine of their own (kWiringOrder's `simulated` column),
   // and the Kubelet's allocatable comes from here. Null on a real node.
   const nodestatus::MachineFacts* simulated = nullptr;
+  // A services watch the nodes of this process share (hollow nodes), started and stopped by its
+  // owner; null: the node watches services itself.
+  std::shared_ptr<ServiceWatch> shared_services;
   // API-server mode (--kubeconfig): the client every API component shares (shared: each keeps
   // it for its own lifetime, and their stop order is theirs). Null in standalone mode, where no
   // API component is wired.
@@ -204,6 +210,11 @@ absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx);
 absl::Status WireApiPods(WiringStage stage, WiringContext& ctx);
 // API-server mode only: the services watch behind the containers' service variables.
 absl::Status WireServices(WiringStage stage, WiringContext& ctx);
+// A services watch on `client` (checkpointed at `checkpoint_path`), for nodes that share one
+// (WiringContext::shared_services); StopServiceWatch ends it.
+std::shared_ptr<ServiceWatch> StartServiceWatch(std::shared_ptr<apiclient::RestClient> client,
+                                                const std::string& checkpoint_path, Clock& clock);
+void StopServiceWatch(ServiceWatch& watch);
 
 // The event recorder every subsystem records to (upstream makeEventRecorder), made once in
 // app::Run before the stages. Standalone (`events_client` null): events only go to the log

@@ -2,8 +2,14 @@
 // thread can wait on several queues (and timers, signals) with a single poll(2). This is how the
 // sync loop multiplexes config updates, PLEG events and probe results.
 //
-// Thread-safety: Push and Drain may be called from any thread. The fd stays valid for the
-// queue's lifetime; it is readable while items are pending (level-triggered after Drain resets).
+// Doorbell: one eventfd several queues (and other wake-ups) share, so a consumer of many waits on
+// one descriptor: a queue built on a doorbell rings it on Push and leaves it alone on Drain; the
+// consumer calls Clear() before it drains every queue of the doorbell (an item pushed meanwhile
+// is drained now or rings again: none is missed). A kubelet's sync loop waits on one doorbell.
+//
+// Thread-safety: Push, Drain, Ring and Clear may be called from any thread. The fd stays valid
+// for the queue's lifetime; it is readable while items are pending (level-triggered after Drain
+// resets); a doorbell's is readable from a Ring until the next Clear.
 #ifndef KUBELET_COMMON_EVENT_QUEUE_H_
 #define KUBELET_COMMON_EVENT_QUEUE_H_
 
@@ -20,12 +26,40 @@
 
 namespace kubelet {
 
+class Doorbell {
+ public:
+  Doorbell() : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+  ~Doorbell() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Doorbell(const Doorbell&) = delete;
+  Doorbell& operator=(const Doorbell&) = delete;
+
+  void Ring() const {
+    uint64_t one = 1;
+    ssize_t n = ::write(fd_, &one, sizeof(one));
+    (void)n;
+  }
+  void Clear() const {
+    uint64_t v;
+    ssize_t n = ::read(fd_, &v, sizeof(v));
+    (void)n;
+  }
+  int fd() const { return fd_; }
+
+ private:
+  const int fd_;
+};
+
 template <typename T>
 class EventQueue {
  public:
-  EventQueue() : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+  EventQueue() : own_(true), fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+  // On `bell` (which must outlive the queue), or a descriptor of its own when null.
+  explicit EventQueue(const Doorbell* bell)
+      : own_(bell == nullptr), fd_(bell ? bell->fd() : ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
   ~EventQueue() {
-    if (fd_ >= 0) ::close(fd_);
+    if (own_ && fd_ >= 0) ::close(fd_);
   }
   EventQueue(const EventQueue&) = delete;
   EventQueue& operator=(const EventQueue&) = delete;
@@ -40,11 +74,14 @@ class EventQueue {
     (void)n;
   }
 
-  // Takes every pending item, oldest first, and clears the fd's readiness.
+  // Takes every pending item, oldest first, and clears the fd's readiness (a doorbell's is the
+  // consumer's to clear).
   std::vector<T> Drain() {
-    uint64_t v;
-    ssize_t n = ::read(fd_, &v, sizeof(v));
-    (void)n;
+    if (own_) {
+      uint64_t v;
+      ssize_t n = ::read(fd_, &v, sizeof(v));
+      (void)n;
+    }
     absl::MutexLock lock(&mu_);
     std::vector<T> out(std::make_move_iterator(items_.begin()),
                        std::make_move_iterator(items_.end()));
@@ -60,6 +97,7 @@ class EventQueue {
   int fd() const { return fd_; }
 
  private:
+  const bool own_;
   const int fd_;
   mutable absl::Mutex mu_;
   std::deque<T> items_ ABSL_GUARDED_BY(mu_);

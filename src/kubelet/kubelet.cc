@@ -79,25 +79,16 @@ bool HasMountsUnder(const std::string& dir) {
   return false;
 }
 
-void Wake(int fd) {
-  uint64_t one = 1;
-  ssize_t n = ::write(fd, &one, sizeof(one));
-  (void)n;
-}
-
 }  // namespace
 
 Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
                  container::Runtime& runtime, Clock& clock)
-    : options_(std::move(options)),
-      cri_runtime_(cri_runtime),
-      runtime_(runtime),
-      clock_(clock),
-      stop_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-  pod_config_ = std::make_unique<podsource::PodConfig>(clock_);
+    : options_(std::move(options)), cri_runtime_(cri_runtime), runtime_(runtime), clock_(clock) {
+  pod_config_ =
+      std::make_unique<podsource::PodConfig>(clock_, podsource::PodConfigOptions{.bell = &bell_});
   pleg_ = std::make_unique<pleg::GenericPLEG>(
-      pleg::GenericPLEGOptions{.relist_period = options_.pleg_relist_period}, runtime_, cache_,
-      clock_);
+      pleg::GenericPLEGOptions{.relist_period = options_.pleg_relist_period, .events_bell = &bell_},
+      runtime_, cache_, clock_);
   pod_workers_ =
       std::make_unique<PodWorkers>(PodWorkersOptions{.threads = options_.pod_worker_threads,
                                                      .resync_interval = options_.sync_frequency},
@@ -163,10 +154,7 @@ Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
   }
 }
 
-Kubelet::~Kubelet() {
-  Stop();
-  ::close(stop_fd_);
-}
+Kubelet::~Kubelet() { Stop(); }
 
 absl::Status Kubelet::Start() {
   if (options_.in_place_pod_vertical_scaling && !allocation_) {
@@ -238,7 +226,7 @@ absl::Status Kubelet::Start() {
 void Kubelet::Stop() {
   if (stop_.HasBeenNotified()) return;
   stop_.Notify();
-  Wake(stop_fd_);
+  bell_.Ring();
   {
     absl::MutexLock lock(&housekeeping_mu_);
     housekeeping_stop_ = true;
@@ -281,29 +269,23 @@ void Kubelet::SyncLoop() {
   tick_timer->Reset(std::min(next_sync, next_housekeeping));
   for (;;) {
     last_sync_loop_nanos_ = absl::ToUnixNanos(clock_.Now());
-    struct pollfd fds[5] = {{stop_fd_, POLLIN, 0},
-                            {pod_config_->fd(), POLLIN, 0},
-                            {pleg_->Events().fd(), POLLIN, 0},
-                            {sync_requests_.fd(), POLLIN, 0},
-                            {tick_timer->fd(), POLLIN, 0}};
-    int n = ::poll(fds, 5, -1);
+    struct pollfd fds[2] = {{bell_.fd(), POLLIN, 0}, {tick_timer->fd(), POLLIN, 0}};
+    int n = ::poll(fds, 2, -1);
     if (n < 0 && errno != EINTR) {
       KLOG_ERROR(absl::InternalError(std::strerror(errno)), "Sync loop poll failed");
     }
-    if (fds[0].revents & POLLIN) return;
+    if (stop_.HasBeenNotified()) return;
     // Each update, event and request is its own boundary: one that throws is logged and the
     // loop goes on with the others.
-    if (fds[1].revents & POLLIN) {
+    if (fds[0].revents & POLLIN) {
+      // Cleared before the queues are drained: whatever is pushed meanwhile rings it again.
+      bell_.Clear();
       for (const podsource::PodUpdate& u : pod_config_->Drain()) {
         RunGuarded("SyncLoop pod update", [&] { HandleUpdate(u); });
       }
-    }
-    if (fds[2].revents & POLLIN) {
       for (const pleg::PodLifecycleEvent& e : pleg_->Events().Drain()) {
         RunGuarded("SyncLoop PLEG event", [&] { HandlePLEGEvent(e); });
       }
-    }
-    if (fds[3].revents & POLLIN) {
       std::set<std::string> uids;
       for (std::string& uid : sync_requests_.Drain()) uids.insert(std::move(uid));
       for (const std::string& uid : uids) {
@@ -315,7 +297,7 @@ void Kubelet::SyncLoop() {
         });
       }
     }
-    if (fds[4].revents & POLLIN) {
+    if (fds[1].revents & POLLIN) {
       const absl::Time now = clock_.Now();
       if (now >= next_sync) {
         RunGuarded("SyncLoop sync tick", [&] {

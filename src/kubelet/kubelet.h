@@ -366,6 +366,8 @@ class Kubelet final : public PodSyncer,
   container::Cache cache_;
   PodManager pod_manager_;
   status::StatusManager status_manager_;
+  // What wakes the sync loop: pod updates, PLEG events, sync requests and the stop ring it.
+  Doorbell bell_;
   std::unique_ptr<podsource::PodConfig> pod_config_;
   std::unique_ptr<podsource::FileSource> file_source_;
   std::unique_ptr<podsource::HttpSource> http_source_;
@@ -427,8 +429,7 @@ class Kubelet final : public PodSyncer,
   absl::Time last_mirror_retry_ = absl::InfinitePast();
   std::set<std::string> deleted_orphan_mirrors_;
 
-  EventQueue<std::string> sync_requests_;
-  int stop_fd_ = -1;
+  EventQueue<std::string> sync_requests_{&bell_};
   absl::Notification stop_;
   std::thread sync_thread_;
   std::thread runtime_thread_;

@@ -108,6 +108,7 @@ GenericPLEG::GenericPLEG(GenericPLEGOptions options, container::Runtime& runtime
       runtime_(runtime),
       cache_(cache),
       clock_(clock),
+      events_(options_.events_bell),
       poke_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
 GenericPLEG::~GenericPLEG() {

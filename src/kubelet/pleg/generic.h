@@ -43,6 +43,9 @@ struct GenericPLEGOptions {
   absl::Duration relist_threshold = absl::Minutes(3);
   // Observes each relist's duration and the interval since the previous one (metrics hook).
   std::function<void(absl::Duration duration, absl::Duration interval)> on_relist;
+  // Events() rings this doorbell (the consumer's, which must outlive the PLEG) instead of a
+  // descriptor of its own.
+  const Doorbell* events_bell = nullptr;
 };
 
 class GenericPLEG final : public PodLifecycleEventGenerator {

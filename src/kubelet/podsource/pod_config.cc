@@ -113,16 +113,25 @@ std::vector<std::string> PodKeys(const std::vector<api::PodPtr>& pods) {
 
 }  // namespace
 
+namespace {
+PodConfigOptions WithCapacity(PodConfigOptions o) {
+  if (o.queue_capacity == 0) o.queue_capacity = 1;
+  return o;
+}
+}  // namespace
+
 PodConfig::PodConfig(Clock& clock, PodConfigOptions options)
     : clock_(clock),
-      options_(options.queue_capacity == 0 ? PodConfigOptions{1} : options),
-      event_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+      options_(WithCapacity(options)),
+      own_fd_(options.bell == nullptr),
+      event_fd_(options.bell != nullptr ? options.bell->fd()
+                                        : ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
   if (event_fd_ < 0) KLOG_WARNING("Failed to create eventfd for pod config updates");
 }
 
 PodConfig::~PodConfig() {
   Shutdown();
-  if (event_fd_ >= 0) ::close(event_fd_);
+  if (own_fd_ && event_fd_ >= 0) ::close(event_fd_);
 }
 
 void PodConfig::AddSource(std::string_view source) {
@@ -334,7 +343,7 @@ bool PodConfig::PushLocked(PodUpdate update, const std::atomic<bool>* cancel) {
   if (shutdown_) return false;
   const bool was_empty = queue_.empty();
   queue_.push_back(std::move(update));
-  if (was_empty && event_fd_ >= 0) {
+  if ((was_empty || !own_fd_) && event_fd_ >= 0) {
     uint64_t one = 1;
     ssize_t n = ::write(event_fd_, &one, sizeof(one));
     (void)n;
@@ -343,7 +352,7 @@ bool PodConfig::PushLocked(PodUpdate update, const std::atomic<bool>* cancel) {
 }
 
 void PodConfig::ResetFdIfEmptyLocked() {
-  if (queue_.empty() && event_fd_ >= 0) {
+  if (own_fd_ && queue_.empty() && event_fd_ >= 0) {
     uint64_t v;
     ssize_t n = ::read(event_fd_, &v, sizeof(v));
     (void)n;

@@ -58,12 +58,16 @@
 #include "absl/time/time.h"
 #include "api/pod.h"
 #include "common/clock.h"
+#include "common/event_queue.h"
 #include "kubelet/podsource/pod_update.h"
 
 namespace kubelet::podsource {
 
 struct PodConfigOptions {
   size_t queue_capacity = 50;
+  // fd() is this doorbell's (the consumer clears it before Drain), not a descriptor of the
+  // PodConfig's own; must outlive the PodConfig.
+  const Doorbell* bell = nullptr;
 };
 
 class PodConfig {
@@ -139,6 +143,7 @@ class PodConfig {
 
   Clock& clock_;
   const PodConfigOptions options_;
+  const bool own_fd_;
   const int event_fd_;
 
   mutable absl::Mutex mu_;
