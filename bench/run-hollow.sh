@@ -101,7 +101,7 @@ ready_nodes() { "${K[@]}" get nodes -l "hollow.bench/run=$1" --no-headers 2>/dev
 running_pods() { "${K[@]}" get pods -n hollow-bench -l app=load --field-selector=status.phase=Running --no-headers 2>/dev/null | wc -l; }
 all_pods() { "${K[@]}" get pods -n hollow-bench --no-headers 2>/dev/null | wc -l; }
 # rest_client_requests_total summed by method, from a metrics text on stdin: "METHOD COUNT" lines.
-by_method() { awk -F'[{}]' '/^rest_client_requests_total\{/{split($2,l,","); for(i in l){if(l[i]~/^method=/){m=l[i]; gsub(/method=|"/,"",m)}}; split($3,v," "); s[m]+=v[2]} END{for(m in s) print m, s[m]}'; }
+by_method() { awk -F'[{}]' '/^rest_client_requests_total\{/{split($2,l,","); for(i in l){if(l[i]~/^method=/){m=l[i]; gsub(/method=|"/,"",m)}}; split($3,v," "); s[m]+=v[1]} END{for(m in s) print m, s[m]}'; }
 "${K[@]}" create namespace hollow-bench >/dev/null
 
 declare -A R

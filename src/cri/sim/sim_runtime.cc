@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cri/in_process.h"
 #include "absl/strings/str_format.h"
 #include "common/duration.h"
 #include "common/strings.h"
@@ -32,14 +33,6 @@ absl::Status Unimplemented(std::string_view method, std::string_view why) {
   return absl::UnimplementedError(absl::StrCat(AV(method), ": ", AV(why)));
 }
 
-template <typename Map>
-bool LabelsMatch(const Map& labels, const AnnotationMap& selector) {
-  for (const auto& [key, value] : selector) {
-    auto it = labels.find(key);
-    if (it == labels.end() || it->second != value) return false;
-  }
-  return true;
-}
 
 std::string ExitReason(int exit_code) { return exit_code == 0 ? "Completed" : "Error"; }
 
@@ -144,27 +137,6 @@ std::string PseudoDigest(std::string_view s) {
   return out;
 }
 
-// Docker's reference normalisation, enough for a simulation: "busybox" ->
-// "docker.io/library/busybox:latest", "example.com/app" -> "example.com/app:latest"; ids and
-// digest references keep their digest.
-std::string NormalizeImageRef(std::string_view ref) {
-  std::string out(ref);
-  if (absl::StartsWith(out, "sha256:")) return out;
-  const size_t slash = out.find('/');
-  if (slash == std::string::npos) {
-    out = absl::StrCat("docker.io/library/", out);
-  } else {
-    const std::string_view host = std::string_view(out).substr(0, slash);
-    const bool is_host = host.find('.') != std::string_view::npos ||
-                         host.find(':') != std::string_view::npos || host == "localhost";
-    if (!is_host) out = absl::StrCat("docker.io/", out);
-  }
-  if (out.find('@') == std::string::npos) {
-    const std::string_view last = std::string_view(out).substr(out.rfind('/') + 1);
-    if (last.find(':') == std::string_view::npos) out += ":latest";
-  }
-  return out;
-}
 
 // The repository of a normalized reference: without its tag or digest.
 std::string Repository(const std::string& normalized) {
@@ -580,20 +552,7 @@ absl::StatusOr<std::vector<v1::PodSandbox>> SimRuntime::ListPodSandbox(
   absl::MutexLock lock(&mu_);
   std::vector<v1::PodSandbox> out;
   for (const auto& [id, s] : sandboxes_) {
-    const v1::PodSandboxStatus& st = s.status;
-    if (filter != nullptr) {
-      if (!filter->id().empty() && filter->id() != id) continue;
-      if (filter->has_state() && filter->state().state() != st.state()) continue;
-      if (!LabelsMatch(st.labels(), filter->label_selector())) continue;
-    }
-    v1::PodSandbox& item = out.emplace_back();
-    item.set_id(id);
-    *item.mutable_metadata() = st.metadata();
-    item.set_state(st.state());
-    item.set_created_at(st.created_at());
-    *item.mutable_labels() = st.labels();
-    *item.mutable_annotations() = st.annotations();
-    item.set_runtime_handler(st.runtime_handler());
+    if (SandboxMatches(id, s.status, filter)) out.push_back(SandboxListItem(id, s.status));
   }
   return out;
 }
@@ -720,25 +679,9 @@ absl::StatusOr<std::vector<v1::Container>> SimRuntime::ListContainers(
   AdvanceAll(NowNanos());
   std::vector<v1::Container> out;
   for (const auto& [id, c] : containers_) {
-    const v1::ContainerStatus& st = c.status;
-    if (filter != nullptr) {
-      if (!filter->id().empty() && filter->id() != id) continue;
-      if (filter->has_state() && filter->state().state() != st.state()) continue;
-      if (!filter->pod_sandbox_id().empty() && filter->pod_sandbox_id() != c.pod_sandbox_id) {
-        continue;
-      }
-      if (!LabelsMatch(st.labels(), filter->label_selector())) continue;
+    if (ContainerMatches(id, c.pod_sandbox_id, c.status, filter)) {
+      out.push_back(ContainerListItem(id, c.pod_sandbox_id, c.status));
     }
-    v1::Container& item = out.emplace_back();
-    item.set_id(id);
-    item.set_pod_sandbox_id(c.pod_sandbox_id);
-    *item.mutable_metadata() = st.metadata();
-    *item.mutable_image() = st.image();
-    item.set_image_ref(st.image_ref());
-    item.set_state(st.state());
-    item.set_created_at(st.created_at());
-    *item.mutable_labels() = st.labels();
-    *item.mutable_annotations() = st.annotations();
   }
   return out;
 }

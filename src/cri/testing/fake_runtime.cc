@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "cri/in_process.h"
 #include "absl/strings/str_format.h"
 
 namespace kubelet::cri {
@@ -19,35 +20,7 @@ absl::Status NotFound(absl::string_view method, absl::string_view what, absl::st
   return absl::NotFoundError(absl::StrFormat("%s: %s \"%s\": not found", method, what, id));
 }
 
-template <typename Map>
-bool LabelsMatch(const Map& labels,
-                 const google::protobuf::Map<std::string, std::string>& selector) {
-  for (const auto& [key, value] : selector) {
-    auto it = labels.find(key);
-    if (it == labels.end() || it->second != value) return false;
-  }
-  return true;
-}
 
-// Docker-style normalisation, enough for tests: "busybox" -> "docker.io/library/busybox:latest".
-std::string NormalizeImageRef(absl::string_view ref) {
-  std::string out(ref);
-  if (absl::StartsWith(out, "sha256:")) return out;
-  const size_t slash = out.find('/');
-  if (slash == std::string::npos) {
-    out = absl::StrCat("docker.io/library/", out);
-  } else {
-    absl::string_view first = absl::string_view(out).substr(0, slash);
-    if (!absl::StrContains(first, '.') && !absl::StrContains(first, ':') && first != "localhost") {
-      out = absl::StrCat("docker.io/", out);
-    }
-  }
-  const size_t last_slash = out.rfind('/');
-  const absl::string_view last = absl::string_view(out).substr(last_slash + 1);
-  if (!absl::StrContains(last, ':') && !absl::StrContains(out, '@'))
-    absl::StrAppend(&out, ":latest");
-  return out;
-}
 
 // A stable pseudo digest of `s` (FNV-1a, widened to 64 hex digits).
 std::string FakeDigest(absl::string_view s) {
@@ -475,20 +448,7 @@ absl::StatusOr<std::vector<v1::PodSandbox>> FakeRuntime::ListPodSandbox(
   absl::MutexLock lock(&mu_);
   std::vector<v1::PodSandbox> out;
   for (const auto& [id, s] : sandboxes_) {
-    const v1::PodSandboxStatus& st = s.status;
-    if (filter != nullptr) {
-      if (!filter->id().empty() && filter->id() != id) continue;
-      if (filter->has_state() && filter->state().state() != st.state()) continue;
-      if (!LabelsMatch(st.labels(), filter->label_selector())) continue;
-    }
-    v1::PodSandbox& item = out.emplace_back();
-    item.set_id(id);
-    *item.mutable_metadata() = st.metadata();
-    item.set_state(st.state());
-    item.set_created_at(st.created_at());
-    *item.mutable_labels() = st.labels();
-    *item.mutable_annotations() = st.annotations();
-    item.set_runtime_handler(st.runtime_handler());
+    if (SandboxMatches(id, s.status, filter)) out.push_back(SandboxListItem(id, s.status));
   }
   return out;
 }
@@ -610,25 +570,9 @@ absl::StatusOr<std::vector<v1::Container>> FakeRuntime::ListContainers(
   absl::MutexLock lock(&mu_);
   std::vector<v1::Container> out;
   for (const auto& [id, c] : containers_) {
-    const v1::ContainerStatus& st = c.status;
-    if (filter != nullptr) {
-      if (!filter->id().empty() && filter->id() != id) continue;
-      if (filter->has_state() && filter->state().state() != st.state()) continue;
-      if (!filter->pod_sandbox_id().empty() && filter->pod_sandbox_id() != c.pod_sandbox_id) {
-        continue;
-      }
-      if (!LabelsMatch(st.labels(), filter->label_selector())) continue;
+    if (ContainerMatches(id, c.pod_sandbox_id, c.status, filter)) {
+      out.push_back(ContainerListItem(id, c.pod_sandbox_id, c.status));
     }
-    v1::Container& item = out.emplace_back();
-    item.set_id(id);
-    item.set_pod_sandbox_id(c.pod_sandbox_id);
-    *item.mutable_metadata() = st.metadata();
-    *item.mutable_image() = st.image();
-    item.set_image_ref(st.image_ref());
-    item.set_state(st.state());
-    item.set_created_at(st.created_at());
-    *item.mutable_labels() = st.labels();
-    *item.mutable_annotations() = st.annotations();
   }
   return out;
 }
