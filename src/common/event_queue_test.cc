@@ -11,7 +11,9 @@ namespace kubelet {
 namespace {
 
 bool Readable(int fd) {
-  struct pollfd p{fd, POLLIN, 0};
+  struct pollfd p {
+    fd, POLLIN, 0
+  };
   return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN) != 0;
 }
 

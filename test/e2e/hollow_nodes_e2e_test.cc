@@ -61,6 +61,18 @@ class HollowNodesTest : public ::testing::Test {
         {"delete", "secret", "-n", "kube-system", "bootstrap-token-" + token_id_, "--wait=false"});
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
+    // The next test gets a control plane that has recovered from the outage: the controller
+    // manager makes a new namespace's default service account again.
+    const std::string probe = ns_ + "-after";
+    (void)cp_->Kubectl({"create", "namespace", probe});
+    (void)WaitFor(
+        [&]() -> absl::Status {
+          auto r = cp_->Kubectl({"get", "serviceaccount", "default", "-n", probe});
+          if (r.ok() && r->exit_code == 0) return absl::OkStatus();
+          return absl::UnavailableError("no default service account yet");
+        },
+        absl::Seconds(120), absl::Seconds(1));
+    (void)cp_->Kubectl({"delete", "namespace", probe, "--wait=false"});
   }
 
   CommandResult Kubectl(const std::vector<std::string>& args, std::string_view in = {}) {

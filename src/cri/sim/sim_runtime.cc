@@ -10,10 +10,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "cri/in_process.h"
 #include "absl/strings/str_format.h"
 #include "common/duration.h"
 #include "common/strings.h"
+#include "cri/in_process.h"
 
 namespace kubelet::cri {
 namespace {
@@ -32,7 +32,6 @@ absl::Status NotFound(std::string_view method, std::string_view what, std::strin
 absl::Status Unimplemented(std::string_view method, std::string_view why) {
   return absl::UnimplementedError(absl::StrCat(AV(method), ": ", AV(why)));
 }
-
 
 std::string ExitReason(int exit_code) { return exit_code == 0 ? "Completed" : "Error"; }
 
@@ -136,7 +135,6 @@ std::string PseudoDigest(std::string_view s) {
   }
   return out;
 }
-
 
 // The repository of a normalized reference: without its tag or digest.
 std::string Repository(const std::string& normalized) {

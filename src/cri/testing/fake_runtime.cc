@@ -5,8 +5,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "cri/in_process.h"
 #include "absl/strings/str_format.h"
+#include "cri/in_process.h"
 
 namespace kubelet::cri {
 namespace {
@@ -19,8 +19,6 @@ constexpr char kImageFsMountpoint[] = "/var/lib/fakeruntime/images";
 absl::Status NotFound(absl::string_view method, absl::string_view what, absl::string_view id) {
   return absl::NotFoundError(absl::StrFormat("%s: %s \"%s\": not found", method, what, id));
 }
-
-
 
 // A stable pseudo digest of `s` (FNV-1a, widened to 64 hex digits).
 std::string FakeDigest(absl::string_view s) {
