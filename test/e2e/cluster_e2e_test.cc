@@ -150,13 +150,7 @@ TEST_F(ClusterTest, ApiServerOutageOfSixtySeconds) {
   ASSERT_TRUE(cp_->StopApiServer().ok());
   const absl::Time stopped = absl::Now();
   // Whatever happens below, the shared cluster gets its API server back.
-  struct Restart {
-    const ControlPlane& cp;
-    bool done = false;
-    ~Restart() {
-      if (!done) (void)cp.StartApiServer();
-    }
-  } restart{*cp_};
+  ControlPlane::ApiServerRestart restart(*cp_);
   // 60 s without an API server: the kubelet stays healthy and runs its pods on.
   while (absl::Now() - stopped < absl::Seconds(60)) {
     absl::SleepFor(absl::Seconds(5));
@@ -168,7 +162,7 @@ TEST_F(ClusterTest, ApiServerOutageOfSixtySeconds) {
   EXPECT_TRUE(RunningIds(finisher).empty());  // it finished meanwhile
 
   absl::Status started = cp_->StartApiServer();
-  restart.done = true;
+  restart.Release();
   ASSERT_TRUE(started.ok()) << started;
   const absl::Time back = absl::Now();
 

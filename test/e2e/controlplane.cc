@@ -298,4 +298,15 @@ absl::Status ControlPlane::StartApiServer() const {
   return RunHarness(script_, "apiserver-start", dir_);
 }
 
+absl::Status ControlPlane::WaitForDefaultServiceAccount(const std::string& ns,
+                                                        absl::Duration timeout) const {
+  return WaitFor(
+      [&]() -> absl::Status {
+        absl::StatusOr<CommandResult> r = Kubectl({"get", "serviceaccount", "default", "-n", ns});
+        if (r.ok() && r->exit_code == 0) return absl::OkStatus();
+        return absl::UnavailableError(absl::StrCat("no default service account in ", ns, " yet"));
+      },
+      timeout, absl::Seconds(1));
+}
+
 }  // namespace kubelet::e2e

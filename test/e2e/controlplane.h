@@ -104,6 +104,27 @@ class ControlPlane {
   // use them, and must start it again whatever happens.
   absl::Status StopApiServer() const;
   absl::Status StartApiServer() const;
+  // StartApiServer() unless Release()d first: what a test holds between StopApiServer() and its
+  // own StartApiServer(), so the shared cluster gets its API server back whatever happens.
+  class ApiServerRestart {
+   public:
+    explicit ApiServerRestart(const ControlPlane& cp) : cp_(cp) {}
+    ~ApiServerRestart() {
+      if (!released_) (void)cp_.StartApiServer();
+    }
+    ApiServerRestart(const ApiServerRestart&) = delete;
+    ApiServerRestart& operator=(const ApiServerRestart&) = delete;
+    void Release() { released_ = true; }
+
+   private:
+    const ControlPlane& cp_;
+    bool released_ = false;
+  };
+
+  // Until namespace `ns` has its "default" ServiceAccount (the controller manager makes it; pods
+  // are refused until then, and it is slower while the controller manager recovers from an API
+  // server outage), polling every second. DeadlineExceeded after `timeout`.
+  absl::Status WaitForDefaultServiceAccount(const std::string& ns, absl::Duration timeout) const;
 
  private:
   explicit ControlPlane(std::map<std::string, std::string> env);

@@ -320,13 +320,7 @@ class DifferentialTest : public ::testing::Test {
     (void)cp_->Kubectl({"create", "namespace", kNamespace});
     // Pods are refused until the controller manager has made the namespace's default service
     // account (slower while it recovers from an earlier test's API server outage).
-    absl::Status sa = WaitFor(
-        [&]() -> absl::Status {
-          auto r = cp_->Kubectl({"get", "serviceaccount", "default", "-n", kNamespace});
-          if (r.ok() && r->exit_code == 0) return absl::OkStatus();
-          return absl::UnavailableError("no default service account yet");
-        },
-        absl::Seconds(120), absl::Seconds(1));
+    absl::Status sa = cp_->WaitForDefaultServiceAccount(kNamespace, absl::Seconds(120));
     ASSERT_TRUE(sa.ok()) << sa;
     (void)cp_->Kubectl(
         {"create", "configmap", "present-cm", "-n", kNamespace, "--from-literal=key=value"});

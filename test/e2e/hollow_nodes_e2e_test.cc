@@ -65,13 +65,7 @@ class HollowNodesTest : public ::testing::Test {
     // manager makes a new namespace's default service account again.
     const std::string probe = ns_ + "-after";
     (void)cp_->Kubectl({"create", "namespace", probe});
-    (void)WaitFor(
-        [&]() -> absl::Status {
-          auto r = cp_->Kubectl({"get", "serviceaccount", "default", "-n", probe});
-          if (r.ok() && r->exit_code == 0) return absl::OkStatus();
-          return absl::UnavailableError("no default service account yet");
-        },
-        absl::Seconds(120), absl::Seconds(1));
+    (void)cp_->WaitForDefaultServiceAccount(probe, absl::Seconds(120));
     (void)cp_->Kubectl({"delete", "namespace", probe, "--wait=false"});
   }
 
@@ -282,17 +276,11 @@ TEST_F(HollowNodesTest, FiftyNodesRegisterRunADeploymentAndSurviveAnApiServerOut
   // A 30 s API server outage: the same process brings every node back, Lease renewed after.
   const pid_t pid = hollow_->pid();
   ASSERT_TRUE(cp_->StopApiServer().ok());
-  struct Restart {
-    const ControlPlane& cp;
-    bool done = false;
-    ~Restart() {
-      if (!done) (void)cp.StartApiServer();
-    }
-  } restart{*cp_};
+  ControlPlane::ApiServerRestart restart(*cp_);
   absl::SleepFor(absl::Seconds(30));
   ASSERT_TRUE(Alive()) << hollow_->Log().substr(0, 20000);
   absl::Status started = cp_->StartApiServer();
-  restart.done = true;
+  restart.Release();
   ASSERT_TRUE(started.ok()) << started;
   const absl::Time back = absl::Now();
   EXPECT_TRUE(WaitUntil([&] { return ReadyNodes(back) == kNodes; }, absl::Seconds(180)))
