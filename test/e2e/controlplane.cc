@@ -298,6 +298,58 @@ absl::Status ControlPlane::StartApiServer() const {
   return RunHarness(script_, "apiserver-start", dir_);
 }
 
+absl::StatusOr<ControlPlane::BootstrapToken> ControlPlane::CreateBootstrapToken(
+    const std::string& binding) const {
+  const int64_t n = absl::ToUnixNanos(absl::Now());
+  BootstrapToken t;
+  for (int i = 0; i < 6; ++i) t.id += "abcdefghijklmnopqrstuvwxyz0123456789"[(n >> (5 * i)) % 36];
+  for (int i = 0; i < 16; ++i) {
+    t.secret += "0123456789abcdefghijklmnopqrstuvwxyz"[(n >> (3 * i)) % 36];
+  }
+  t.binding = binding;
+  auto role_binding = [&](const std::string& suffix, const std::string& role) {
+    return absl::StrCat(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: ",
+        binding, suffix,
+        "\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: ", role,
+        "\nsubjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n"
+        "  name: system:bootstrappers\n");
+  };
+  absl::StatusOr<CommandResult> r = Kubectl(
+      {"apply", "-f", "-"},
+      absl::StrCat(
+          "apiVersion: v1\nkind: Secret\nmetadata:\n  name: bootstrap-token-", t.id,
+          "\n  namespace: kube-system\ntype: bootstrap.kubernetes.io/token\n"
+          "stringData:\n  token-id: ",
+          t.id, "\n  token-secret: ", t.secret,
+          "\n  usage-bootstrap-authentication: \"true\"\n---\n",
+          role_binding("-create", "system:node-bootstrapper"), "---\n",
+          role_binding("-approve",
+                       "system:certificates.k8s.io:certificatesigningrequests:nodeclient")));
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0) {
+    return absl::InternalError(absl::StrCat("kubectl apply of the bootstrap token: ", r->err));
+  }
+  return t;
+}
+
+void ControlPlane::DeleteBootstrapToken(const BootstrapToken& t) const {
+  (void)Kubectl({"delete", "clusterrolebinding", t.binding + "-create", t.binding + "-approve",
+                 "--wait=false"});
+  (void)Kubectl(
+      {"delete", "secret", "-n", "kube-system", "bootstrap-token-" + t.id, "--wait=false"});
+}
+
+std::string ControlPlane::BootstrapKubeconfig(const BootstrapToken& t,
+                                              const std::string& server) const {
+  return absl::StrCat(
+      "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: ", server,
+      "\n    certificate-authority: ", ca_file_, "\nusers:\n- name: u\n  user:\n    token: ", t.id,
+      ".", t.secret,
+      "\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n"
+      "current-context: x\n");
+}
+
 absl::Status ControlPlane::WaitForDefaultServiceAccount(const std::string& ns,
                                                         absl::Duration timeout) const {
   return WaitFor(

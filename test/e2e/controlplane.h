@@ -121,6 +121,17 @@ class ControlPlane {
     bool released_ = false;
   };
 
+  // A bootstrap token (kubeadm's way) whose group, system:bootstrappers, may create node client
+  // CSRs and have them approved by the controller manager: the token's Secret in kube-system and
+  // the ClusterRoleBindings <binding>-create and <binding>-approve. DeleteBootstrapToken removes
+  // them (without waiting); BootstrapKubeconfig is a kubeconfig carrying the token.
+  struct BootstrapToken {
+    std::string id, secret, binding;
+  };
+  absl::StatusOr<BootstrapToken> CreateBootstrapToken(const std::string& binding) const;
+  void DeleteBootstrapToken(const BootstrapToken& token) const;
+  std::string BootstrapKubeconfig(const BootstrapToken& token, const std::string& server) const;
+
   // Until namespace `ns` has its "default" ServiceAccount (the controller manager makes it; pods
   // are refused until then, and it is slower while the controller manager recovers from an API
   // server outage), polling every second. DeadlineExceeded after `timeout`.

@@ -55,10 +55,7 @@ class HollowNodesTest : public ::testing::Test {
     }
     (void)cp_->Kubectl({"delete", "namespace", ns_, "--wait=false"});
     (void)cp_->Kubectl({"delete", "nodes", "-l", "hollow.e2e/fleet=" + tag_, "--wait=false"});
-    (void)cp_->Kubectl(
-        {"delete", "clusterrolebinding", ns_ + "-create", ns_ + "-approve", "--wait=false"});
-    (void)cp_->Kubectl(
-        {"delete", "secret", "-n", "kube-system", "bootstrap-token-" + token_id_, "--wait=false"});
+    if (!token_.id.empty()) cp_->DeleteBootstrapToken(token_);
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
     // The next test gets a control plane that has recovered from the outage: the controller
@@ -78,40 +75,11 @@ class HollowNodesTest : public ::testing::Test {
   // A bootstrap token whose group may create node client CSRs and have them approved, and the
   // kubeconfig carrying it.
   void CreateBootstrapToken() {
-    const int64_t n = absl::ToUnixNanos(absl::Now());
-    for (int i = 0; i < 6; ++i)
-      token_id_ += "abcdefghijklmnopqrstuvwxyz0123456789"[(n >> (5 * i)) % 36];
-    std::string secret;
-    for (int i = 0; i < 16; ++i)
-      secret += "0123456789abcdefghijklmnopqrstuvwxyz"[(n >> (3 * i)) % 36];
-    auto binding = [&](const std::string& suffix, const std::string& role) {
-      return absl::StrCat(
-          "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
-          "  name: ",
-          ns_, suffix, "\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n",
-          "  name: ", role,
-          "\nsubjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n"
-          "  name: system:bootstrappers\n");
-    };
-    CommandResult r = Kubectl(
-        {"apply", "-f", "-"},
-        absl::StrCat("apiVersion: v1\nkind: Secret\nmetadata:\n  name: bootstrap-token-", token_id_,
-                     "\n  namespace: kube-system\ntype: bootstrap.kubernetes.io/token\n"
-                     "stringData:\n  token-id: ",
-                     token_id_, "\n  token-secret: ", secret,
-                     "\n  usage-bootstrap-authentication: \"true\"\n---\n",
-                     binding("-create", "system:node-bootstrapper"), "---\n",
-                     binding("-approve",
-                             "system:certificates.k8s.io:certificatesigningrequests:nodeclient")));
-    ASSERT_EQ(r.exit_code, 0) << r.err;
+    absl::StatusOr<ControlPlane::BootstrapToken> t = cp_->CreateBootstrapToken(ns_);
+    ASSERT_TRUE(t.ok()) << t.status();
+    token_ = *t;
     bootstrap_ = dir_ + "/bootstrap.kubeconfig";
-    WriteFile(bootstrap_,
-              absl::StrCat("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"
-                           "    server: ",
-                           cp_->server(), "\n    certificate-authority: ", cp_->ca_file(),
-                           "\nusers:\n- name: u\n  user:\n    token: ", token_id_, ".", secret,
-                           "\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n"
-                           "current-context: x\n"));
+    WriteFile(bootstrap_, cp_->BootstrapKubeconfig(token_, cp_->server()));
   }
 
   void StartHollow() {
@@ -189,7 +157,8 @@ class HollowNodesTest : public ::testing::Test {
   bool Alive() { return !hollow_->Wait(absl::ZeroDuration()).has_value(); }
 
   std::optional<ControlPlane> cp_;
-  std::string tag_, prefix_, dir_, ns_, token_id_, bootstrap_;
+  std::string tag_, prefix_, dir_, ns_, bootstrap_;
+  ControlPlane::BootstrapToken token_;
   int metrics_port_ = 0;
   std::unique_ptr<KubeletProcess> hollow_;
 };
@@ -205,7 +174,7 @@ TEST_F(HollowNodesTest, FiftyNodesRegisterRunADeploymentAndSurviveAnApiServerOut
   json csrs = cp_->KubectlJson({"get", "csr"});
   int ours = 0;
   for (const json& c : csrs.value("items", json::array())) {
-    if (c["spec"].value("username", "") == "system:bootstrap:" + token_id_) ++ours;
+    if (c["spec"].value("username", "") == "system:bootstrap:" + token_.id) ++ours;
   }
   EXPECT_GE(ours, kNodes);
   const std::string pem = dir_ + "/root/" + prefix_ + "7/pki/kubelet-client-current.pem";

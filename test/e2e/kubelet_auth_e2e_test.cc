@@ -249,58 +249,17 @@ class KubeletAuthTest : public ApiModeTest {
         path, HttpOptions{.bearer_token = token, .timeout = absl::Seconds(20)});
   }
 
-  // A bootstrap token (kubeadm's way) whose group may create node client CSRs and have them
-  // approved by the controller manager; Cleanup() deletes it and its bindings.
-  struct BootstrapToken {
-    std::string id, secret, binding;
-  };
+  using BootstrapToken = ControlPlane::BootstrapToken;
   BootstrapToken CreateBootstrapToken(const std::string& binding_prefix) {
-    const int64_t n = absl::ToUnixNanos(absl::Now());
-    BootstrapToken t;
-    for (int i = 0; i < 6; ++i) {
-      t.id += "abcdefghijklmnopqrstuvwxyz0123456789"[(n >> (5 * i)) % 36];
-    }
-    for (int i = 0; i < 16; ++i) {
-      t.secret += "0123456789abcdefghijklmnopqrstuvwxyz"[(n >> (3 * i)) % 36];
-    }
-    t.binding = absl::StrCat(binding_prefix, node_);
-    auto binding = [&](const std::string& suffix, const std::string& role) {
-      return absl::StrCat(
-          "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
-          "  name: ",
-          t.binding, suffix,
-          "\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: ", role,
-          "\nsubjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n"
-          "  name: system:bootstrappers\n");
-    };
-    EXPECT_TRUE(
-        Apply(absl::StrCat(
-                  "apiVersion: v1\nkind: Secret\nmetadata:\n  name: bootstrap-token-", t.id,
-                  "\n  namespace: kube-system\ntype: bootstrap.kubernetes.io/token\n"
-                  "stringData:\n  token-id: ",
-                  t.id, "\n  token-secret: ", t.secret,
-                  "\n  usage-bootstrap-authentication: \"true\"\n---\n",
-                  binding("-create", "system:node-bootstrapper"), "---\n",
-                  binding("-approve",
-                          "system:certificates.k8s.io:certificatesigningrequests:nodeclient")))
-            .ok());
-    return t;
+    absl::StatusOr<BootstrapToken> t = cp_->CreateBootstrapToken(binding_prefix + node_);
+    EXPECT_TRUE(t.ok()) << t.status();
+    return t.ok() ? *t : BootstrapToken{};
   }
-  void DeleteBootstrapToken(const BootstrapToken& t) {
-    (void)cp_->Kubectl({"delete", "clusterrolebinding", t.binding + "-create",
-                        t.binding + "-approve", "--wait=false"});
-    (void)cp_->Kubectl(
-        {"delete", "secret", "-n", "kube-system", "bootstrap-token-" + t.id, "--wait=false"});
-  }
+  void DeleteBootstrapToken(const BootstrapToken& t) { cp_->DeleteBootstrapToken(t); }
   // A kubeconfig at `path` for `server` with the token as its credentials.
   void WriteBootstrapKubeconfig(const std::string& path, const std::string& server,
                                 const BootstrapToken& t) {
-    std::ofstream out(path);
-    out << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: " << server
-        << "\n    certificate-authority: " << cp_->ca_file()
-        << "\nusers:\n- name: u\n  user:\n    token: " << t.id << "." << t.secret
-        << "\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n"
-           "current-context: x\n";
+    std::ofstream(path) << cp_->BootstrapKubeconfig(t, server);
   }
 
   std::string Token(const std::string& sa) {
