@@ -106,7 +106,6 @@ absl::Status NodeAgent::StartAll() {
   recorder->Record(events::NodeRef(c.node_name), events::kNormal, events::kStartingKubelet,
                    "Starting kubelet.");
   if (absl::Status st = kubelet_->Start(); !st.ok()) return st;
-  kubelet_started_ = true;
   wiring_.kubelet = kubelet_.get();
   wiring_.late_kubelet->store(kubelet_.get());
   return WireAll(WiringStage::kAfterKubeletStart, wiring_);

@@ -97,7 +97,6 @@ class NodeAgent {
   LatePodStateProvider pod_state_;
   std::unique_ptr<kuberuntime::KubeGenericRuntimeManager> manager_;
   std::unique_ptr<Kubelet> kubelet_;
-  bool kubelet_started_ = false;
   bool stopped_ = false;
 };
 
