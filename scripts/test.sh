@@ -57,7 +57,9 @@ if [ "${FUZZ:-1}" != 0 ]; then
   trap 'kill -- "-$fuzz_build" 2>/dev/null || true' EXIT
 fi
 
-(cd "$BUILD_DIR" && ctest --output-on-failure -j"$(nproc)" "$@") || status=$?
+main_status=0
+(cd "$BUILD_DIR" && ctest --output-on-failure -j"$(nproc)" "$@") || main_status=$?
+status=$main_status
 
 if [ -n "$fuzz_build" ]; then
   if wait "$fuzz_build"; then
@@ -71,5 +73,10 @@ if [ -n "$fuzz_build" ]; then
     tail -n 100 "$FUZZ_BUILD_DIR/build.log" >&2
     status=1
   fi
+fi
+# The names of the main run's failed tests once more, last, where a truncated log still shows them.
+if [ "$main_status" != 0 ] && [ -f "$BUILD_DIR/Testing/Temporary/LastTestsFailed.log" ]; then
+  echo "failed in $BUILD_DIR:" >&2
+  sed 's/^/  /' "$BUILD_DIR/Testing/Temporary/LastTestsFailed.log" >&2
 fi
 exit "$status"

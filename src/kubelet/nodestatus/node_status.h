@@ -7,13 +7,15 @@
 //   already exists it is read and reconciled as upstream does (default labels, the CMAD
 //   annotation) and patched. While the API server cannot be reached, registration is retried with
 //   back-off (100 ms doubling to 7 s) without blocking anyone.
-// - Status: computed every `update_frequency` (addresses, capacity/allocatable, node info,
+// - Status: computed every `update_frequency` (jittered by up to period_jitter; addresses,
+// capacity/allocatable, node info,
 //   daemon endpoints, images, MemoryPressure/DiskPressure/PIDPressure and Ready conditions with
 //   upstream's reasons and messages; heartbeat every round, transition time only on a flip) and
 //   sent as a strategic merge patch of nodes/<name>/status only when it changed or
 //   `report_frequency` passed since the last report. Up to 5 tries per round (a fresh GET before
 //   each). A status update that finds the Node gone (404) registers it again.
-// - Lease: kube-node-lease/<name> created or renewed every lease_duration * 0.25 with
+// - Lease: kube-node-lease/<name> created or renewed every lease_duration * 0.25 (jittered alike)
+// with
 //   holderIdentity = node name, leaseDurationSeconds, renewTime, and an owner reference to the
 //   Node once its uid is known; a conflict or a vanished Lease re-reads / re-creates it; failures
 //   are retried with back-off (up to 7 s).
@@ -90,7 +92,10 @@ struct NodeStatusOptions {
   absl::Duration update_frequency = absl::Seconds(10);  // nodeStatusUpdateFrequency
   absl::Duration report_frequency = absl::Minutes(5);   // nodeStatusReportFrequency
   int32_t lease_duration_seconds = 40;                  // nodeLeaseDurationSeconds
-  int32_t max_images = 50;                              // nodeStatusMaxImages (-1: all)
+  // The status and Lease periods are jittered by up to this factor (upstream's JitterUntil with
+  // 0.04), so that nodes started together spread their writes over the period.
+  double period_jitter = 0.04;
+  int32_t max_images = 50;  // nodeStatusMaxImages (-1: all)
   // Per-request bound of every API call.
   absl::Duration request_timeout = absl::Seconds(10);
 

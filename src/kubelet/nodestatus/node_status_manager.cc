@@ -19,6 +19,7 @@
 #include "api/meta_codec.h"
 #include "common/cancellation.h"
 #include "common/guarded.h"
+#include "common/jitter.h"
 #include "common/log.h"
 #include "kubelet/nodestatus/node_status.h"
 
@@ -465,8 +466,9 @@ class Manager final : public NodeStatusManager {
         } else {
           register_step = absl::Milliseconds(100);
           if (!st.ok()) KLOG_ERROR(st, "Unable to update node status");
-          next_status = now + (last_ready_ ? o_.update_frequency
-                                           : std::min(o_.update_frequency, kNotReadyInterval));
+          next_status = now + Jitter(last_ready_ ? o_.update_frequency
+                                                 : std::min(o_.update_frequency, kNotReadyInterval),
+                                     o_.period_jitter);
           // A freshly registered Node gets its owner reference on the Lease without waiting.
           if (!was_registered && Registered()) next_lease = now;
         }
@@ -478,7 +480,7 @@ class Manager final : public NodeStatusManager {
         if (st.ok()) {
           lease_failures = 0;
           lease_step = absl::Milliseconds(100);
-          next_lease = now + renew_interval;
+          next_lease = now + Jitter(renew_interval, o_.period_jitter);
         } else {
           lease_step = std::min(lease_step * 2, kMaxBackoff);
           if (lease_failures++ == 0) {
