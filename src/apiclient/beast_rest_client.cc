@@ -585,6 +585,7 @@ class BeastRestClient final : public RestClient {
               {"host", host_.authority},
               {"method", request.method}})
         .Increment();
+    if (options_.on_request) options_.on_request(request, result.ok() ? result->code : 0);
     return result;
   }
 

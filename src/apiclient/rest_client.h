@@ -170,6 +170,10 @@ struct RestClientOptions {
   Clock* clock = nullptr;
   // The proxy settings; unset: the process environment's (ProxyEnvironmentFromProcess()).
   std::optional<ProxyEnvironment> proxy_environment;
+  // Called after every request (a watch when it ends) with the request and its HTTP status code
+  // (0: no response), on the calling thread: for the caller's own accounting, e.g. counts by
+  // verb and resource (request_info.h). Must be cheap and thread-safe.
+  std::function<void(const Request& request, int code)> on_request;
 };
 
 // A client for `config` (Boost.Beast over OpenSSL). Fails (InvalidArgument / NotFound, naming the

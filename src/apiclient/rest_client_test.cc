@@ -858,6 +858,32 @@ TEST(RestClientTest, RecordsClientGoMetrics) {
                               "method=\"GET\"}"));
 }
 
+TEST(RestClientTest, OnRequestSeesEveryRequestAndItsCode) {
+  TestServer server(
+      [](const ServerRequest& r, Conn& c) { c.Respond(r.target == "/missing" ? 404 : 200, "{}"); });
+  absl::Mutex mu;
+  std::vector<std::string> seen;
+  RestClientOptions o;
+  o.on_request = [&](const Request& r, int code) {
+    absl::MutexLock lock(&mu);
+    seen.push_back(absl::StrCat(r.method, " ", r.path, " ", code));
+  };
+  std::unique_ptr<RestClient> client = Client(Config(server), o);
+  ASSERT_TRUE(client->Do(Get("/missing")).ok());
+  Request post;
+  post.method = "POST";
+  post.path = "/api/v1/namespaces/default/events";
+  post.body = "{}";
+  ASSERT_TRUE(client->Do(post).ok());
+  RestConfig down = Config(server);
+  down.host = "https://127.0.0.1:1";
+  EXPECT_FALSE(Client(down, o)->Do(Get("/x")).ok());
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"GET /missing 404",
+                                      "POST /api/v1/namespaces/default/events 200", "GET /x 0"}));
+}
+
 TEST(RestClientTest, ReflectorOverTheRealClient) {
   TestServer server([&](const ServerRequest& r, Conn& c) {
     if (r.target.find("watch=true") == std::string::npos) {

@@ -1,11 +1,13 @@
 #include "app/hollow.h"
 
+#include <malloc.h>
 #include <sys/stat.h>
 
 #include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <random>
 #include <utility>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "apiclient/request_info.h"
 #include "app/client_credentials.h"
 #include "app/node_agent.h"
 #include "app/process.h"
@@ -137,6 +140,23 @@ int RunHollow(Settings& s, const HollowOptions& h) {
   // Every node's runtime, for the process's metrics (set once a node has started).
   auto runtimes = std::make_shared<std::vector<std::atomic<cri::SimRuntime*>>>(h.nodes);
   const bool bootstrap = !s.flags.bootstrap_kubeconfig.empty();
+  // Every node's API requests, by the API server's verb and resource.
+  prometheus::Family<prometheus::Counter>& api_requests =
+      prometheus::BuildCounter()
+          .Name("kubelet_hollow_api_requests_total")
+          .Help(
+              "API requests of every hollow node of this process, by the API server's verb, "
+              "resource and subresource.")
+          .Register(metrics::KubeletRegistry());
+  auto count_request = [&api_requests](const apiclient::Request& r, int) {
+    std::optional<apiclient::RequestInfo> info = apiclient::ParseRequestPath(r.path);
+    if (!info) return;
+    api_requests
+        .Add({{"verb", apiclient::RequestVerb(r.method, *info)},
+              {"resource", info->resource},
+              {"subresource", info->subresource}})
+        .Increment();
+  };
   hollow::Fleet fleet(
       hollow::FleetOptions{.nodes = h.nodes, .start_concurrency = h.start_concurrency},
       [&](int i) -> absl::StatusOr<std::unique_ptr<hollow::FleetMember>> {
@@ -161,6 +181,7 @@ int RunHollow(Settings& s, const HollowOptions& h) {
         // (descriptors, not threads, are what limits N on a machine).
         apiclient::RestClientOptions transport;
         transport.max_idle_connections = 1;
+        transport.on_request = count_request;
         if (absl::Status st = MakeApiClients(node->settings, id.name, &node->clients, transport);
             !st.ok()) {
           return st;
@@ -217,6 +238,14 @@ int RunHollow(Settings& s, const HollowOptions& h) {
                           }
                           return static_cast<double>(n);
                         });
+
+  metrics::AddGaugeFunc(
+      metrics::KubeletRegistry(), "kubelet_hollow_heap_bytes_per_node",
+      "The process's heap in use (malloc) divided by the hollow nodes started.", [&fleet] {
+        const struct mallinfo2 m = mallinfo2();
+        const int started = fleet.started();
+        return started > 0 ? static_cast<double>(m.uordblks + m.hblkhd) / started : 0.0;
+      });
 
   std::unique_ptr<server::HttpServer> http;
   if (s.config.healthz_port > 0) {

@@ -21,8 +21,9 @@
 // system:node:P<i>; otherwise every node uses --kubeconfig as given.
 //
 // The process: malloc arenas and the memory trimmer, the open-files limit, one metrics
-// registry (the kubelet's, plus kubelet_hollow_nodes{state="target"|"started"} and the
-// simulated runtimes' sandboxes and containers), one HTTP server on healthzBindAddress:
+// registry (the kubelet's, plus kubelet_hollow_nodes, kubelet_hollow_nodes_started,
+// kubelet_hollow_running_containers, kubelet_hollow_api_requests_total{verb,resource,
+// subresource} and kubelet_hollow_heap_bytes_per_node), one HTTP server on healthzBindAddress:
 // healthzPort with /healthz and /metrics. SIGTERM/SIGINT stop every node and exit 0.
 #ifndef KUBELET_APP_HOLLOW_H_
 #define KUBELET_APP_HOLLOW_H_

@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "apiclient/request_info.h"
 #include "common/cancellation.h"
 #include "common/strings.h"
 
@@ -13,29 +14,6 @@ namespace kubelet::apiclient::testing {
 namespace {
 
 using Json = nlohmann::json;
-
-std::string Unescape(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      int v = 0;
-      auto hex = [](char c) {
-        if (c >= '0' && c <= '9') return c - '0';
-        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-        return -1;
-      };
-      if (hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
-        v = hex(s[i + 1]) * 16 + hex(s[i + 2]);
-        out.push_back(static_cast<char>(v));
-        i += 2;
-        continue;
-      }
-    }
-    out.push_back(s[i] == '+' ? ' ' : s[i]);
-  }
-  return out;
-}
 
 // A parsed request path.
 struct Target {
@@ -47,35 +25,13 @@ struct Target {
 };
 
 std::optional<Target> ParseTarget(const std::string& full) {
-  Target t;
-  std::string_view path = full;
-  if (size_t q = path.find('?'); q != std::string_view::npos) {
-    for (absl::string_view akv : absl::StrSplit(AV(path.substr(q + 1)), '&', absl::SkipEmpty())) {
-      std::string_view kv = SV(akv);
-      size_t eq = kv.find('=');
-      t.query[Unescape(kv.substr(0, eq))] =
-          eq == std::string_view::npos ? "" : Unescape(kv.substr(eq + 1));
-    }
-    path = path.substr(0, q);
-  }
-  std::vector<std::string> seg = absl::StrSplit(AV(path), '/', absl::SkipEmpty());
-  size_t prefix = 0;
-  if (!seg.empty() && seg[0] == "api") prefix = 2;
-  if (!seg.empty() && seg[0] == "apis") prefix = 3;
-  if (prefix == 0 || seg.size() <= prefix) return std::nullopt;
-  std::vector<std::string> rest(seg.begin() + prefix, seg.end());
-  std::string base;
-  for (size_t i = 0; i < prefix; ++i) absl::StrAppend(&base, "/", AV(seg[i]));
-  size_t r = 0;
-  if (rest[0] == "namespaces" && rest.size() >= 3) {
-    t.ns = rest[1];
-    r = 2;
-  }
-  t.collection = absl::StrCat(AV(base), "/", AV(rest[r]));
-  if (rest.size() > r + 1) t.name = rest[r + 1];
-  if (rest.size() > r + 2) t.subresource = rest[r + 2];
-  if (rest.size() > r + 3) return std::nullopt;
-  return t;
+  std::optional<RequestInfo> info = ParseRequestPath(full);
+  if (!info) return std::nullopt;
+  return Target{.collection = info->Collection(),
+                .ns = std::move(info->namespace_),
+                .name = std::move(info->name),
+                .subresource = std::move(info->subresource),
+                .query = std::move(info->query)};
 }
 
 std::string Param(const Target& t, const std::string& key) {
