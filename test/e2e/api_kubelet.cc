@@ -88,6 +88,19 @@ void StopApiKubelet(ApiKubelet& k, const ControlPlane& cp, cri::RuntimeService& 
     (void)rt.StopPodSandbox(s.id());
     (void)rt.RemovePodSandbox(s.id());
   }
+  // Their log directories (<namespace>_<pod>_<uid>): a later kubelet that starts a pod of the
+  // same UID (a static pod's UID hashes its manifest) would otherwise count the old log files
+  // as earlier attempts, as a kubelet rightly does after a runtime lost its containers.
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/var/log/pods", ec)) {
+    const std::string name = e.path().filename().string();
+    const size_t first = name.find('_');
+    const size_t last = name.rfind('_');
+    if (first == std::string::npos || last <= first) continue;
+    if (absl::EndsWith(absl::string_view(name).substr(first + 1, last - first - 1), k.node)) {
+      std::filesystem::remove_all(e.path(), ec);
+    }
+  }
 }
 
 }  // namespace kubelet::e2e

@@ -38,7 +38,7 @@ absl::StatusOr<ApiKubelet> StartApiKubelet(const std::string& bin, const std::st
 
 // Stops the kubelet (SIGTERM, 30 s), then force-deletes what is left of the node in the API
 // (its pods in every namespace, the Node, its Lease) and removes its sandboxes (those whose
-// name ends in the node's name) over CRI.
+// name ends in the node's name) over CRI, and their log directories under /var/log/pods.
 void StopApiKubelet(ApiKubelet& k, const ControlPlane& cp, cri::RuntimeService& rt);
 
 }  // namespace kubelet::e2e

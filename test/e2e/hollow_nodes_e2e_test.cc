@@ -16,7 +16,10 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
@@ -276,6 +279,24 @@ TEST_F(HollowNodesTest, FiftyNodesRegisterRunADeploymentAndSurviveAnApiServerOut
   EXPECT_TRUE(
       absl::StrContains(metrics.body, absl::StrCat("kubelet_hollow_nodes_started ", kNodes)))
       << metrics.body.substr(0, 2000);
+  // ... their API requests by verb and resource (every node renewed its Lease more than once),
+  // and the heap per node.
+  auto sample = [&](absl::string_view series) -> double {
+    for (absl::string_view line : absl::StrSplit(metrics.body, '\n')) {
+      if (absl::ConsumePrefix(&line, series) && absl::ConsumePrefix(&line, " ")) {
+        double v = 0;
+        if (absl::SimpleAtod(line, &v)) return v;
+      }
+    }
+    return -1;
+  };
+  EXPECT_GT(sample(R"(kubelet_hollow_api_requests_total{resource="leases",subresource="",)"
+                   R"(verb="update"})"),
+            kNodes);
+  EXPECT_GT(sample(R"(kubelet_hollow_api_requests_total{resource="nodes",subresource="status",)"
+                   R"(verb="patch"})"),
+            0);
+  EXPECT_GT(sample("kubelet_hollow_heap_bytes_per_node"), 0);
 
   // SIGTERM: every node stops, the process exits 0.
   hollow_->Signal(SIGTERM);
