@@ -4,9 +4,9 @@
 //   nodes with metadata.name=<node>), until it exists the Node the kubelet would register;
 //   standalone always the latter (labels, --node-labels, registerWithTaints).
 // - Node status (API-server mode only): registers the Node, keeps its status and its Lease in
-//   kube-node-lease fresh. Fed by the container manager's machine info and resources, the CRI
-//   runtime's version and images, and the Kubelet's runtime / network / PLEG health. Started once
-//   the Kubelet runs, stopped at shutdown.
+//   kube-node-lease fresh; a status round starts from the watched Node (no GET at rest). Fed by the
+//   container manager's machine info and resources, the CRI runtime's version and images, and the
+//   Kubelet's runtime / network / PLEG health. Started once the Kubelet runs, stopped at shutdown.
 #include <sys/utsname.h>
 
 #include <atomic>
@@ -87,12 +87,16 @@ void WireAdmissionNode(WiringContext& ctx) {
   ctx.components.keep_alive.push_back(watch);
   ctx.AtShutdown([watch] { watch->reflector->Stop(); });
   const std::string name = ctx.node_name;
-  ctx.kubelet_options->node = [watch, initial, name]() -> api::Node {
+  ctx.components.watched_node = [watch, name]() -> std::optional<api::Node> {
     std::optional<nlohmann::json> j = watch->store.Get(name);
-    if (!j) return *initial;
+    if (!j) return std::nullopt;
     absl::StatusOr<api::Node> node = api::FromJson<api::Node>(*j);
-    if (!node.ok()) return *initial;
+    if (!node.ok()) return std::nullopt;
     return *std::move(node);
+  };
+  ctx.kubelet_options->node = [watched = ctx.components.watched_node, initial]() -> api::Node {
+    std::optional<api::Node> node = watched();
+    return node ? *std::move(node) : *initial;
   };
 }
 
@@ -105,6 +109,7 @@ absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx) {
   }
   if (stage != WiringStage::kAfterKubeletStart || !ctx.api_client) return absl::OkStatus();
   nodestatus::NodeStatusOptions o = BaseOptions(ctx);
+  o.watched_node = ctx.components.watched_node;
   if (std::shared_ptr<eviction::Manager> em = ctx.components.eviction_manager) {
     o.pressure = [em] {
       const eviction::Pressure p = em->GetPressure();

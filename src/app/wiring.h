@@ -20,11 +20,13 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "api/node.h"
 #include "app/options.h"
 #include "common/clock.h"
 #include "cri/runtime_service.h"
@@ -126,6 +128,9 @@ struct Components {
   std::shared_ptr<eviction::Manager> eviction_manager;
   // Graceful node shutdown (WireNodeShutdown); its ShutdownStatus feeds the Ready condition.
   std::shared_ptr<nodeshutdown::Manager> node_shutdown_manager;
+  // API-server mode: the Node as the kubelet's watch on it last saw it (nullopt until seen);
+  // null standalone.
+  std::function<std::optional<api::Node>()> watched_node;
   // The node status manager for hooks built before it (API-server mode): null until
   // kAfterKubeletStart, null again once shutdown begins.
   std::shared_ptr<std::atomic<nodestatus::NodeStatusManager*>> late_node_status =

@@ -100,6 +100,10 @@ struct NodeStatusOptions {
   absl::Duration request_timeout = absl::Seconds(10);
 
   // Data sources (see the header comment for where they run). Unset ones contribute nothing.
+  // The Node as the kubelet's watch on it last saw it (nullopt: not seen yet). A status round's
+  // first try starts from it instead of a GET (upstream's nodeLister); unset or nullopt: a GET
+  // served from the API server's cache (resourceVersion=0). Retries always GET from etcd.
+  std::function<std::optional<api::Node>()> watched_node;
   std::function<MachineFacts()> machine;
   // e.g. "containerd://1.6.20"; an error leaves the previous value.
   std::function<absl::StatusOr<std::string>()> runtime_version;

@@ -274,7 +274,7 @@ class Manager final : public NodeStatusManager {
     absl::Status st;
     for (int i = 0; i < kUpdateRetries; ++i) {
       if (Stopping()) return absl::CancelledError("stopping");
-      st = TryUpdateStatus();
+      st = TryUpdateStatus(i);
       if (st.ok() || absl::IsNotFound(st)) return st;
       KLOG_ERROR(st, "Error updating node status, will retry");
     }
@@ -282,16 +282,29 @@ class Manager final : public NodeStatusManager {
         absl::StrCat("update node status exceeds retry count: ", st.message()));
   }
 
-  absl::Status TryUpdateStatus() {
-    const std::string path = absl::StrCat(kNodesPath, "/", o_.node_name);
+  // tryUpdateNodeStatus: the first try starts from the watched Node, else from the API server's
+  // cache; retries (after a conflict or an error) read from etcd.
+  absl::StatusOr<api::Node> CurrentNode(int try_number) {
+    if (try_number == 0 && o_.watched_node) {
+      if (std::optional<api::Node> n = o_.watched_node(); n && n->metadata.name == o_.node_name) {
+        return *std::move(n);
+      }
+    }
+    std::string path = absl::StrCat(kNodesPath, "/", o_.node_name);
+    if (try_number == 0) path += "?resourceVersion=0";
     auto got = Do("GET", path);
     absl::Status st = StatusOf(got);
-    if (absl::IsNotFound(st)) return NodeGone();
-    if (!st.ok())
+    if (!st.ok()) return st;
+    return api::Decode<api::Node>(got->body);
+  }
+
+  absl::Status TryUpdateStatus(int try_number) {
+    absl::StatusOr<api::Node> original = CurrentNode(try_number);
+    if (absl::IsNotFound(original.status())) return NodeGone();
+    if (!original.ok())
       return absl::Status(
-          st.code(), absl::StrCat("error getting node \"", o_.node_name, "\": ", st.message()));
-    auto original = api::Decode<api::Node>(got->body);
-    if (!original.ok()) return original.status();
+          original.status().code(),
+          absl::StrCat("error getting node \"", o_.node_name, "\": ", original.status().message()));
     if (!original->metadata.uid.empty()) SetRegistered(true, original->metadata.uid);
 
     Inputs in = Gather();
@@ -308,9 +321,9 @@ class Manager final : public NodeStatusManager {
       if (o_.volumes_reported) o_.volumes_reported(original->status.volumes_in_use);
       return absl::OkStatus();
     }
-    auto r = Do("PATCH", absl::StrCat(path, "/status"), StatusPatch(*original, node),
-                apiclient::kStrategicMergePatchType);
-    st = StatusOf(r);
+    auto r = Do("PATCH", absl::StrCat(kNodesPath, "/", o_.node_name, "/status"),
+                StatusPatch(*original, node), apiclient::kStrategicMergePatchType);
+    absl::Status st = StatusOf(r);
     if (absl::IsNotFound(st)) return NodeGone();
     if (!st.ok()) return st;
     last_report_ = now;

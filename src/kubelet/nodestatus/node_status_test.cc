@@ -1,6 +1,7 @@
 #include "kubelet/nodestatus/node_status.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -305,6 +306,54 @@ TEST_F(NodeStatusTest, ConflictIsRetried) {
   clock_.Advance(absl::Seconds(10));
   EXPECT_FALSE(manager_->SyncNodeStatus().ok());  // 5 tries, all conflicts
   EXPECT_EQ(Condition(StoredNode(), "Ready")["status"], "False");
+}
+
+TEST_F(NodeStatusTest, FirstTryReadsTheApiServerCacheRetriesReadEtcd) {
+  Build();
+  ASSERT_TRUE(manager_->SyncNodeStatus().ok());
+  fake_->ClearRequests();
+  fake_->InjectFault(
+      {.method = "PATCH", .path_contains = "/status", .code = 409, .reason = "Conflict"});
+  errors_ = {"container runtime is down"};
+  clock_.Advance(absl::Seconds(10));
+  ASSERT_TRUE(manager_->SyncNodeStatus().ok());
+  std::vector<std::string> gets;
+  for (const auto& r : fake_->requests()) {
+    if (r.method == "GET" && r.path.find("/nodes/") != std::string::npos) gets.push_back(r.path);
+  }
+  EXPECT_EQ(gets, (std::vector<std::string>{"/api/v1/nodes/node-a?resourceVersion=0",
+                                            "/api/v1/nodes/node-a"}));
+}
+
+TEST_F(NodeStatusTest, FirstTryStartsFromTheWatchedNode) {
+  std::optional<api::Node> watched;
+  options_.watched_node = [&] { return watched; };
+  Build();
+  // Not seen by the watch yet: a GET.
+  ASSERT_TRUE(manager_->SyncNodeStatus().ok());
+  fake_->ClearRequests();
+  auto decoded = api::FromJson<api::Node>(StoredNode());
+  ASSERT_TRUE(decoded.ok());
+  watched = *decoded;
+  // Unchanged: no request at all for the Node.
+  clock_.Advance(absl::Seconds(10));
+  ASSERT_TRUE(manager_->SyncNodeStatus().ok());
+  EXPECT_EQ(Count("GET", "/nodes/"), 0);
+  EXPECT_EQ(Count("PATCH", "/status"), 0);
+  // A change is patched, still without a GET.
+  errors_ = {"container runtime is down"};
+  clock_.Advance(absl::Seconds(10));
+  ASSERT_TRUE(manager_->SyncNodeStatus().ok());
+  EXPECT_EQ(Count("GET", "/nodes/"), 0);
+  EXPECT_EQ(Count("PATCH", "/status"), 1);
+  EXPECT_EQ(Condition(StoredNode(), "Ready")["status"], "False");
+  // The Node was deleted (the watch saw it go): a GET finds it gone, it is registered again.
+  watched.reset();
+  ASSERT_TRUE(fake_->Remove(kNodes, "", "node-a"));
+  clock_.Advance(absl::Seconds(10));
+  EXPECT_TRUE(absl::IsNotFound(manager_->SyncNodeStatus()));
+  ASSERT_TRUE(manager_->SyncNodeStatus().ok());
+  EXPECT_TRUE(StoredNode().is_object());
 }
 
 TEST_F(NodeStatusTest, DeletedNodeIsRegisteredAgain) {
