@@ -12,10 +12,13 @@
 #                   log (every request of the group system:nodes); kube-apiserver's and etcd's CPU
 #                   meanwhile, and their RSS
 #   pods            a Deployment of PODS_PER_NODE (default 10) x N pods, tolerating the nodes'
-#                   taint: created -> all Running in the API; the contestant's CPU meanwhile and
+#                   taint: created -> all Running in the API; the contestant's CPU and API
+#                   requests per pod by verb meanwhile (audit log), and
 #                   its RSS once they run; then deleted -> no pod left
 #
-# Contestants: ours, `kubelet hollow --nodes=N` (one process); with --kubemark, also upstream's
+# Contestants: ours, `kubelet hollow --nodes=N` (one process, clusterDNS set as a cluster's
+# kubelets have it: without it every pod sync records MissingClusterDNS on the pod and the Node,
+# as upstream's kubelet does); with --kubemark, also upstream's
 # kubemark (`kubemark --morph=kubelet`, one process per node, its fake runtime and image
 # service), each on a fresh control plane, kubemark first, and the ratio ours/kubemark. Both get
 # the same bootstrap token, labels and taint. The namespace keeps kubemark's iptables chains
@@ -25,13 +28,20 @@
 # their client-side rate limits (20 and 50 requests/s by default) do not hide the nodes' pace.
 # Figures are printed, never asserted.
 # Usage: bench/run-hollow.sh [--kubemark] [N ...]   (with --kubemark the default N is 10 30)
-# Env: IDLE_SECONDS (60), PODS_PER_NODE (10), START_CONCURRENCY (16).
+# Env: IDLE_SECONDS (60), PODS_PER_NODE (10), START_CONCURRENCY (16), CONTESTANTS (with
+# --kubemark: "kubemark ours").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${HOLLOW_BENCH_NETNS:-}" ]; then
   exec unshare --net env HOLLOW_BENCH_NETNS=1 "$0" "$@"
 fi
 ip link set lo up
+# A default route, as a node has: kubemark's kubelet takes its InternalIP from it.
+ip link add hollow0 type veth peer name hollow1
+ip addr add 100.127.255.254/32 dev hollow0
+ip link set hollow0 up
+ip link set hollow1 up
+ip route add default dev hollow0
 KUBEMARK=0
 if [ "${1:-}" = --kubemark ]; then
   KUBEMARK=1
@@ -51,7 +61,7 @@ KUBEMARK_BIN=$KUBEBUILDER_ASSETS/kubemark
 if [ "$KUBEMARK" = 1 ]; then
   [ -x "$KUBEMARK_BIN" ] || { echo "no kubemark in $KUBEBUILDER_ASSETS" >&2; exit 1; }
   NS=${*:-10 30}
-  CONTESTANTS="kubemark ours"
+  CONTESTANTS=${CONTESTANTS:-kubemark ours}
 else
   NS=${*:-100 300 1000}
   CONTESTANTS="ours"
@@ -133,6 +143,8 @@ cat >"$WORK/config.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 registerWithTaints: [{key: hollow.bench/node, value: "true", effect: NoSchedule}]
+clusterDNS: [10.96.0.10]
+clusterDomain: cluster.local
 EOF
 
 # start_ours N RUN / start_kubemark N RUN: start the contestant's N nodes, labelled
@@ -175,10 +187,19 @@ ready_nodes() { "${K[@]}" get nodes -l "hollow.bench/run=$1" --no-headers 2>/dev
 running_pods() { "${K[@]}" get pods -n hollow-bench -l app=load --field-selector=status.phase=Running --no-headers 2>/dev/null | wc -l; }
 all_pods() { "${K[@]}" get pods -n hollow-bench --no-headers 2>/dev/null | wc -l; }
 audit_lines() { [ -f "$WORK/audit.log" ] && wc -l <"$WORK/audit.log" || echo 0; }
-# verbs FROM TO N SECONDS: requests per node per minute by verb in audit log lines FROM+1..TO.
+# per_pod FROM TO PODS: requests per pod by verb and resource[/subresource] in audit log lines
+# FROM+1..TO.
+per_pod() {
+  sed -n "$(($1 + 1)),$2p" "$WORK/audit.log" |
+    jq -r '.verb + " " + .objectRef.resource + (if .objectRef.subresource then "/" + .objectRef.subresource else "" end)' |
+    sort | uniq -c | sort -rn | awk -v p="$3" '{printf "%s %s %.2f  ", $2, $3, $1/p}'
+}
+# verbs FROM TO N SECONDS: requests per node per minute by verb and resource[/subresource] in
+# audit log lines FROM+1..TO.
 verbs() {
-  sed -n "$(($1 + 1)),$2p" "$WORK/audit.log" | grep -o '"verb":"[a-z]*"' | cut -d'"' -f4 | sort | uniq -c |
-    awk -v n="$3" -v s="$4" '{printf "%s %.2f  ", $2, $1/n/(s/60)}'
+  sed -n "$(($1 + 1)),$2p" "$WORK/audit.log" |
+    jq -r '.verb + " " + .objectRef.resource + (if .objectRef.subresource then "/" + .objectRef.subresource else "" end)' |
+    sort | uniq -c | awk -v n="$3" -v s="$4" '{printf "%s %s %.2f  ", $2, $3, $1/n/(s/60)}'
 }
 
 declare -A R
@@ -220,6 +241,7 @@ measure() {
   # Pods.
   pods=$((n * PER_NODE))
   c0=$(cpu_ticks "${PIDS[@]}"); a0=$(cpu_ticks "$KUBELET_CP_APISERVER_PID"); e0=$(cpu_ticks "$etcd_pid")
+  l0=$(audit_lines)
   t0=$(now)
   deadline=$(($(date +%s) + 1200))
   "${K[@]}" apply -f - >/dev/null <<EOF
@@ -247,6 +269,7 @@ EOF
   R[$key,start_cpu]=$(cpu_s "$c0" "$c1")
   R[$key,api_start_cpu]=$(cpu_s "$a0" "$a1")
   R[$key,etcd_start_cpu]=$(cpu_s "$e0" "$e1")
+  R[$key,start_reqs]=$(per_pod "$l0" "$(audit_lines)" "$pods")
   sleep 10
   R[$key,rss_pods]=$(status_sum VmRSS "${PIDS[@]}")
   t0=$(now)
@@ -259,6 +282,7 @@ EOF
   R[$key,deleted]=$(secs "$t0" "$(now)")
   stop_contestant
   rm -rf "$WORK/root-$run"
+  mv "$WORK/audit.log" "$WORK/audit-$c-$n.log"
 }
 
 for n in $NS; do
@@ -285,7 +309,7 @@ row() {
   done
   if [ "$KUBEMARK" = 1 ]; then
     for n in $NS; do
-      printf " %12s" "$(awk -v a="${R[ours,$n,$2]}" -v b="${R[kubemark,$n,$2]}" 'BEGIN{if(b>0) printf "%.2f", a/b; else print "-"}')"
+      printf " %12s" "$(awk -v a="${R[ours,$n,$2]:-0}" -v b="${R[kubemark,$n,$2]:-0}" 'BEGIN{if(b>0) printf "%.2f", a/b; else print "-"}')"
     done
   fi
   echo
@@ -311,3 +335,5 @@ row "kube-apiserver RSS (KiB)" api_rss
 row "etcd RSS (KiB)" etcd_rss
 echo "  API requests per node per minute at rest, by verb (audit log):"
 for col in "${COLS[@]}"; do echo "    ${col%,*} N=${col#*,}: ${R[$col,verbs]}"; done
+echo "  API requests per pod while the Deployment's pods start, by verb (audit log):"
+for col in "${COLS[@]}"; do echo "    ${col%,*} N=${col#*,}: ${R[$col,start_reqs]}"; done
