@@ -4,30 +4,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/percent.h"
 #include "common/strings.h"
 
 namespace kubelet::apiclient {
 namespace {
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// A query component: %XX decoded ('+' is a space); a malformed escape is kept as written.
+// A query component, percent-decoded ('+' is a space); one with a malformed escape is kept as
+// written.
 std::string UnescapeQuery(std::string_view s) {
   std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 && HexValue(s[i + 2]) >= 0) {
-      out.push_back(static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2])));
-      i += 2;
-      continue;
-    }
-    out.push_back(s[i] == '+' ? ' ' : s[i]);
-  }
+  if (!PercentDecode(s, /*plus_is_space=*/true, &out)) return std::string(s);
   return out;
 }
 

@@ -420,6 +420,15 @@ std::unique_ptr<RestClient> Client(const RestConfig& c, RestClientOptions o = {}
   return client.ok() ? *std::move(client) : nullptr;
 }
 
+// A POST of an (empty) event.
+Request PostEvent() {
+  Request r;
+  r.method = "POST";
+  r.path = "/api/v1/namespaces/default/events";
+  r.body = "{}";
+  return r;
+}
+
 Request Get(const std::string& path) {
   Request r;
   r.path = path;
@@ -832,10 +841,7 @@ TEST(RestClientTest, RecordsClientGoMetrics) {
       [](const ServerRequest& r, Conn& c) { c.Respond(r.target == "/missing" ? 404 : 200, "{}"); });
   std::unique_ptr<RestClient> client = Client(Config(server));
   ASSERT_TRUE(client->Do(Get("/missing")).ok());
-  Request post;
-  post.method = "POST";
-  post.path = "/api/v1/namespaces/default/events";
-  post.body = "{}";
+  Request post = PostEvent();
   ASSERT_TRUE(client->Do(post).ok());
   const std::string host = absl::StrCat("127.0.0.1:", server.port());
   std::string text = metrics::Serialize(metrics::KubeletRegistry());
@@ -870,10 +876,7 @@ TEST(RestClientTest, OnRequestSeesEveryRequestAndItsCode) {
   };
   std::unique_ptr<RestClient> client = Client(Config(server), o);
   ASSERT_TRUE(client->Do(Get("/missing")).ok());
-  Request post;
-  post.method = "POST";
-  post.path = "/api/v1/namespaces/default/events";
-  post.body = "{}";
+  Request post = PostEvent();
   ASSERT_TRUE(client->Do(post).ok());
   RestConfig down = Config(server);
   down.host = "https://127.0.0.1:1";

@@ -75,8 +75,11 @@ absl::Status NodeAgent::StartAll() {
   if (!ko.ok()) return ko.status();
   kubelet_options_ = *std::move(ko);
   // A simulated runtime answers at once: two workers keep a hollow node's pods moving, and a
-  // thousand nodes do not hold sixteen idle threads each.
-  if (c.simulated) kubelet_options_->pod_worker_threads = 2;
+  // thousand nodes do not hold sixteen idle threads each (nor two: none stay while idle).
+  if (c.simulated) {
+    kubelet_options_->pod_worker_threads = 2;
+    kubelet_options_->pod_worker_idle_threads = 0;
+  }
 
   wiring_.settings = c.settings;
   wiring_.node_name = c.node_name;

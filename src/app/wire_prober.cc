@@ -39,6 +39,8 @@ absl::Status WireProber(WiringStage stage, WiringContext& ctx) {
       prober::ProberManager::Options po;
       po.node_ips = node_ips;
       po.recorder = ctx.recorder;
+      // A hollow node keeps no idle probe threads: they start when probes are due.
+      if (ctx.simulated != nullptr) po.probe_threads = 0;
       auto pm = std::make_shared<prober::ProberManager>(*ctx.runtime, *ctx.clock, std::move(po));
       ctx.components.prober_manager = pm;
       // The runtime manager asks with ContainerID; status generation with its String() form

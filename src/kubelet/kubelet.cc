@@ -88,10 +88,11 @@ Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
   pleg_ = std::make_unique<pleg::GenericPLEG>(
       pleg::GenericPLEGOptions{.relist_period = options_.pleg_relist_period, .events_bell = &bell_},
       runtime_, cache_, clock_);
-  pod_workers_ =
-      std::make_unique<PodWorkers>(PodWorkersOptions{.threads = options_.pod_worker_threads,
-                                                     .resync_interval = options_.sync_frequency},
-                                   *this, cache_, clock_);
+  pod_workers_ = std::make_unique<PodWorkers>(
+      PodWorkersOptions{.threads = options_.pod_worker_threads,
+                        .idle_threads = options_.pod_worker_idle_threads,
+                        .resync_interval = options_.sync_frequency},
+      *this, cache_, clock_);
   for (const ExtraPodSource& src : options_.extra_sources) pod_config_->AddSource(src.name);
   if (options_.status_client != nullptr) {
     status::ApiStatusSyncerDelegate d;

@@ -105,6 +105,7 @@ struct KubeletOptions {
   absl::Duration container_gc_period = absl::Minutes(1);
   absl::Duration pleg_relist_period = absl::Seconds(1);
   int pod_worker_threads = 16;
+  int pod_worker_idle_threads = -1;  // PodWorkersOptions::idle_threads
   container::GCPolicy gc_policy;
   NodeAllocatable allocatable;
   // The sysctls pods may set, checked first at admission. Default: the safe set.

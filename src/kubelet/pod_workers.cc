@@ -39,7 +39,10 @@ PodWorkers::PodWorkers(PodWorkersOptions options, PodSyncer& syncer, container::
       syncer_(syncer),
       cache_(cache),
       clock_(clock),
-      pool_(std::make_unique<ThreadPool>(options.threads)) {}
+      pool_(options.idle_threads < 0
+                ? std::make_unique<ThreadPool>(options.threads)
+                : std::make_unique<ThreadPool>(std::min(options.idle_threads, options.threads),
+                                               options.threads, absl::Seconds(30))) {}
 
 PodWorkers::~PodWorkers() { Stop(); }
 

@@ -81,6 +81,9 @@ class PodSyncer {
 
 struct PodWorkersOptions {
   int threads = 16;
+  // Threads kept while no work is queued (0..threads); the others exit after 30 s idle. -1: all
+  // `threads` run for the workers' whole life.
+  int idle_threads = -1;
   absl::Duration resync_interval = absl::Minutes(1);
   absl::Duration backoff_period = absl::Seconds(10);
   // Upper bound on waiting for a status newer than the previous step.

@@ -138,6 +138,20 @@ TEST_F(PodWorkersTest, CreateSyncsThenKillTerminates) {
   EXPECT_FALSE(workers_->IsKnown("a"));
 }
 
+TEST_F(PodWorkersTest, WorkersWithoutIdleThreadsStillRunEveryStep) {
+  // As hollow nodes run them: no thread while idle, up to two while work is queued.
+  workers_ = std::make_unique<PodWorkers>(
+      PodWorkersOptions{.threads = 2, .idle_threads = 0, .cache_wait = absl::ZeroDuration()},
+      syncer_, cache_, clock_);
+  for (const char* uid : {"a", "b", "c"}) {
+    workers_->UpdatePod({SyncPodType::kCreate, Share(MakePod(uid)), std::nullopt, std::nullopt});
+  }
+  ASSERT_TRUE(Eventually([&] { return syncer_.Calls().size() == 3; }));
+  workers_->UpdatePod({SyncPodType::kKill, Share(MakePod("b")), std::nullopt, 5});
+  ASSERT_TRUE(Eventually([&] { return workers_->IsFinished("b"); }));
+  EXPECT_FALSE(workers_->CouldHaveRunningContainers("b"));
+}
+
 // kubelet_pleg_event_to_pod_worker_seconds: from the earliest PLEG relist of the updates a
 // SyncPod handles to its start.
 double PlegToWorkerSeries(const std::string& suffix) {

@@ -19,43 +19,16 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "common/percent.h"
 #include "server/http_server_internal.h"
 
 namespace kubelet::server::internal {
 namespace {
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// Percent-decoding; `plus_is_space` for query components. Returns false on a bad escape.
-bool Unescape(std::string_view in, bool plus_is_space, std::string* out) {
-  out->clear();
-  out->reserve(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    char c = in[i];
-    if (c == '%') {
-      if (i + 2 >= in.size()) return false;
-      int hi = HexValue(in[i + 1]), lo = HexValue(in[i + 2]);
-      if (hi < 0 || lo < 0) return false;
-      out->push_back(static_cast<char>(hi * 16 + lo));
-      i += 2;
-    } else if (c == '+' && plus_is_space) {
-      out->push_back(' ');
-    } else {
-      out->push_back(c);
-    }
-  }
-  return true;
-}
-
 bool ParseTarget(std::string_view target, HttpRequest* req) {
   size_t q = target.find('?');
   std::string_view path = target.substr(0, q);
-  if (!Unescape(path, false, &req->path)) return false;
+  if (!PercentDecode(path, false, &req->path)) return false;
   if (req->path.empty() || req->path[0] != '/') return false;
   if (q == std::string_view::npos) return true;
   std::string_view query = target.substr(q + 1);
@@ -66,8 +39,9 @@ bool ParseTarget(std::string_view target, HttpRequest* req) {
     if (kv.empty()) continue;
     size_t eq = kv.find('=');
     std::string key, value;
-    if (!Unescape(kv.substr(0, eq), true, &key)) return false;
-    if (eq != std::string_view::npos && !Unescape(kv.substr(eq + 1), true, &value)) return false;
+    if (!PercentDecode(kv.substr(0, eq), true, &key)) return false;
+    if (eq != std::string_view::npos && !PercentDecode(kv.substr(eq + 1), true, &value))
+      return false;
     req->query.emplace(std::move(key), std::move(value));
   }
   return true;

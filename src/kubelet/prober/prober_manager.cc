@@ -119,7 +119,8 @@ ProberManager::ProberManager(cri::RuntimeService& runtime, Clock& clock, Options
     : runtime_(runtime),
       clock_(clock),
       options_(std::move(options)),
-      pool_(std::max(1, options_.probe_threads), options_.max_probe_threads, absl::Seconds(30)),
+      pool_(std::max(0, options_.probe_threads), std::max(1, options_.max_probe_threads),
+            absl::Seconds(30)),
       start_(clock.Now()),
       rng_(std::random_device{}()) {
   if (options_.start_scheduler)

@@ -55,9 +55,10 @@ class ProberManager : public container::PodLifecycleParticipant {
       const container::ContainerID& id, const std::string& pod_ip)>;
 
   struct Options {
-    // Threads running probes: `probe_threads` always, growing to `max_probe_threads` while
-    // that many probes are in flight at once (each blocks a thread for at most its
-    // timeoutSeconds, or a few retries of it), so slow probes never delay the others' periods.
+    // Threads running probes: `probe_threads` (0 or more) always, growing to
+    // `max_probe_threads` while that many probes are in flight at once (each blocks a thread
+    // for at most its timeoutSeconds, or a few retries of it), so slow probes never delay the
+    // others' periods.
     int probe_threads = 4;
     int max_probe_threads = 64;
     // False: no scheduler thread; the owner drives probing with RunDueProbes() (tests).
