@@ -7,18 +7,18 @@
 //   already exists it is read and reconciled as upstream does (default labels, the CMAD
 //   annotation) and patched. While the API server cannot be reached, registration is retried with
 //   back-off (100 ms doubling to 7 s) without blocking anyone.
-// - Status: computed every `update_frequency` (jittered by up to period_jitter; addresses,
-// capacity/allocatable, node info,
-//   daemon endpoints, images, MemoryPressure/DiskPressure/PIDPressure and Ready conditions with
-//   upstream's reasons and messages; heartbeat every round, transition time only on a flip) and
-//   sent as a strategic merge patch of nodes/<name>/status only when it changed or
-//   `report_frequency` passed since the last report. Up to 5 tries per round (a fresh GET before
-//   each). A status update that finds the Node gone (404) registers it again.
-// - Lease: kube-node-lease/<name> created or renewed every lease_duration * 0.25 (jittered alike)
-// with
-//   holderIdentity = node name, leaseDurationSeconds, renewTime, and an owner reference to the
-//   Node once its uid is known; a conflict or a vanished Lease re-reads / re-creates it; failures
-//   are retried with back-off (up to 7 s).
+// - Status: computed every `update_frequency`, jittered by up to `period_jitter` (addresses,
+//   capacity/allocatable, node info, daemon endpoints, images, MemoryPressure/DiskPressure/
+//   PIDPressure and Ready conditions with upstream's reasons and messages; heartbeat every round,
+//   transition time only on a flip) and sent as a strategic merge patch of nodes/<name>/status
+//   only when it changed or `report_frequency` passed since the last report. Up to 5 tries per
+//   round: the first starts from the watched Node (`watched_node`) or a GET from the API
+//   server's cache, the others from a fresh GET. A status update that finds the Node gone (404)
+//   registers it again.
+// - Lease: kube-node-lease/<name> created or renewed every lease_duration * 0.25 (jittered
+//   alike) with holderIdentity = node name, leaseDurationSeconds, renewTime, and an owner
+//   reference to the Node once its uid is known; a conflict or a vanished Lease re-reads /
+//   re-creates it; failures are retried with back-off (up to 7 s).
 //
 // Threads: Start() runs one thread doing all three; Stop() cancels its waits and its in-flight
 // API requests and joins it. The data callbacks in NodeStatusOptions run on that thread (or on

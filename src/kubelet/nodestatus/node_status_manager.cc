@@ -286,9 +286,7 @@ class Manager final : public NodeStatusManager {
   // cache; retries (after a conflict or an error) read from etcd.
   absl::StatusOr<api::Node> CurrentNode(int try_number) {
     if (try_number == 0 && o_.watched_node) {
-      if (std::optional<api::Node> n = o_.watched_node(); n && n->metadata.name == o_.node_name) {
-        return *std::move(n);
-      }
+      if (std::optional<api::Node> n = o_.watched_node()) return *std::move(n);
     }
     std::string path = absl::StrCat(kNodesPath, "/", o_.node_name);
     if (try_number == 0) path += "?resourceVersion=0";
