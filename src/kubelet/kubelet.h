@@ -35,6 +35,7 @@
 
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -105,7 +106,7 @@ struct KubeletOptions {
   absl::Duration container_gc_period = absl::Minutes(1);
   absl::Duration pleg_relist_period = absl::Seconds(1);
   int pod_worker_threads = 16;
-  int pod_worker_idle_threads = -1;  // PodWorkersOptions::idle_threads
+  int pod_worker_idle_threads = std::numeric_limits<int>::max();  // PodWorkersOptions::idle_threads
   container::GCPolicy gc_policy;
   NodeAllocatable allocatable;
   // The sysctls pods may set, checked first at admission. Default: the safe set.

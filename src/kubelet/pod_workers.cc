@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/static_pod.h"
 #include "common/guarded.h"
+#include "common/jitter.h"
 #include "common/log.h"
 #include "metrics/metrics.h"
 
@@ -39,10 +40,8 @@ PodWorkers::PodWorkers(PodWorkersOptions options, PodSyncer& syncer, container::
       syncer_(syncer),
       cache_(cache),
       clock_(clock),
-      pool_(options.idle_threads < 0
-                ? std::make_unique<ThreadPool>(options.threads)
-                : std::make_unique<ThreadPool>(std::min(options.idle_threads, options.threads),
-                                               options.threads, absl::Seconds(30))) {}
+      pool_(std::make_unique<ThreadPool>(std::min(options.idle_threads, options.threads),
+                                         options.threads, absl::Seconds(30))) {}
 
 PodWorkers::~PodWorkers() { Stop(); }
 
@@ -59,15 +58,6 @@ void PodWorkers::Stop() {
   }
   for (auto& c : in_flight) c->Cancel();
   pool_->Stop();
-}
-
-absl::Duration PodWorkers::Jitter(absl::Duration d) {
-  // xorshift; up to +50% as wait.Jitter(d, 0.5).
-  rng_ ^= rng_ << 13;
-  rng_ ^= rng_ >> 7;
-  rng_ ^= rng_ << 17;
-  double f = static_cast<double>(rng_ % 1000) / 1000.0 * 0.5;
-  return d + d * f;
 }
 
 int64_t PodWorkers::EffectiveGrace(const State& st) {
@@ -309,9 +299,10 @@ void PodWorkers::Run(const std::string& uid) {
       }
       st.requeue_at.reset();
     } else if (!err.ok()) {
-      st.requeue_at = clock_.Now() + Jitter(options_.backoff_period);
+      // Up to +50%, as upstream's pod workers (wait.Jitter(d, 0.5)).
+      st.requeue_at = clock_.Now() + Jitter(options_.backoff_period, 0.5);
     } else if (st.phase == Phase::kSyncing) {
-      st.requeue_at = clock_.Now() + Jitter(options_.resync_interval);
+      st.requeue_at = clock_.Now() + Jitter(options_.resync_interval, 0.5);
     }
   }
 }

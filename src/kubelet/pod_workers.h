@@ -29,6 +29,7 @@
 #ifndef KUBELET_KUBELET_POD_WORKERS_H_
 #define KUBELET_KUBELET_POD_WORKERS_H_
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -81,9 +82,8 @@ class PodSyncer {
 
 struct PodWorkersOptions {
   int threads = 16;
-  // Threads kept while no work is queued (0..threads); the others exit after 30 s idle. -1: all
-  // `threads` run for the workers' whole life.
-  int idle_threads = -1;
+  // Threads kept while no work is queued (at most `threads`); the others exit after 30 s idle.
+  int idle_threads = std::numeric_limits<int>::max();
   absl::Duration resync_interval = absl::Minutes(1);
   absl::Duration backoff_period = absl::Seconds(10);
   // Upper bound on waiting for a status newer than the previous step.
@@ -149,7 +149,6 @@ class PodWorkers {
   void Merge(State& st, UpdatePodOptions update) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The grace period a termination of the pod uses now: the kill override, else the pod's.
   static int64_t EffectiveGrace(const State& st);
-  absl::Duration Jitter(absl::Duration d);
 
   PodWorkersOptions options_;
   PodSyncer& syncer_;
@@ -158,7 +157,6 @@ class PodWorkers {
   mutable absl::Mutex mu_;
   std::map<std::string, State> states_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
-  uint64_t rng_ ABSL_GUARDED_BY(mu_) = 0x9e3779b97f4a7c15ULL;
   std::unique_ptr<ThreadPool> pool_;
 };
 
