@@ -19,6 +19,7 @@
 #ifndef KUBELET_TEST_E2E_CONTROLPLANE_H_
 #define KUBELET_TEST_E2E_CONTROLPLANE_H_
 
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <string>
@@ -65,7 +66,8 @@ class ControlPlane {
   // Loads the file named by $KUBELET_CP_ENV_FILE. Unavailable (with the reason) when that
   // variable is unset or the fixture skipped, unless $KUBELET_CP_REQUIRED is 1, which turns
   // it into FailedPrecondition. Other errors: the file is unreadable (NotFound) or lacks a
-  // required key (DataLoss).
+  // required key (DataLoss). Starts kube-apiserver again when it is not running (an earlier
+  // test stopped it and could not start it, or it died): Internal when that fails.
   static absl::StatusOr<ControlPlane> FromEnv();
   // As FromEnv(), from `env_file`.
   static absl::StatusOr<ControlPlane> Load(const std::string& env_file);
@@ -110,7 +112,11 @@ class ControlPlane {
    public:
     explicit ApiServerRestart(const ControlPlane& cp) : cp_(cp) {}
     ~ApiServerRestart() {
-      if (!released_) (void)cp_.StartApiServer();
+      if (released_) return;
+      if (absl::Status s = cp_.StartApiServer(); !s.ok()) {
+        std::fprintf(stderr, "the API server did not start again: %s\n",
+                     std::string(s.message()).c_str());
+      }
     }
     ApiServerRestart(const ApiServerRestart&) = delete;
     ApiServerRestart& operator=(const ApiServerRestart&) = delete;

@@ -9,7 +9,11 @@
 #   controlplane-env.sh apiserver-stop DIR
 #   controlplane-env.sh apiserver-start DIR
 #                                         stop kube-apiserver / start it again on the same
-#                                         port with the same flags (outage tests)
+#                                         port with the same flags (outage tests; start does
+#                                         nothing while it runs, and every test's
+#                                         ControlPlane::FromEnv() runs it, so an API server
+#                                         that one test left down, or that died, is back for
+#                                         the next)
 #   controlplane-env.sh node-cert DIR NAME
 #                                         mint a node identity (O=system:nodes,
 #                                         CN=system:node:NAME) plus a serving cert for NAME,
@@ -434,12 +438,14 @@ apiserver_flags() {
     "${kubelet_ca_args[@]}" --profiling=false "${EXTRA[@]}")
 }
 
-# start_apiserver [PORT]: on a free port (retried when it loses a race for it), or on PORT.
+# start_apiserver [PORT]: on a free port (retried when it loses a race for it), or on PORT
+# (retried on it for a while: a port a restart needs is only taken for a moment, say by a
+# client's outgoing connection).
 start_apiserver() {
   local try rc fixed_port=${1:-}
   for ((try = 0; try < 5; try++)); do
     if [[ -n "$fixed_port" ]]; then
-      ((try == 0)) || die "kube-apiserver could not bind its port $fixed_port"
+      ((try == 0)) || sleep 3
       APISERVER_PORT=$fixed_port
     else
       free_port APISERVER_PORT
@@ -453,7 +459,7 @@ start_apiserver() {
     state_set APISERVER_PORT "$APISERVER_PORT"
     return 0
   done
-  die "kube-apiserver could not bind a port after 5 tries"
+  die "kube-apiserver could not bind ${fixed_port:-a port} after 5 tries"
 }
 
 # healthz PORT: the component's /healthz on PORT answers ok over TLS checked against the CA.
