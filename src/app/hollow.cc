@@ -22,6 +22,7 @@
 #include "app/version.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/loops.h"
 #include "common/memory_trim.h"
 #include "cri/sim/sim_runtime.h"
 #include "kubelet/hollow/fleet.h"
@@ -128,6 +129,10 @@ int RunHollow(Settings& s, const HollowOptions& h) {
         absl::StrCat("creating the root directory ", s.flags.root_directory, ": ", ec.message())));
   }
   RealClock clock;
+  // Every node's loops (sync, housekeeping, runtime health, PLEG, pod status sync, node status
+  // and Lease) on one timer thread and a pool: a node holds no thread between its rounds. Made
+  // before the fleet, so it outlives every node.
+  std::unique_ptr<Loops> loops = NewSharedLoops(clock);
   metrics::Init(h.name_prefix, VersionString(), BuildId());
 
   // One services watch for every node (the first node to start opens it with its client): the
@@ -213,7 +218,8 @@ int RunHollow(Settings& s, const HollowOptions& h) {
                                              .images = node->runtime.get(),
                                              .clock = &clock,
                                              .simulated = *std::move(machine),
-                                             .shared_services = std::move(service_watch)});
+                                             .shared_services = std::move(service_watch),
+                                             .loops = loops.get()});
         if (!agent.ok()) return agent.status();
         node->agent = *std::move(agent);
         (*runtimes)[static_cast<size_t>(i)].store(node->runtime.get());

@@ -74,6 +74,7 @@ absl::Status NodeAgent::StartAll() {
   absl::StatusOr<KubeletOptions> ko = MakeKubeletOptions(c, recorder);
   if (!ko.ok()) return ko.status();
   kubelet_options_ = *std::move(ko);
+  kubelet_options_->loops = c.loops;
   // A simulated runtime answers at once: two workers keep a hollow node's pods moving, and a
   // thousand nodes do not hold sixteen idle threads each (nor two: none stay while idle).
   if (c.simulated) {
@@ -94,6 +95,7 @@ absl::Status NodeAgent::StartAll() {
   wiring_.api_client = c.api;
   wiring_.simulated = c.simulated ? &*config_.simulated : nullptr;
   wiring_.shared_services = c.shared_services;
+  wiring_.loops = c.loops;
   // Registered first, so it runs last: what the subsystems record while stopping is still sent.
   wiring_.AtShutdown(recording_.stop);
   if (absl::Status st = WireAll(WiringStage::kBeforeRuntimeManager, wiring_); !st.ok()) return st;

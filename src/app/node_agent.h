@@ -47,6 +47,9 @@ struct NodeAgentConfig {
   // A services watch shared with the other nodes of the process (WiringContext::
   // shared_services); null: its own.
   std::shared_ptr<ServiceWatch> shared_services;
+  // The runner of the node's loops (WiringContext::loops); null: a thread per loop. Must
+  // outlive the agent.
+  Loops* loops = nullptr;
 };
 
 class NodeAgent {

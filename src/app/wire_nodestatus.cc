@@ -110,6 +110,7 @@ absl::Status WireNodeStatus(WiringStage stage, WiringContext& ctx) {
   if (stage != WiringStage::kAfterKubeletStart || !ctx.api_client) return absl::OkStatus();
   nodestatus::NodeStatusOptions o = BaseOptions(ctx);
   o.watched_node = ctx.components.watched_node;
+  o.loops = ctx.loops;
   if (std::shared_ptr<eviction::Manager> em = ctx.components.eviction_manager) {
     o.pressure = [em] {
       const eviction::Pressure p = em->GetPressure();

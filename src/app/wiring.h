@@ -35,6 +35,7 @@
 namespace kubelet {
 class Kubelet;
 struct KubeletOptions;
+class Loops;
 namespace kuberuntime {
 class KubeGenericRuntimeManager;
 struct Options;
@@ -154,6 +155,9 @@ struct WiringContext {
   // A services watch the nodes of this process share (hollow nodes), started and stopped by its
   // owner; null: the node watches services itself.
   std::shared_ptr<ServiceWatch> shared_services;
+  // The runner of the node's loops (common/loops.h) shared by the nodes of the process (hollow
+  // nodes); null: each loop on a thread of its own.
+  Loops* loops = nullptr;
   // API-server mode (--kubeconfig): the client every API component shares (shared: each keeps
   // it for its own lifetime, and their stop order is theirs). Null in standalone mode, where no
   // API component is wired.

@@ -7,6 +7,9 @@
 // consumer calls Clear() before it drains every queue of the doorbell (an item pushed meanwhile
 // is drained now or rings again: none is missed). A kubelet's sync loop waits on one doorbell.
 //
+// A doorbell may instead call back on Ring() (no descriptor): how a sync loop run as a Loop
+// (common/loops.h) is woken.
+//
 // Thread-safety: Push, Drain, Ring and Clear may be called from any thread. The fd stays valid
 // for the queue's lifetime; it is readable while items are pending (level-triggered after Drain
 // resets); a doorbell's is readable from a Ring until the next Clear.
@@ -18,6 +21,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -29,6 +33,10 @@ namespace kubelet {
 class Doorbell {
  public:
   Doorbell() : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+  // A doorbell without a descriptor: Ring() calls `on_ring` (say, a Loop's Wake), fd() is -1 and
+  // Clear() does nothing. `on_ring` must be cheap and thread-safe; it may run with a queue's
+  // lock held.
+  explicit Doorbell(std::function<void()> on_ring) : fd_(-1), on_ring_(std::move(on_ring)) {}
   ~Doorbell() {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -36,11 +44,16 @@ class Doorbell {
   Doorbell& operator=(const Doorbell&) = delete;
 
   void Ring() const {
+    if (on_ring_) {
+      on_ring_();
+      return;
+    }
     uint64_t one = 1;
     ssize_t n = ::write(fd_, &one, sizeof(one));
     (void)n;
   }
   void Clear() const {
+    if (fd_ < 0) return;
     uint64_t v;
     ssize_t n = ::read(fd_, &v, sizeof(v));
     (void)n;
@@ -49,6 +62,7 @@ class Doorbell {
 
  private:
   const int fd_;
+  const std::function<void()> on_ring_;
 };
 
 template <typename T>
@@ -57,7 +71,9 @@ class EventQueue {
   EventQueue() : own_(true), fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
   // On `bell` (which must outlive the queue), or a descriptor of its own when null.
   explicit EventQueue(const Doorbell* bell)
-      : own_(bell == nullptr), fd_(bell ? bell->fd() : ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+      : bell_(bell),
+        own_(bell == nullptr),
+        fd_(bell ? bell->fd() : ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
   ~EventQueue() {
     if (own_ && fd_ >= 0) ::close(fd_);
   }
@@ -68,6 +84,10 @@ class EventQueue {
     {
       absl::MutexLock lock(&mu_);
       items_.push_back(std::move(item));
+    }
+    if (bell_ != nullptr) {
+      bell_->Ring();
+      return;
     }
     uint64_t one = 1;
     ssize_t n = ::write(fd_, &one, sizeof(one));
@@ -97,6 +117,7 @@ class EventQueue {
   int fd() const { return fd_; }
 
  private:
+  const Doorbell* const bell_ = nullptr;
   const bool own_;
   const int fd_;
   mutable absl::Mutex mu_;

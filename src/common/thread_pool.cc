@@ -1,8 +1,10 @@
 #include "common/thread_pool.h"
 
 #include <algorithm>
+#include <system_error>
 
 #include "common/guarded.h"
+#include "common/log.h"
 
 namespace kubelet {
 
@@ -20,8 +22,17 @@ ThreadPool::ThreadPool(int min_threads, int max_threads, absl::Duration idle_tim
 ThreadPool::~ThreadPool() { Stop(); }
 
 void ThreadPool::SpawnLocked() {
+  std::thread t;
+  try {
+    t = std::thread([this] { Loop(); });
+  } catch (const std::system_error& e) {
+    // Out of threads (RLIMIT_NPROC, memory): the work stays queued for the running threads,
+    // and the next Submit tries again.
+    KLOG_ERROR(absl::ResourceExhaustedError(e.what()), "Failed to start a pool thread", "threads",
+               live_);
+    return;
+  }
   ++live_;
-  std::thread t([this] { Loop(); });
   std::thread::id id = t.get_id();
   threads_.emplace(id, std::move(t));
 }

@@ -1,13 +1,10 @@
 #include "kubelet/kubelet.h"
 
 #include <dirent.h>
-#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -86,7 +83,9 @@ Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
   pod_config_ =
       std::make_unique<podsource::PodConfig>(clock_, podsource::PodConfigOptions{.bell = &bell_});
   pleg_ = std::make_unique<pleg::GenericPLEG>(
-      pleg::GenericPLEGOptions{.relist_period = options_.pleg_relist_period, .events_bell = &bell_},
+      pleg::GenericPLEGOptions{.relist_period = options_.pleg_relist_period,
+                               .events_bell = &bell_,
+                               .loops = options_.loops},
       runtime_, cache_, clock_);
   pod_workers_ = std::make_unique<PodWorkers>(
       PodWorkersOptions{.threads = options_.pod_worker_threads,
@@ -149,6 +148,7 @@ Kubelet::Kubelet(KubeletOptions options, cri::RuntimeService& cri_runtime,
     status::ApiStatusSyncerOptions so;
     so.in_place_pod_vertical_scaling = options_.in_place_pod_vertical_scaling;
     so.first_status_hold = options_.first_status_hold;
+    so.loops = options_.loops;
     api_status_syncer_ = std::make_unique<status::ApiStatusSyncer>(
         *options_.status_client, status_manager_, std::move(d), so, clock_);
   }
@@ -187,28 +187,25 @@ absl::Status Kubelet::Start() {
     ho.check_frequency = options_.http_check_frequency;
     http_source_ = std::make_unique<podsource::HttpSource>(ho, *pod_config_, clock_);
   }
-  runtime_thread_ = GuardedThread("runtime health loop", [this] {
-    do {
-      RunGuarded("runtime health check", [this] { UpdateRuntimeUp(); });
-    } while (!clock_.WaitForNotificationWithTimeout(stop_, options_.runtime_status_period));
+  Loops& loops = LoopsOrOwn(options_.loops, own_loops_, clock_);
+  runtime_loop_ = loops.Start("runtime health loop", absl::InfinitePast(), [this](bool) {
+    UpdateRuntimeUp();
+    return clock_.Now() + options_.runtime_status_period;
   });
   pleg_->Start();
-  housekeeping_thread_ = GuardedThread("housekeeping loop", [this] {
-    for (;;) {
-      {
-        absl::MutexLock lock(&housekeeping_mu_);
-        auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(housekeeping_mu_) {
-          return housekeeping_requested_ || housekeeping_stop_;
-        };
-        housekeeping_mu_.Await(absl::Condition(&woken));
-        if (housekeeping_stop_) return;
-        housekeeping_requested_ = false;
-      }
-      RunGuarded("housekeeping", [this] { Housekeeping(); });
-      housekeeping_running_ = false;
-    }
+  // Housekeeping lists the runtime: a loop of its own, one round at a time, woken by the sync
+  // loop's housekeeping tick.
+  housekeeping_loop_ = loops.Start("housekeeping loop", absl::InfiniteFuture(), [this](bool) {
+    RunGuarded("housekeeping", [this] { Housekeeping(); });
+    housekeeping_running_ = false;
+    return absl::InfiniteFuture();
   });
-  sync_thread_ = GuardedThread("sync loop", [this] { SyncLoop(); });
+  KLOG_INFO("Starting kubelet main sync loop");
+  next_sync_ = clock_.Now() + options_.sync_tick;
+  next_housekeeping_ = clock_.Now() + options_.housekeeping_period;
+  sync_loop_ =
+      loops.Start("sync loop", absl::InfinitePast(), [this](bool) { return SyncLoopRound(); });
+  sync_loop_ptr_ = sync_loop_.get();
   if (file_source_) {
     if (absl::Status st = file_source_->Start(); !st.ok()) return st;
   }
@@ -226,24 +223,19 @@ absl::Status Kubelet::Start() {
 void Kubelet::Stop() {
   if (stop_.HasBeenNotified()) return;
   stop_.Notify();
-  bell_.Ring();
-  {
-    absl::MutexLock lock(&housekeeping_mu_);
-    housekeeping_stop_ = true;
-  }
   if (file_source_) file_source_->Stop();
   if (http_source_) http_source_->Stop();
   for (const ExtraPodSource& src : options_.extra_sources) {
     if (src.stop) src.stop();
   }
   pod_config_->Shutdown();
-  if (sync_thread_.joinable()) sync_thread_.join();
-  if (housekeeping_thread_.joinable()) housekeeping_thread_.join();
+  if (sync_loop_) sync_loop_->Stop();
+  if (housekeeping_loop_) housekeeping_loop_->Stop();
   // The workers first: one waiting in the cache for a status newer than its last sync is woken
   // by the stop, not left to sit out the wait once the PLEG no longer updates the cache.
   pod_workers_->Stop();
   pleg_->Stop();
-  if (runtime_thread_.joinable()) runtime_thread_.join();
+  if (runtime_loop_) runtime_loop_->Stop();
   if (api_status_syncer_) api_status_syncer_->Stop();
 }
 
@@ -259,64 +251,43 @@ absl::Status Kubelet::SyncLoopHealthy() const {
   return absl::OkStatus();
 }
 
-void Kubelet::SyncLoop() {
-  KLOG_INFO("Starting kubelet main sync loop");
-  // The ticks are timers of the Kubelet's clock, so the loop runs in virtual time under a fake.
-  // One timer for both ticks: it fires at the earlier one (a descriptor less per kubelet).
-  std::unique_ptr<Timer> tick_timer = clock_.NewTimer();
-  absl::Time next_sync = clock_.Now() + options_.sync_tick;
-  absl::Time next_housekeeping = clock_.Now() + options_.housekeeping_period;
-  tick_timer->Reset(std::min(next_sync, next_housekeeping));
-  for (;;) {
-    last_sync_loop_nanos_ = absl::ToUnixNanos(clock_.Now());
-    struct pollfd fds[2] = {{bell_.fd(), POLLIN, 0}, {tick_timer->fd(), POLLIN, 0}};
-    int n = ::poll(fds, 2, -1);
-    if (n < 0 && errno != EINTR) {
-      KLOG_ERROR(absl::InternalError(std::strerror(errno)), "Sync loop poll failed");
-    }
-    if (stop_.HasBeenNotified()) return;
-    // Each update, event and request is its own boundary: one that throws is logged and the
-    // loop goes on with the others.
-    if (fds[0].revents & POLLIN) {
-      // Cleared before the queues are drained: whatever is pushed meanwhile rings it again.
-      bell_.Clear();
-      for (const podsource::PodUpdate& u : pod_config_->Drain()) {
-        RunGuarded("SyncLoop pod update", [&] { HandleUpdate(u); });
-      }
-      for (const pleg::PodLifecycleEvent& e : pleg_->Events().Drain()) {
-        RunGuarded("SyncLoop PLEG event", [&] { HandlePLEGEvent(e); });
-      }
-      std::set<std::string> uids;
-      for (std::string& uid : sync_requests_.Drain()) uids.insert(std::move(uid));
-      for (const std::string& uid : uids) {
-        RunGuarded("SyncLoop probe result", [&] {
-          auto pod = pod_manager_.GetPodByUID(uid);
-          if (!pod) return;
-          KLOG_V(4, "SyncLoop (probe result): sync requested", "pod", api::PodKey(*pod));
-          pod_workers_->UpdatePod({SyncPodType::kSync, pod, std::nullopt, std::nullopt});
-        });
-      }
-    }
-    if (fds[1].revents & POLLIN) {
-      const absl::Time now = clock_.Now();
-      if (now >= next_sync) {
-        RunGuarded("SyncLoop sync tick", [&] {
-          pod_workers_->SyncDue();
-          SyncPodsPastActiveDeadline();
-        });
-        next_sync = clock_.Now() + options_.sync_tick;
-      }
-      if (now >= next_housekeeping) {
-        // Housekeeping lists the runtime: it runs on its own thread, one round at a time.
-        if (!housekeeping_running_.exchange(true)) {
-          absl::MutexLock lock(&housekeeping_mu_);
-          housekeeping_requested_ = true;
-        }
-        next_housekeeping = clock_.Now() + options_.housekeeping_period;
-      }
-      tick_timer->Reset(std::min(next_sync, next_housekeeping));
-    }
+absl::Time Kubelet::SyncLoopRound() {
+  last_sync_loop_nanos_ = absl::ToUnixNanos(clock_.Now());
+  if (stop_.HasBeenNotified()) return absl::InfiniteFuture();
+  // Each update, event and request is its own boundary: one that throws is logged and the
+  // round goes on with the others. Whatever is pushed meanwhile wakes the loop again.
+  for (const podsource::PodUpdate& u : pod_config_->Drain()) {
+    RunGuarded("SyncLoop pod update", [&] { HandleUpdate(u); });
   }
+  for (const pleg::PodLifecycleEvent& e : pleg_->Events().Drain()) {
+    RunGuarded("SyncLoop PLEG event", [&] { HandlePLEGEvent(e); });
+  }
+  std::set<std::string> uids;
+  for (std::string& uid : sync_requests_.Drain()) uids.insert(std::move(uid));
+  for (const std::string& uid : uids) {
+    RunGuarded("SyncLoop probe result", [&] {
+      auto pod = pod_manager_.GetPodByUID(uid);
+      if (!pod) return;
+      KLOG_V(4, "SyncLoop (probe result): sync requested", "pod", api::PodKey(*pod));
+      pod_workers_->UpdatePod({SyncPodType::kSync, pod, std::nullopt, std::nullopt});
+    });
+  }
+  // The ticks are due times of the kubelet's clock, so the loop runs in virtual time under a
+  // fake clock.
+  const absl::Time now = clock_.Now();
+  if (now >= next_sync_) {
+    RunGuarded("SyncLoop sync tick", [&] {
+      pod_workers_->SyncDue();
+      SyncPodsPastActiveDeadline();
+    });
+    next_sync_ = clock_.Now() + options_.sync_tick;
+  }
+  if (now >= next_housekeeping_) {
+    // Housekeeping lists the runtime: it runs as a loop of its own, one round at a time.
+    if (!housekeeping_running_.exchange(true)) housekeeping_loop_->Wake();
+    next_housekeeping_ = clock_.Now() + options_.housekeeping_period;
+  }
+  return std::min(next_sync_, next_housekeeping_);
 }
 
 void Kubelet::HandleUpdate(const podsource::PodUpdate& u) {

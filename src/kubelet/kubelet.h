@@ -51,6 +51,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/event_queue.h"
+#include "common/loops.h"
 #include "config/kubelet_configuration.h"
 #include "cri/runtime_service.h"
 #include "kubelet/admission.h"
@@ -89,6 +90,9 @@ struct ExtraPodSource {
 };
 
 struct KubeletOptions {
+  // The runner of the kubelet's loops (sync, housekeeping, runtime health, PLEG, pod status
+  // sync); null: a thread per loop, waiting by the kubelet's clock. Must outlive the Kubelet.
+  Loops* loops = nullptr;
   std::string node_name;
   std::string host_ip;
   std::string root_dir = "/var/lib/kubelet";
@@ -294,7 +298,9 @@ class Kubelet final : public PodSyncer,
   events::EventRecorder& Recorder() const {
     return options_.recorder != nullptr ? *options_.recorder : events::DiscardingRecorder();
   }
-  void SyncLoop();
+  // One round of the sync loop (its Loop body): drains pod updates, PLEG events and sync
+  // requests, runs the sync and housekeeping ticks that are due; returns when the next is.
+  absl::Time SyncLoopRound();
   void HandleUpdate(const podsource::PodUpdate& update);
   // The pods are PodConfig's objects, kept as they are (shared) by the pod manager and workers.
   void HandlePodAdditions(const std::vector<api::PodPtr>& pods);
@@ -368,8 +374,9 @@ class Kubelet final : public PodSyncer,
   container::Cache cache_;
   PodManager pod_manager_;
   status::StatusManager status_manager_;
-  // What wakes the sync loop: pod updates, PLEG events, sync requests and the stop ring it.
-  Doorbell bell_;
+  // What wakes the sync loop: pod updates, PLEG events and sync requests ring it (it wakes the
+  // sync loop once Start() made it).
+  Doorbell bell_{[this] { WakeSyncLoop(); }};
   std::unique_ptr<podsource::PodConfig> pod_config_;
   std::unique_ptr<podsource::FileSource> file_source_;
   std::unique_ptr<podsource::HttpSource> http_source_;
@@ -433,13 +440,19 @@ class Kubelet final : public PodSyncer,
 
   EventQueue<std::string> sync_requests_{&bell_};
   absl::Notification stop_;
-  std::thread sync_thread_;
-  std::thread runtime_thread_;
-  std::thread housekeeping_thread_;
-  // The sync loop asks the housekeeping thread for a round; Stop ends it.
-  absl::Mutex housekeeping_mu_;
-  bool housekeeping_requested_ ABSL_GUARDED_BY(housekeeping_mu_) = false;
-  bool housekeeping_stop_ ABSL_GUARDED_BY(housekeeping_mu_) = false;
+  // The loops (common/loops.h) on options_.loops or a runner of the kubelet's own: the sync
+  // loop, housekeeping (woken by the sync loop's housekeeping tick) and runtime health.
+  std::unique_ptr<Loops> own_loops_;
+  std::unique_ptr<Loop> runtime_loop_;
+  std::unique_ptr<Loop> housekeeping_loop_;
+  std::unique_ptr<Loop> sync_loop_;
+  std::atomic<Loop*> sync_loop_ptr_{nullptr};  // what bell_ wakes; set once sync_loop_ is
+  // Sync loop only: when its next sync and housekeeping ticks are due.
+  absl::Time next_sync_ = absl::InfinitePast();
+  absl::Time next_housekeeping_ = absl::InfinitePast();
+  void WakeSyncLoop() {
+    if (Loop* l = sync_loop_ptr_.load()) l->Wake();
+  }
 
   // The kubelet API's parts built after Start (SetApiParts).
   mutable absl::Mutex api_parts_mu_;

@@ -49,12 +49,7 @@ class Recorder final : public SinkRecorder {
         clock_(clock),
         o_(std::move(options)),
         correlator_(clock, o_.correlator),
-        cancel_(std::make_shared<Cancellation>()) {
-    thread_ = GuardedThread("event sender", [this] {
-      ScopedCancellation scope(cancel_);
-      Loop();
-    });
-  }
+        cancel_(std::make_shared<Cancellation>()) {}
 
   ~Recorder() override { Stop(); }
 
@@ -69,15 +64,20 @@ class Recorder final : public SinkRecorder {
     api::Event event =
         MakeEvent(object, type, reason, message, o_.component, o_.host, clock_.Now());
     uint64_t dropped = 0;
+    bool start = false;
     {
       absl::MutexLock lock(&mu_);
       if (stopping_) return;
       if (queue_.size() < o_.queue_size) {
         queue_.push_back(std::move(event));
-        return;
+        start = !sender_running_;
+        sender_running_ = true;
+      } else {
+        dropped = ++dropped_;
       }
-      dropped = ++dropped_;
     }
+    if (start) StartSender();
+    if (dropped == 0) return;
     if (dropped == 1 || dropped % kDropLogEvery == 0) {
       KLOG_WARNING("Unable to record event: too many queued events, dropped event", "event",
                    Describe(event), "dropped", dropped);
@@ -102,6 +102,7 @@ class Recorder final : public SinkRecorder {
     }
     cancel_->Cancel();
     absl::MutexLock join_lock(&join_mu_);
+    joined_ = true;
     if (thread_.joinable()) thread_.join();
   }
 
@@ -116,7 +117,24 @@ class Recorder final : public SinkRecorder {
     return mu_.AwaitWithTimeout(absl::Condition(&idle), timeout);
   }
 
+  bool SenderRunning() const override {
+    absl::MutexLock lock(&mu_);
+    return sender_running_;
+  }
+
  private:
+  // A sender for the queue (sender_running_ was set by the caller): the previous one, which
+  // has left or is leaving, is joined first. None once Stop() joined.
+  void StartSender() {
+    absl::MutexLock join_lock(&join_mu_);
+    if (joined_) return;
+    if (thread_.joinable()) thread_.join();
+    thread_ = GuardedThread("event sender", [this] {
+      ScopedCancellation scope(cancel_);
+      Loop();
+    });
+  }
+
   void Loop() {
     for (;;) {
       api::Event event;
@@ -125,8 +143,11 @@ class Recorder final : public SinkRecorder {
         auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
           return !queue_.empty() || stopping_;
         };
-        mu_.Await(absl::Condition(&ready));
-        if (queue_.empty()) return;  // stopping, nothing left
+        mu_.AwaitWithTimeout(absl::Condition(&ready), o_.sender_idle_timeout);
+        if (queue_.empty()) {  // idle for long enough, or stopping with nothing left
+          sender_running_ = false;
+          return;
+        }
         event = std::move(queue_.front());
         queue_.pop_front();
         sending_ = true;
@@ -185,11 +206,13 @@ class Recorder final : public SinkRecorder {
   std::deque<api::Event> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool sending_ ABSL_GUARDED_BY(mu_) = false;
+  bool sender_running_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
 
   const std::shared_ptr<Cancellation> cancel_;
   absl::Mutex join_mu_;
-  std::thread thread_;
+  bool joined_ ABSL_GUARDED_BY(join_mu_) = false;
+  std::thread thread_ ABSL_GUARDED_BY(join_mu_);
 };
 
 }  // namespace

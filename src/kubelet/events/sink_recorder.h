@@ -20,9 +20,10 @@
 //   rest is dropped (counted in the log) and the thread is joined. Idempotent; the destructor
 //   stops too.
 //
-// Threads: one sender thread, from construction until Stop(); its work runs under RunGuarded so
-// no exception ends it. Retry sleeps are in real time (tests set `retry_sleep` small); event
-// timestamps and the correlator use `clock`.
+// Threads: one sender thread while there is work: started by the first Record() after it left,
+// it leaves once `sender_idle_timeout` passed without an event (a node that records nothing
+// holds no thread). Its work runs under RunGuarded so no exception ends it. Retry sleeps are in
+// real time (tests set `retry_sleep` small); event timestamps and the correlator use `clock`.
 // Thread-safety: Record() and Stop() are thread-safe. Ownership: shares the sink; `clock` must
 // outlive the recorder.
 #ifndef KUBELET_KUBELET_EVENTS_SINK_RECORDER_H_
@@ -51,6 +52,7 @@ struct SinkRecorderOptions {
   int max_tries = 12;
   absl::Duration retry_sleep = absl::Seconds(10);
   absl::Duration flush_timeout = absl::Seconds(5);
+  absl::Duration sender_idle_timeout = absl::Seconds(30);
   CorrelatorOptions correlator;
 };
 
@@ -69,6 +71,8 @@ class SinkRecorder : public EventRecorder {
   // Blocks until the queue is empty and nothing is being sent, or `timeout` passed; true when
   // idle. For tests and shutdown diagnostics.
   virtual bool WaitIdle(absl::Duration timeout) = 0;
+  // Whether the sender thread runs now (tests).
+  virtual bool SenderRunning() const = 0;
 };
 
 std::unique_ptr<SinkRecorder> NewSinkRecorder(std::shared_ptr<EventSink> sink, Clock& clock,

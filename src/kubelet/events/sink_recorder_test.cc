@@ -134,6 +134,24 @@ TEST_F(SinkRecorderTest, FailedWritesAreRetriedUpToTwelveTries) {
   recorder->Stop();
 }
 
+TEST_F(SinkRecorderTest, TheSenderRunsOnlyWhileThereIsWork) {
+  auto recorder = New(SinkRecorderOptions{.retry_sleep = absl::Milliseconds(1),
+                                          .sender_idle_timeout = absl::Milliseconds(50)});
+  EXPECT_FALSE(recorder->SenderRunning());  // nothing recorded yet
+  for (int round = 1; round <= 3; ++round) {
+    recorder->Record(Container(), kNormal, absl::StrCat("R", round), "m");
+    ASSERT_TRUE(recorder->WaitIdle(absl::Seconds(10)));
+    EXPECT_EQ(sink_->Calls().size(), static_cast<size_t>(round));
+    // Idle for longer than the timeout: the sender leaves, the next event starts another.
+    for (int i = 0; i < 1000 && recorder->SenderRunning(); ++i) {
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    EXPECT_FALSE(recorder->SenderRunning());
+  }
+  recorder->Stop();
+  EXPECT_FALSE(recorder->SenderRunning());
+}
+
 TEST_F(SinkRecorderTest, UnsupportedTypeIsRefused) {
   auto recorder = New();
   recorder->Record(Container(), "Bogus", "Reason", "message");

@@ -20,12 +20,12 @@
 //   reference to the Node once its uid is known; a conflict or a vanished Lease re-reads /
 //   re-creates it; failures are retried with back-off (up to 7 s).
 //
-// Threads: Start() runs one thread doing all three; Stop() cancels its waits and its in-flight
-// API requests and joins it. The data callbacks in NodeStatusOptions run on that thread (or on
-// the caller's thread for SyncNodeStatus()/RenewLease()), never under a lock of this component.
-// SyncNodeStatus() and RenewLease() are one round each, for tests driving a fake clock; do not
-// call them while the thread runs.
-// Ownership: the manager shares the RestClient; `clock` must outlive it.
+// Threads: Start() runs one loop doing all three (common/loops.h: on options.loops, else a
+// thread of its own); Stop() cancels its in-flight API requests and waits for it. The data
+// callbacks in NodeStatusOptions run in that loop (or on the caller's thread for
+// SyncNodeStatus()/RenewLease()), never under a lock of this component. SyncNodeStatus() and
+// RenewLease() are one round each, for tests driving a fake clock; do not call them while the
+// loop runs. Ownership: the manager shares the RestClient; `clock` must outlive it.
 #ifndef KUBELET_KUBELET_NODESTATUS_NODE_STATUS_H_
 #define KUBELET_KUBELET_NODESTATUS_NODE_STATUS_H_
 
@@ -44,6 +44,7 @@
 #include "api/node.h"
 #include "apiclient/rest_client.h"
 #include "common/clock.h"
+#include "common/loops.h"
 #include "config/kubelet_configuration.h"
 #include "kubelet/events/event_recorder.h"
 
@@ -76,6 +77,9 @@ struct ImageInfo {
 };
 
 struct NodeStatusOptions {
+  // The runner of the status and Lease loop; null: a thread of its own. Must outlive the
+  // manager.
+  Loops* loops = nullptr;
   std::string node_name;
   std::string hostname;  // the Hostname address (the node name when empty)
   std::string node_ip;   // the InternalIP address; none when empty
@@ -179,9 +183,9 @@ class NodeStatusManager {
  public:
   virtual ~NodeStatusManager() = default;
 
-  // Starts the thread; at most once.
+  // Starts the loop; at most once.
   virtual void Start() = 0;
-  // Stops the thread promptly (cancels waits and in-flight requests); idempotent.
+  // Stops the loop promptly (cancels in-flight requests); idempotent.
   virtual void Stop() = 0;
 
   // One round: registers the Node when it is not registered (one attempt), else updates its
@@ -190,7 +194,7 @@ class NodeStatusManager {
   // One lease round: create or renew (conflict: re-read and retry, up to 5 tries).
   virtual absl::Status RenewLease() = 0;
 
-  // Asks the status thread for a round now (e.g. volumesInUse changed); non-blocking.
+  // Asks the status loop for a round now (e.g. volumesInUse changed); non-blocking.
   virtual void RequestStatusUpdate() = 0;
 
   virtual bool Registered() const = 0;

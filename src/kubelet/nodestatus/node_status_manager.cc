@@ -6,7 +6,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -67,25 +66,28 @@ class Manager final : public NodeStatusManager {
 
   void Start() override {
     absl::MutexLock lock(&mu_);
-    if (started_) return;
+    if (started_ || stopping_) return;
     started_ = true;
     cancel_ = std::make_shared<Cancellation>();
-    thread_ = std::thread([this, c = cancel_] {
-      ScopedCancellation scope(c);
-      RunGuarded("node status loop", [this] { Loop(); });
-    });
+    next_status_ = next_lease_ = clock_.Now();
+    loop_ = LoopsOrOwn(o_.loops, own_loops_, clock_)
+                .Start("node status loop", absl::InfinitePast(), [this, c = cancel_](bool) {
+                  ScopedCancellation scope(c);
+                  return Round();
+                });
   }
 
   void Stop() override {
     std::shared_ptr<Cancellation> c;
+    Loop* loop;
     {
       absl::MutexLock lock(&mu_);
       stopping_ = true;
       c = cancel_;
-      cv_.SignalAll();
+      loop = loop_.get();
     }
     if (c) c->Cancel();
-    if (thread_.joinable()) thread_.join();
+    if (loop != nullptr) loop->Stop();
   }
 
   absl::Status SyncNodeStatus() override {
@@ -288,10 +290,14 @@ class Manager final : public NodeStatusManager {
     if (try_number == 0 && o_.watched_node) {
       if (std::optional<api::Node> n = o_.watched_node()) return *std::move(n);
     }
-    std::string path = absl::StrCat(kNodesPath, "/", o_.node_name);
-    if (try_number == 0) path += "?resourceVersion=0";
-    auto got = Do("GET", path);
+    const std::string path = absl::StrCat(kNodesPath, "/", o_.node_name);
+    auto got = Do("GET", try_number == 0 ? path + "?resourceVersion=0" : path);
     absl::Status st = StatusOf(got);
+    // The cache may lag behind a Node registered a moment ago: only etcd says it is gone.
+    if (try_number == 0 && absl::IsNotFound(st)) {
+      got = Do("GET", path);
+      st = StatusOf(got);
+    }
     if (!st.ok()) return st;
     return api::Decode<api::Node>(got->body);
   }
@@ -425,85 +431,69 @@ class Manager final : public NodeStatusManager {
   void RequestStatusUpdate() override {
     absl::MutexLock lock(&mu_);
     status_requested_ = true;
-    cv_.SignalAll();
+    if (loop_) loop_->Wake();
   }
 
-  // Waits until `until` (by the injected clock), a RequestStatusUpdate() (sets *requested) or
-  // Stop(); false when stopping.
-  bool WaitUntil(absl::Time until, bool* requested) {
-    absl::MutexLock lock(&mu_);
-    while (!stopping_) {
-      if (status_requested_) {
-        status_requested_ = false;
-        *requested = true;
-        return true;
-      }
-      absl::Duration left = until - clock_.Now();
-      if (left <= absl::ZeroDuration()) return true;
-      cv_.WaitWithTimeout(&mu_, left);
+  // The loop's body: the status round and the Lease renewal that are due (or a requested
+  // status round); returns when the next is due.
+  absl::Time Round() {
+    bool requested;
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) return absl::InfiniteFuture();
+      requested = status_requested_;
+      status_requested_ = false;
     }
-    return false;
-  }
-
-  void Loop() {
     const absl::Duration renew_interval =
         absl::Seconds(o_.lease_duration_seconds) * 0.25 > absl::ZeroDuration()
             ? absl::Seconds(o_.lease_duration_seconds) * 0.25
             : absl::Seconds(10);
-    absl::Time next_status = clock_.Now();
-    absl::Time next_lease = next_status;
-    absl::Duration register_step = absl::Milliseconds(100);
-    absl::Duration lease_step = absl::Milliseconds(100);
-    int lease_failures = 0;
-    bool requested = false;
-    while (WaitUntil(std::min(next_status, next_lease), &requested)) {
-      absl::Time now = clock_.Now();
-      if (requested && Registered()) next_status = std::min(next_status, now);
-      requested = false;
-      if (now >= next_status) {
-        const bool was_registered = Registered();
-        absl::Status st = SyncNodeStatus();
-        now = clock_.Now();
-        if (Stopping()) break;
-        if (!Registered() && o_.register_node) {
-          // Registration failed (or the Node vanished): retry soon, backing off to 7 s.
-          if (absl::IsNotFound(st) && was_registered) {
-            register_step = absl::Milliseconds(100);
-            next_status = now;
-          } else {
-            register_step = std::min(register_step * 2, kMaxBackoff);
-            next_status = now + register_step;
-          }
+    absl::Time now = clock_.Now();
+    if (requested && Registered()) next_status_ = std::min(next_status_, now);
+    if (now >= next_status_) {
+      const bool was_registered = Registered();
+      absl::Status st = SyncNodeStatus();
+      now = clock_.Now();
+      if (Stopping()) return absl::InfiniteFuture();
+      if (!Registered() && o_.register_node) {
+        // Registration failed (or the Node vanished): retry soon, backing off to 7 s.
+        if (absl::IsNotFound(st) && was_registered) {
+          register_step_ = absl::Milliseconds(100);
+          next_status_ = now;
         } else {
-          register_step = absl::Milliseconds(100);
-          if (!st.ok()) KLOG_ERROR(st, "Unable to update node status");
-          next_status = now + Jitter(last_ready_ ? o_.update_frequency
-                                                 : std::min(o_.update_frequency, kNotReadyInterval),
-                                     o_.period_jitter);
-          // A freshly registered Node gets its owner reference on the Lease without waiting.
-          if (!was_registered && Registered()) next_lease = now;
+          register_step_ = std::min(register_step_ * 2, kMaxBackoff);
+          next_status_ = now + register_step_;
         }
-      }
-      if (now >= next_lease) {
-        absl::Status st = RenewLease();
-        now = clock_.Now();
-        if (Stopping()) break;
-        if (st.ok()) {
-          lease_failures = 0;
-          lease_step = absl::Milliseconds(100);
-          next_lease = now + Jitter(renew_interval, o_.period_jitter);
-        } else {
-          lease_step = std::min(lease_step * 2, kMaxBackoff);
-          if (lease_failures++ == 0) {
-            KLOG_ERROR(st, "Failed to ensure lease exists, will retry", "interval", lease_step);
-          } else {
-            KLOG_V(2, "Failed to ensure lease exists, will retry", "err", st, "interval",
-                   lease_step);
-          }
-          next_lease = now + lease_step;
-        }
+      } else {
+        register_step_ = absl::Milliseconds(100);
+        if (!st.ok()) KLOG_ERROR(st, "Unable to update node status");
+        next_status_ = now + Jitter(last_ready_ ? o_.update_frequency
+                                                : std::min(o_.update_frequency, kNotReadyInterval),
+                                    o_.period_jitter);
+        // A freshly registered Node gets its owner reference on the Lease without waiting.
+        if (!was_registered && Registered()) next_lease_ = now;
       }
     }
+    if (now >= next_lease_) {
+      absl::Status st = RenewLease();
+      now = clock_.Now();
+      if (Stopping()) return absl::InfiniteFuture();
+      if (st.ok()) {
+        lease_failures_ = 0;
+        lease_step_ = absl::Milliseconds(100);
+        next_lease_ = now + Jitter(renew_interval, o_.period_jitter);
+      } else {
+        lease_step_ = std::min(lease_step_ * 2, kMaxBackoff);
+        if (lease_failures_++ == 0) {
+          KLOG_ERROR(st, "Failed to ensure lease exists, will retry", "interval", lease_step_);
+        } else {
+          KLOG_V(2, "Failed to ensure lease exists, will retry", "err", st, "interval",
+                 lease_step_);
+        }
+        next_lease_ = now + lease_step_;
+      }
+    }
+    return std::min(next_status_, next_lease_);
   }
 
   const NodeStatusOptions o_;
@@ -512,17 +502,22 @@ class Manager final : public NodeStatusManager {
   std::set<std::string> refused_labels_;
   Clock& clock_;
 
+  std::unique_ptr<Loops> own_loops_;
   mutable absl::Mutex mu_;
-  absl::CondVar cv_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool status_requested_ ABSL_GUARDED_BY(mu_) = false;
   bool registered_ ABSL_GUARDED_BY(mu_) = false;
   std::string node_uid_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<Cancellation> cancel_ ABSL_GUARDED_BY(mu_);
-  std::thread thread_;
+  std::unique_ptr<Loop> loop_ ABSL_GUARDED_BY(mu_);
 
-  // Used by the loop thread only (or the caller of the one-round methods).
+  // Used by the loop only (or the caller of the one-round methods).
+  absl::Time next_status_ = absl::InfinitePast();
+  absl::Time next_lease_ = absl::InfinitePast();
+  absl::Duration register_step_ = absl::Milliseconds(100);
+  absl::Duration lease_step_ = absl::Milliseconds(100);
+  int lease_failures_ = 0;
   std::optional<api::Lease> lease_;
   std::optional<absl::Time> last_report_;
   std::string runtime_version_;

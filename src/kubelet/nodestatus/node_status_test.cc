@@ -325,6 +325,29 @@ TEST_F(NodeStatusTest, FirstTryReadsTheApiServerCacheRetriesReadEtcd) {
                                             "/api/v1/nodes/node-a"}));
 }
 
+TEST_F(NodeStatusTest, ANodeTheApiServersCacheHasNotSeenYetIsNotRegisteredAgain) {
+  Build();
+  ASSERT_TRUE(manager_->SyncNodeStatus().ok());
+  const std::string uid = manager_->NodeUID();
+  fake_->ClearRequests();
+  // The cache answers 404 for a Node registered a moment ago; etcd has it.
+  fake_->InjectFault(
+      {.method = "GET", .path_contains = "resourceVersion=0", .code = 404, .reason = "NotFound"});
+  errors_ = {"container runtime is down"};
+  clock_.Advance(absl::Seconds(10));
+  ASSERT_TRUE(manager_->SyncNodeStatus().ok());
+  EXPECT_TRUE(manager_->Registered());
+  EXPECT_EQ(manager_->NodeUID(), uid);
+  EXPECT_EQ(Count("POST", kNodes), 0);
+  EXPECT_EQ(Condition(StoredNode(), "Ready")["status"], "False");
+  std::vector<std::string> gets;
+  for (const auto& r : fake_->requests()) {
+    if (r.method == "GET" && r.path.find("/nodes/") != std::string::npos) gets.push_back(r.path);
+  }
+  EXPECT_EQ(gets, (std::vector<std::string>{"/api/v1/nodes/node-a?resourceVersion=0",
+                                            "/api/v1/nodes/node-a"}));
+}
+
 TEST_F(NodeStatusTest, FirstTryStartsFromTheWatchedNode) {
   std::optional<api::Node> watched;
   options_.watched_node = [&] { return watched; };

@@ -6,10 +6,11 @@
 
 namespace kubelet::nodestatus {
 
-RuntimeInfoCache::RuntimeInfoCache(VersionFn version, ImagesFn images)
-    : version_fn_(std::move(version)), images_fn_(std::move(images)) {
-  thread_ = GuardedThread("runtime info refresher", [this] { Loop(); });
-}
+RuntimeInfoCache::RuntimeInfoCache(VersionFn version, ImagesFn images,
+                                   absl::Duration refresher_idle)
+    : version_fn_(std::move(version)),
+      images_fn_(std::move(images)),
+      pool_(/*min_threads=*/0, /*max_threads=*/1, refresher_idle) {}
 
 RuntimeInfoCache::~RuntimeInfoCache() { Stop(); }
 
@@ -17,7 +18,7 @@ absl::StatusOr<std::string> RuntimeInfoCache::Version() {
   {
     absl::MutexLock lock(&mu_);
     if (version_) {
-      wanted_ = true;
+      WantRefreshLocked();
       return *version_;
     }
   }
@@ -31,7 +32,7 @@ absl::StatusOr<std::vector<ImageInfo>> RuntimeInfoCache::Images() {
   {
     absl::MutexLock lock(&mu_);
     if (images_) {
-      wanted_ = true;
+      WantRefreshLocked();
       return *images_;
     }
   }
@@ -46,16 +47,25 @@ void RuntimeInfoCache::Stop() {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  if (thread_.joinable()) thread_.join();
+  pool_.Stop();
 }
 
-void RuntimeInfoCache::Loop() {
+void RuntimeInfoCache::WantRefreshLocked() {
+  wanted_ = true;
+  if (refreshing_ || stopping_) return;
+  refreshing_ = true;
+  // Submit takes the pool's own lock only, never mu_.
+  pool_.Submit([this] { Refresh(); });
+}
+
+void RuntimeInfoCache::Refresh() {
   for (;;) {
     {
       absl::MutexLock lock(&mu_);
-      auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return wanted_ || stopping_; };
-      mu_.Await(absl::Condition(&ready));
-      if (stopping_) return;
+      if (!wanted_ || stopping_) {
+        refreshing_ = false;
+        return;
+      }
       wanted_ = false;
     }
     absl::StatusOr<std::string> v = version_fn_();

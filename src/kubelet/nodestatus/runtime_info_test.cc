@@ -59,6 +59,22 @@ TEST(RuntimeInfoCacheTest, AHungRuntimeHoldsOnlyTheRefresher) {
   cache.Stop();
 }
 
+TEST(RuntimeInfoCacheTest, TheRefresherHoldsAThreadOnlyWhileItRefreshes) {
+  std::atomic<int> calls{0};
+  RuntimeInfoCache cache(
+      [&]() -> absl::StatusOr<std::string> { return "containerd://1." + std::to_string(++calls); },
+      []() -> absl::StatusOr<std::vector<ImageInfo>> { return std::vector<ImageInfo>{}; },
+      /*refresher_idle=*/absl::Milliseconds(20));
+  EXPECT_EQ(cache.Version().value(), "containerd://1.1");
+  EXPECT_EQ(cache.RefresherThreads(), 0);  // the first read ran here
+  for (int round = 2; round <= 4; ++round) {
+    (void)cache.Version();  // wakes a refresh, on a thread started for it
+    ASSERT_TRUE(Eventually([&] { return calls >= round; }));
+    ASSERT_TRUE(Eventually([&] { return cache.RefresherThreads() == 0; }));
+  }
+  EXPECT_EQ(cache.Version().value(), "containerd://1.4");
+}
+
 TEST(RuntimeInfoCacheTest, UntilAReadSucceedsTheErrorIsTheAnswer) {
   RuntimeInfoCache cache(
       []() -> absl::StatusOr<std::string> { return absl::UnavailableError("no"); },

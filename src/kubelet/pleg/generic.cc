@@ -1,9 +1,5 @@
 #include "kubelet/pleg/generic.h"
 
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
-
 #include "absl/strings/str_cat.h"
 #include "common/guarded.h"
 #include "common/log.h"
@@ -108,49 +104,34 @@ GenericPLEG::GenericPLEG(GenericPLEGOptions options, container::Runtime& runtime
       runtime_(runtime),
       cache_(cache),
       clock_(clock),
-      events_(options_.events_bell),
-      poke_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+      events_(options_.events_bell) {}
 
-GenericPLEG::~GenericPLEG() {
-  Stop();
-  ::close(poke_fd_);
-}
+GenericPLEG::~GenericPLEG() { Stop(); }
 
 void GenericPLEG::Start() {
-  if (thread_.joinable()) return;
-  thread_ = GuardedThread("PLEG loop", [this] {
-    // The period is a timer of the clock, so the PLEG relists in virtual time under a fake.
-    std::unique_ptr<Timer> timer = clock_.NewTimer();
-    for (;;) {
-      RunGuarded("PLEG relist", [this] { Relist(); });
-      timer->Reset(clock_.Now() + options_.relist_period);
-      // One descriptor wakes the loop for a poke and for the stop (the flag tells which).
-      struct pollfd fds[2] = {{poke_fd_, POLLIN, 0}, {timer->fd(), POLLIN, 0}};
-      int n = ::poll(fds, 2, -1);
-      if (stopping_.load()) return;
-      if (n > 0 && (fds[0].revents & POLLIN)) {
-        uint64_t v;
-        ssize_t r = ::read(poke_fd_, &v, sizeof(v));
-        (void)r;
-        if (stopping_.load()) return;
-      }
-    }
-  });
+  absl::MutexLock lock(&loop_mu_);
+  if (loop_ || stopped_) return;
+  // Due times of the clock: the PLEG relists in virtual time under a fake.
+  loop_ = LoopsOrOwn(options_.loops, own_loops_, clock_)
+              .Start("PLEG loop", absl::InfinitePast(), [this](bool) {
+                Relist();
+                return clock_.Now() + options_.relist_period;
+              });
 }
 
 void GenericPLEG::Stop() {
-  if (!thread_.joinable()) return;
-  stopping_.store(true);
-  uint64_t one = 1;
-  ssize_t r = ::write(poke_fd_, &one, sizeof(one));
-  (void)r;
-  thread_.join();
+  Loop* loop;
+  {
+    absl::MutexLock lock(&loop_mu_);
+    stopped_ = true;
+    loop = loop_.get();
+  }
+  if (loop != nullptr) loop->Stop();
 }
 
 void GenericPLEG::Poke() {
-  uint64_t one = 1;
-  ssize_t r = ::write(poke_fd_, &one, sizeof(one));
-  (void)r;
+  absl::MutexLock lock(&loop_mu_);
+  if (loop_) loop_->Wake();
 }
 
 absl::Status GenericPLEG::Healthy() const {

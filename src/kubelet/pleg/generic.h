@@ -32,6 +32,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "common/clock.h"
+#include "common/loops.h"
 #include "kubelet/container/cache.h"
 #include "kubelet/container/runtime.h"
 #include "kubelet/pleg/pleg.h"
@@ -46,6 +47,8 @@ struct GenericPLEGOptions {
   // Events() rings this doorbell (the consumer's, which must outlive the PLEG) instead of a
   // descriptor of its own.
   const Doorbell* events_bell = nullptr;
+  // The runner of the relist loop; null: a thread of its own. Must outlive the PLEG.
+  Loops* loops = nullptr;
 };
 
 class GenericPLEG final : public PodLifecycleEventGenerator {
@@ -119,9 +122,11 @@ class GenericPLEG final : public PodLifecycleEventGenerator {
   mutable absl::Mutex pods_mu_;
   std::shared_ptr<const std::vector<container::Pod>> last_pods_ ABSL_GUARDED_BY(pods_mu_);
   absl::Time last_relist_start_ = absl::InfinitePast();  // PLEG thread only
-  int poke_fd_ = -1;  // wakes the relist loop: a poke, or the stop (stopping_ set first)
-  std::atomic<bool> stopping_{false};
-  std::thread thread_;
+  // The relist loop, on options_.loops or a runner of its own; set once by Start().
+  std::unique_ptr<Loops> own_loops_;
+  absl::Mutex loop_mu_;
+  std::unique_ptr<Loop> loop_ ABSL_GUARDED_BY(loop_mu_);
+  bool stopped_ ABSL_GUARDED_BY(loop_mu_) = false;
 };
 
 }  // namespace kubelet::pleg

@@ -123,10 +123,11 @@ PodConfigOptions WithCapacity(PodConfigOptions o) {
 PodConfig::PodConfig(Clock& clock, PodConfigOptions options)
     : clock_(clock),
       options_(WithCapacity(options)),
+      bell_(options.bell),
       own_fd_(options.bell == nullptr),
       event_fd_(options.bell != nullptr ? options.bell->fd()
                                         : ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-  if (event_fd_ < 0) KLOG_WARNING("Failed to create eventfd for pod config updates");
+  if (own_fd_ && event_fd_ < 0) KLOG_WARNING("Failed to create eventfd for pod config updates");
 }
 
 PodConfig::~PodConfig() {
@@ -343,7 +344,9 @@ bool PodConfig::PushLocked(PodUpdate update, const std::atomic<bool>* cancel) {
   if (shutdown_) return false;
   const bool was_empty = queue_.empty();
   queue_.push_back(std::move(update));
-  if ((was_empty || !own_fd_) && event_fd_ >= 0) {
+  if (bell_ != nullptr) {
+    bell_->Ring();
+  } else if (was_empty && event_fd_ >= 0) {
     uint64_t one = 1;
     ssize_t n = ::write(event_fd_, &one, sizeof(one));
     (void)n;

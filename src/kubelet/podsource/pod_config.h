@@ -65,8 +65,9 @@ namespace kubelet::podsource {
 
 struct PodConfigOptions {
   size_t queue_capacity = 50;
-  // fd() is this doorbell's (the consumer clears it before Drain), not a descriptor of the
-  // PodConfig's own; must outlive the PodConfig.
+  // Pushes ring this doorbell, and fd() is its (the consumer clears it before Drain; -1 for a
+  // doorbell that calls back), not a descriptor of the PodConfig's own; must outlive the
+  // PodConfig.
   const Doorbell* bell = nullptr;
 };
 
@@ -143,6 +144,7 @@ class PodConfig {
 
   Clock& clock_;
   const PodConfigOptions options_;
+  const Doorbell* const bell_;
   const bool own_fd_;
   const int event_fd_;
 

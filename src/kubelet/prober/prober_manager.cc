@@ -122,10 +122,7 @@ ProberManager::ProberManager(cri::RuntimeService& runtime, Clock& clock, Options
       pool_(std::max(0, options_.probe_threads), std::max(1, options_.max_probe_threads),
             absl::Seconds(30)),
       start_(clock.Now()),
-      rng_(std::random_device{}()) {
-  if (options_.start_scheduler)
-    scheduler_ = GuardedThread("prober scheduler", [this] { SchedulerLoop(); });
-}
+      rng_(std::random_device{}()) {}
 
 ProberManager::~ProberManager() { Stop(); }
 
@@ -145,6 +142,7 @@ void ProberManager::Stop() {
     stopping_ = true;
     wake_.SignalAll();
   }
+  // stopped_ is set: no StartScheduler() touches scheduler_ any more.
   if (scheduler_.joinable()) scheduler_.join();
   pool_.Stop();
 }
@@ -223,7 +221,20 @@ void ProberManager::AfterSync(const api::Pod& pod, const container::PodStatus& s
     }
     if (added) wake_.Signal();
   }
+  if (added) StartScheduler();
   Notify(sink.uids);
+}
+
+bool ProberManager::SchedulerStarted() {
+  absl::MutexLock lock(&stop_mu_);
+  return scheduler_.joinable();
+}
+
+void ProberManager::StartScheduler() {
+  if (!options_.start_scheduler) return;
+  absl::MutexLock lock(&stop_mu_);
+  if (stopped_ || scheduler_.joinable()) return;
+  scheduler_ = GuardedThread("prober scheduler", [this] { SchedulerLoop(); });
 }
 
 absl::Duration ProberManager::JitterLocked(absl::Duration period) {

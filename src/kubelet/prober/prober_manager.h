@@ -7,7 +7,8 @@
 //   PodTerminating     liveness and startup workers stop (a terminating pod is not restarted);
 //                      readiness keeps running until the pod is cleaned up.
 //   CleanupTerminatedPod / Housekeeping   workers of finished or unknown pods are removed.
-// Workers share one scheduler thread (a timer scan over all workers) and an elastic pool that
+// Workers share one scheduler thread (a timer scan over all workers; started with the first
+// worker, so a node without probes holds none) and an elastic pool that
 // runs the probes themselves (a few threads, more only while that many probes are in flight at
 // once); there is no thread per pod or per probe.
 //
@@ -108,6 +109,8 @@ class ProberManager : public container::PodLifecycleParticipant {
   // Runs every due probe now on the calling thread (with start_scheduler false).
   void RunDueProbes();
   size_t NumWorkers() const;
+  // Whether the scheduler thread was started (it starts with the first worker).
+  bool SchedulerStarted();
 
  private:
   struct Worker;
@@ -120,6 +123,9 @@ class ProberManager : public container::PodLifecycleParticipant {
 
   static std::string Key(const std::string& uid, const std::string& container, ProbeType t);
   void SchedulerLoop();
+  // Starts the scheduler thread with the first worker (options_.start_scheduler; a node that
+  // probes nothing holds no thread), unless it runs or Stop() began.
+  void StartScheduler();
   // Takes the workers due at `now` (marked in flight).
   std::vector<std::shared_ptr<Worker>> TakeDueLocked(absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -466,5 +466,28 @@ TEST(ProberManagerRealTest, HttpAndTcpReadinessAgainstLocalListener) {
   server.join();
 }
 
+TEST(ProberManagerSchedulerTest, TheSchedulerThreadStartsWithTheFirstWorker) {
+  cri::FakeRuntime rt;
+  FakeClock clock;
+  ProberManager manager(rt, clock, ProberManager::Options{});
+  api::Container plain;
+  plain.name = "plain";
+  api::Pod unprobed = MakePod("u0", plain);
+  manager.AfterSync(unprobed, RunningStatus(unprobed, "c0", clock.Now()));
+  EXPECT_FALSE(manager.SchedulerStarted());  // nothing to probe: no thread
+  api::Container c;
+  c.name = "main";
+  api::Probe tcp;
+  tcp.tcp_socket = api::TCPSocketAction{api::IntOrString::FromInt(1), ""};
+  tcp.initial_delay_seconds = 3600;
+  c.readiness_probe = tcp;
+  api::Pod pod = MakePod("u1", c);
+  manager.AfterSync(pod, RunningStatus(pod, "c1", clock.Now()));
+  EXPECT_EQ(manager.NumWorkers(), 1u);
+  EXPECT_TRUE(manager.SchedulerStarted());
+  manager.Stop();
+  manager.AfterSync(pod, RunningStatus(pod, "c1", clock.Now()));  // after Stop: nothing starts
+}
+
 }  // namespace
 }  // namespace kubelet::prober

@@ -62,40 +62,42 @@ ApiStatusSyncer::ApiStatusSyncer(PodStatusClient& client, const StatusManager& s
 ApiStatusSyncer::~ApiStatusSyncer() { Stop(); }
 
 void ApiStatusSyncer::Start() {
-  {
-    absl::MutexLock lock(&mu_);
-    if (started_ || stopping_) return;
-    started_ = true;
-  }
+  absl::MutexLock lock(&mu_);
+  if (started_ || stopping_) return;
+  started_ = true;
   KLOG_INFO("Starting to sync pod status with apiserver");
-  thread_ = GuardedThread("pod status sync", [this] { Run(); });
+  // A Notify() before the start makes the first round immediate.
+  const absl::Time first = pending_ ? absl::InfinitePast() : clock_.Now() + options_.sync_period;
+  loop_ =
+      LoopsOrOwn(options_.loops, own_loops_, clock_).Start("pod status sync", first, [this](bool) {
+        return Round();
+      });
 }
 
 void ApiStatusSyncer::Stop() {
+  Loop* loop;
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
+    loop = loop_.get();
   }
-  if (thread_.joinable()) thread_.join();
+  if (loop != nullptr) loop->Stop();
 }
 
 void ApiStatusSyncer::Notify() {
   absl::MutexLock lock(&mu_);
   pending_ = true;
+  if (loop_) loop_->Wake();
 }
 
-void ApiStatusSyncer::Run() {
-  for (;;) {
-    {
-      absl::MutexLock lock(&mu_);
-      auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return pending_ || stopping_; };
-      clock_.AwaitWithDeadline(mu_, absl::Condition(&woken),
-                               std::min(clock_.Now() + options_.sync_period, next_hold_end_));
-      if (stopping_) return;
-      pending_ = false;
-    }
-    RunGuarded("pod status sync", [this] { SyncBatch(); });
+absl::Time ApiStatusSyncer::Round() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return absl::InfiniteFuture();
+    pending_ = false;
   }
+  RunGuarded("pod status sync", [this] { SyncBatch(); });
+  return std::min(clock_.Now() + options_.sync_period, next_hold_end_);
 }
 
 nlohmann::json ApiStatusSyncer::EncodeStatus(const api::PodStatus& status) {

@@ -37,18 +37,19 @@
 // src/app implements it on apiclient::RestClient.
 //
 // Thread-safety: Notify() from any thread (non-blocking); Start/Stop from the owner's thread.
-// The delegate's functions and the client run on the syncer's thread, with no lock of the syncer
-// held. Ownership: client, statuses and clock are borrowed and must outlive the syncer.
+// The delegate's functions and the client run in the syncer's loop (one round at a time), with no
+// lock of the syncer held. Ownership: client, statuses and clock are borrowed and must outlive the
+// syncer.
 #ifndef KUBELET_KUBELET_STATUS_API_STATUS_SYNCER_H_
 #define KUBELET_KUBELET_STATUS_API_STATUS_SYNCER_H_
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -58,6 +59,7 @@
 #include "absl/time/time.h"
 #include "api/pod.h"
 #include "common/clock.h"
+#include "common/loops.h"
 #include "kubelet/status/status_manager.h"
 #include "nlohmann/json.hpp"
 
@@ -108,6 +110,8 @@ struct ApiStatusSyncerOptions {
   bool in_place_pod_vertical_scaling = false;
   // See above; zero: every status goes at once, as upstream.
   absl::Duration first_status_hold = absl::ZeroDuration();
+  // The runner of the sync loop; null: a thread of its own. Must outlive the syncer.
+  Loops* loops = nullptr;
 };
 
 class ApiStatusSyncer {
@@ -119,7 +123,7 @@ class ApiStatusSyncer {
   ApiStatusSyncer& operator=(const ApiStatusSyncer&) = delete;
 
   void Start();
-  // Idempotent; joins the thread.
+  // Idempotent; waits for a round in progress.
   void Stop();
   // Asks for a round soon.
   void Notify();
@@ -138,7 +142,8 @@ class ApiStatusSyncer {
   static nlohmann::json EncodeStatus(const api::PodStatus& status);
 
  private:
-  void Run();
+  // The loop's body: a round, then when the next is due.
+  absl::Time Round();
   // Returns whether the pod's state should be kept (false: the pod is gone). `api_uid` is the
   // UID of the API object (the mirror pod's for a static pod), `pod.metadata.uid` keys the
   // status.
@@ -149,9 +154,9 @@ class ApiStatusSyncer {
   const ApiStatusSyncerDelegate delegate_;
   const ApiStatusSyncerOptions options_;
   Clock& clock_;
-  std::thread thread_;
+  std::unique_ptr<Loops> own_loops_;
 
-  // Syncer thread (SyncBatch) only.
+  // Syncer loop (SyncBatch) only.
   // Both keyed by the API object's UID (a mirror pod's for a static pod).
   std::map<std::string, uint64_t> synced_versions_;  // uid -> version last pushed
   std::set<std::string> deleted_;                    // uids whose DELETE succeeded or gone
@@ -164,6 +169,7 @@ class ApiStatusSyncer {
   bool pending_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
+  std::unique_ptr<Loop> loop_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kubelet::status
