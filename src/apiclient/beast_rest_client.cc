@@ -1,12 +1,17 @@
 // The Boost.Beast/Asio + OpenSSL implementation of RestClient (rest_client.h).
 //
-// Design: every call runs on the caller's thread. A call borrows a connection from a small pool
-// of idle keep-alive connections (or opens one). Each connection owns a one-thread io_context
-// that only the thread using the connection runs, one operation at a time, with the call's
-// deadline: so the socket, the TLS stream and the parser are touched by one thread at a time, and
-// a cancellation from another thread only marks the call cancelled and stops that io_context,
-// which returns the blocked call at once (the connection is then closed, never pooled).
-// HTTP/1.1 only: concurrent calls use separate connections.
+// Design: a call borrows a connection from a small pool of idle keep-alive connections (or opens
+// one) and waits on the caller's thread, one step at a time (connect, handshake, write, each
+// read), with the call's deadline. The steps themselves run on the process's I/O threads: a few
+// single-threaded io_contexts (one per core, at most 4, each thread started with its first
+// connection) that every connection of every client shares, a connection staying on one of them
+// for its life. A step is started on its connection's I/O thread, so the socket, the TLS stream
+// and the parser are touched by one thread at a time; its completion wakes the caller. When the
+// deadline passes or the call is cancelled (from another thread), the caller has the socket
+// closed on the I/O thread, waits for that close and for the step's completion (which the close
+// makes come at once), and the connection is dropped, never pooled. A connection costs its
+// socket only: no reactor, eventfd or timer of its own. HTTP/1.1 only: concurrent calls use
+// separate connections.
 //
 // A connection that comes back from the pool is checked first (poll() without waiting: a server
 // that closed it, or sent anything unasked, makes it readable) and dropped when it is not idle and
@@ -32,6 +37,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <zlib.h>
 
@@ -52,6 +58,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <thread>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
@@ -59,11 +66,13 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "apiclient/proxy.h"
 #include "apiclient/rate_limiter.h"
 #include "apiclient/resolve.h"
 #include "apiclient/rest_client.h"
 #include "common/cancellation.h"
+#include "common/guarded.h"
 #include "common/log.h"
 #include "common/openssl.h"
 #include "common/strings.h"
@@ -371,10 +380,79 @@ class Gunzip {
   bool ended_ = false;
 };
 
-// One connection to the API server, with the io_context its operations run on.
+// The process's I/O threads: single-threaded io_contexts shared by every connection of every
+// client, handed out round-robin; each one's thread starts with the first connection it gets.
+// Made once and never destroyed (connections may outlive any owner but the process).
+class IoThreads {
+ public:
+  static IoThreads& Get() {
+    static IoThreads* threads = new IoThreads();
+    return *threads;
+  }
+
+  net::io_context& Next() {
+    Slot& slot = *slots_[next_.fetch_add(1, std::memory_order_relaxed) % slots_.size()];
+    std::call_once(slot.started, [&slot] {
+      slot.thread = GuardedThread("api-io", [&slot] {
+        pthread_setname_np(pthread_self(), "api-io");
+        // Handlers that throw are logged; the thread goes on with the next (run() returns only
+        // on a throw: the work guard keeps it busy).
+        for (;;) RunGuarded("API client I/O", [&slot] { slot.ioc.run(); });
+      });
+    });
+    return slot.ioc;
+  }
+
+ private:
+  struct Slot {
+    net::io_context ioc{1};
+    net::executor_work_guard<net::io_context::executor_type> work = net::make_work_guard(ioc);
+    std::once_flag started;
+    std::thread thread;
+  };
+
+  IoThreads() {
+    const unsigned n = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+    for (unsigned i = 0; i < n; ++i) slots_.push_back(std::make_unique<Slot>());
+  }
+
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::atomic<unsigned> next_{0};
+};
+
+// One call's wait for its steps: whether the current step completed, whether the call was
+// cancelled (OnCancel, from any thread).
+struct CallState {
+  absl::Mutex mu;
+  bool done ABSL_GUARDED_BY(mu) = false;
+  bool cancelled ABSL_GUARDED_BY(mu) = false;
+
+  void Finish() {
+    absl::MutexLock lock(&mu);
+    done = true;
+  }
+  void Cancel() {
+    absl::MutexLock lock(&mu);
+    cancelled = true;
+  }
+  bool Cancelled() {
+    absl::MutexLock lock(&mu);
+    return cancelled;
+  }
+};
+
+// One connection to the API server, on one of the I/O threads' io_contexts.
 struct Connection {
-  Connection() : ioc(1), buffer(kMaxBufferBytes) {}
-  net::io_context ioc;
+  Connection() : ioc(&IoThreads::Get().Next()), buffer(kMaxBufferBytes) {}
+  // The socket is closed on the I/O thread (the pending step, if any, completes aborted) or
+  // after its last step, never while a step runs.
+  ~Connection() { Close(); }
+  void Close() {
+    boost::system::error_code ec;
+    if (secure) secure->next_layer().close(ec);
+    if (plain) plain->close(ec);
+  }
+  net::io_context* ioc;
   std::shared_ptr<TlsContext> tls;  // null for http://
   std::optional<tcp::socket> plain;
   std::optional<beast::ssl_stream<tcp::socket>> secure;
@@ -395,8 +473,348 @@ struct Connection {
 // How a transfer on one connection ended.
 struct Attempt {
   absl::StatusOr<Response> result;
-  bool keep = false;   // the connection can carry the next request
-  bool retry = false;  // failed before any answer came: another connection may do
+  bool keep = false;         // the connection can carry the next request
+  bool retry = false;        // failed before any answer came: another connection may do
+  bool handed_over = false;  // a watch answered 200 went on to the I/O thread (Handover)
+};
+
+// Outcome of one step.
+enum class Wait { kDone, kCancelled, kTimedOut };
+
+// The frames of a watch answered 200: complete lines are decoded and delivered as they come.
+class WatchStream {
+ public:
+  WatchStream(const WatchEventFn* on_event, size_t max_frame)
+      : on_event_(on_event), max_frame_(max_frame) {}
+  // Appends `data` and delivers the complete lines (and the last one at the end); false when a
+  // frame is bad or too large (error()) or on_event asked to stop (stopped()).
+  bool Feed(std::string_view data, bool at_end) {
+    frame_.append(data);
+    size_t start = 0;
+    while (true) {
+      size_t nl = frame_.find('\n', start);
+      std::string_view line;
+      if (nl == std::string::npos) {
+        if (!at_end) break;
+        line = std::string_view(frame_).substr(start);
+        start = frame_.size();
+      } else {
+        line = std::string_view(frame_).substr(start, nl - start);
+        start = nl + 1;
+      }
+      line = SV(absl::StripAsciiWhitespace(AV(line)));
+      if (!line.empty()) {
+        absl::StatusOr<WatchEvent> ev = DecodeWatchFrame(line);
+        if (!ev.ok()) {
+          error_ = ev.status();
+          return false;
+        }
+        if (!(*on_event_)(*std::move(ev))) {
+          stopped_ = true;
+          return false;
+        }
+      }
+      if (nl == std::string::npos) break;
+    }
+    frame_.erase(0, start);
+    if (frame_.size() > max_frame_) {
+      error_ = absl::ResourceExhaustedError(
+          absl::StrCat("watch frame larger than ", max_frame_, " bytes"));
+      return false;
+    }
+    return true;
+  }
+  bool stopped() const { return stopped_; }
+  const absl::Status& error() const { return error_; }
+
+ private:
+  const WatchEventFn* on_event_;
+  const size_t max_frame_;
+  std::string frame_;  // undelivered bytes
+  absl::Status error_;
+  bool stopped_ = false;
+};
+
+// An answer being read: the parser, and where its body goes (a unary answer's body, gunzipped
+// when it came compressed, or a watch's frames). Stays at one address (the parser points into
+// it).
+struct Answer {
+  Answer(const WatchEventFn* on_event, size_t max_frame)
+      : parser(std::in_place, &response),
+        watch(on_event, max_frame),
+        is_watch(on_event != nullptr) {}
+  Answer(const Answer&) = delete;
+  Answer& operator=(const Answer&) = delete;
+
+  Response response;
+  std::optional<ResponseParser> parser;
+  WatchStream watch;
+  std::optional<Gunzip> gunzip;
+  const bool is_watch;
+  bool header_seen = false;
+  bool watching = false;  // a watch answered 200: frames go to on_event
+};
+
+// What Absorb needs of its client.
+struct AnswerLimits {
+  size_t max_body_bytes = 0;
+  std::string base_url;  // for error messages
+};
+
+absl::Status AnswerUnavailable(const AnswerLimits& limits, std::string_view detail) {
+  return absl::UnavailableError(absl::StrCat(AV(limits.base_url), ": ", AV(detail)));
+}
+
+absl::Status BodyTooLarge(const AnswerLimits& limits) {
+  return absl::ResourceExhaustedError(
+      absl::StrCat("response body larger than ", limits.max_body_bytes, " bytes"));
+}
+
+// Takes what one read brought (`w`, `ec`, and what the parser has) into `st`: the attempt's end
+// once the answer is complete or failed, nullopt while more is to be read. A watch's frames
+// are delivered from here, on the caller's thread.
+std::optional<Attempt> Absorb(Answer& st, Connection& c, Wait w, const beast::error_code& ec,
+                              const AnswerLimits& limits) {
+  Attempt a;
+  auto timed_out = [&](std::string_view phase) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("request timed out: ", AV(limits.base_url), ": ", AV(phase)));
+  };
+  if (w == Wait::kCancelled) {
+    a.result = absl::CancelledError("request cancelled");
+    return a;
+  }
+  if (w == Wait::kDone && !ec && st.parser->is_header_done() && !st.header_seen) {
+    if (st.response.code >= 100 && st.response.code < 200 && st.response.code != 101) {
+      // An interim answer: the real one follows.
+      st.parser.emplace(&st.response);
+      return std::nullopt;
+    }
+    st.header_seen = true;
+    st.watching = st.is_watch && st.response.code == 200;
+    if (!st.is_watch) {
+      const std::string encoding = absl::AsciiStrToLower(st.response.Header("content-encoding"));
+      if (encoding == "gzip" || encoding == "x-gzip") st.gunzip.emplace();
+    }
+  }
+  if (std::string data = st.parser->TakeBody(); !data.empty()) {
+    if (st.watching) {
+      if (!st.watch.Feed(data, /*at_end=*/false)) {
+        if (st.watch.stopped()) {
+          a.result = std::move(st.response);
+        } else {
+          a.result = st.watch.error();
+        }
+        return a;
+      }
+    } else if (st.gunzip) {
+      bool too_large = false;
+      if (!st.gunzip->Decode(data, &st.response.body, limits.max_body_bytes, &too_large)) {
+        a.result =
+            too_large ? BodyTooLarge(limits) : AnswerUnavailable(limits, "corrupt gzip body");
+        return a;
+      }
+    } else {
+      if (st.response.body.size() + data.size() > limits.max_body_bytes) {
+        a.result = BodyTooLarge(limits);
+        return a;
+      }
+      st.response.body.append(data);
+    }
+  }
+  if (w == Wait::kTimedOut) {
+    // The stream was cut by the request's timeout: the watch ended.
+    if (st.watching) {
+      a.result = std::move(st.response);
+    } else {
+      a.result = timed_out(st.header_seen ? "reading the body" : "awaiting the answer");
+    }
+    return a;
+  }
+  if (ec) {
+    if (st.watching) {
+      // The stream was cut (the connection dropped or reset): the watch ended.
+      KLOG_V(4, "Watch stream ended", "reason", ec.message());
+      a.result = std::move(st.response);
+      return a;
+    }
+    a.retry = !st.parser->got_some();
+    a.result = AnswerUnavailable(
+        limits, absl::StrCat(a.retry ? "awaiting the answer: " : "reading the answer: ",
+                             LowerFirst(ec.message())));
+    return a;
+  }
+  if (!st.parser->is_done()) return std::nullopt;
+  if (st.watching) {
+    if (!st.watch.Feed("", /*at_end=*/true) && !st.watch.stopped()) {
+      a.result = st.watch.error();
+      return a;
+    }
+  } else if (st.gunzip && !st.gunzip->ended()) {
+    a.result = AnswerUnavailable(limits, "truncated gzip body");
+    return a;
+  }
+  a.keep = st.parser->keep_alive() && c.buffer.size() == 0;
+  a.result = std::move(st.response);
+  return a;
+}
+
+// A watch answered 200, handed over by the caller's thread (StartWatch): what it was read with.
+struct Handover {
+  std::unique_ptr<Connection> conn;
+  std::unique_ptr<Answer> answer;
+  SteadyClock::time_point deadline;
+};
+
+// Client-go's request metrics and the client's own accounting for one finished request.
+void RecordRequest(const std::string& host, const Request& request,
+                   const absl::StatusOr<Response>& result, bool watch, double seconds,
+                   const std::function<void(const Request&, int)>& on_request) {
+  ClientMetrics& m = Metrics();
+  // As client-go: a watch counts as a request, but its (stream) duration is not a latency.
+  if (!watch) {
+    m.latency.Add({{"host", host}, {"verb", request.method}}, LatencyBuckets()).Observe(seconds);
+  }
+  m.requests
+      .Add({{"code", result.ok() ? std::to_string(result->code) : std::string("<error>")},
+            {"host", host},
+            {"method", request.method}})
+      .Increment();
+  if (on_request) on_request(request, result.ok() ? result->code : 0);
+}
+
+// The rest of a watch answered 200, read on its connection's I/O thread: each read's frames go
+// to on_event there; the end (the server's, the request's timeout, a bad frame, on_event's
+// false) calls on_end there. Stop() closes the socket there and waits for the end.
+class Streaming : public std::enable_shared_from_this<Streaming> {
+ public:
+  Streaming(WatchEventFn on_event, WatchEndFn on_end)
+      : on_event(std::move(on_event)), on_end_(std::move(on_end)) {}
+
+  // The Answer's WatchStream delivers to it: it stays at this address.
+  const WatchEventFn on_event;
+
+  void Begin(Handover h, AnswerLimits limits, Request request, std::string host,
+             std::function<void(const Request&, int)> on_request) {
+    conn_ = std::move(h.conn);
+    answer_ = std::move(h.answer);
+    limits_ = std::move(limits);
+    request_ = std::move(request);
+    host_ = std::move(host);
+    on_request_ = std::move(on_request);
+    timer_.emplace(*conn_->ioc);
+    net::post(*conn_->ioc, [self = shared_from_this(), deadline = h.deadline] {
+      if (deadline != SteadyClock::time_point::max()) {
+        self->timer_->expires_at(deadline);
+        self->timer_->async_wait([self](const beast::error_code& ec) {
+          if (ec) return;  // cancelled: the stream ended first
+          self->timed_out_ = true;
+          self->conn_->Close();
+        });
+      }
+      self->ReadNext();
+    });
+  }
+
+  // The watch ended before it was handed over: on_end on the caller's thread.
+  void EndNow(absl::StatusOr<Response> result) {
+    RunGuarded("watch end", [&] { on_end_(std::move(result)); });
+  }
+
+  void Stop() {
+    {
+      absl::MutexLock lock(&mu_);
+      if (finished_ || conn_ == nullptr) return;
+      stopping_ = true;
+    }
+    net::post(*conn_->ioc, [self = shared_from_this()] {
+      self->conn_->Close();
+      self->timer_->cancel();
+    });
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(&finished_));
+  }
+
+ private:
+  // On the I/O thread.
+  void ReadNext() {
+    auto done = [self = shared_from_this()](const beast::error_code& ec, size_t) {
+      self->OnRead(ec);
+    };
+    if (conn_->secure) {
+      http::async_read_some(*conn_->secure, conn_->buffer, *answer_->parser, std::move(done));
+    } else {
+      http::async_read_some(*conn_->plain, conn_->buffer, *answer_->parser, std::move(done));
+    }
+  }
+
+  void OnRead(const beast::error_code& ec) {
+    if (Stopping()) {
+      Finish(std::nullopt);
+      return;
+    }
+    std::optional<Attempt> end;
+    std::string error;
+    if (!RunGuarded(
+            "watch event",
+            [&] {
+              end =
+                  Absorb(*answer_, *conn_, timed_out_ ? Wait::kTimedOut : Wait::kDone, ec, limits_);
+            },
+            &error)) {
+      end.emplace();
+      end->result = absl::InternalError(absl::StrCat(AV(limits_.base_url), ": ", AV(error)));
+    }
+    if (!end) {
+      ReadNext();
+      return;
+    }
+    Finish(std::move(end->result));
+  }
+
+  void Finish(std::optional<absl::StatusOr<Response>> result) {
+    conn_->Close();
+    timer_->cancel();
+    const absl::StatusOr<Response>& recorded =
+        result ? *result : absl::StatusOr<Response>(absl::CancelledError("watch stopped"));
+    RecordRequest(host_, request_, recorded, /*watch=*/true, 0, on_request_);
+    if (result && !Stopping()) RunGuarded("watch end", [&] { on_end_(*std::move(result)); });
+    absl::MutexLock lock(&mu_);
+    finished_ = true;
+  }
+
+  bool Stopping() {
+    absl::MutexLock lock(&mu_);
+    return stopping_;
+  }
+
+  const WatchEndFn on_end_;
+  // Set by Begin (before any read), then touched on the I/O thread only (Stop's close too).
+  std::unique_ptr<Connection> conn_;
+  std::unique_ptr<Answer> answer_;
+  std::optional<net::steady_timer> timer_;
+  bool timed_out_ = false;
+  AnswerLimits limits_;
+  Request request_;
+  std::string host_;
+  std::function<void(const Request&, int)> on_request_;
+
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+// What StartWatch returns.
+class StreamingWatch final : public BackgroundWatch {
+ public:
+  explicit StreamingWatch(std::shared_ptr<Streaming> s) : s_(std::move(s)) {}
+  ~StreamingWatch() override { Stop(); }
+  void Stop() override {
+    if (s_) s_->Stop();
+  }
+
+ private:
+  const std::shared_ptr<Streaming> s_;
 };
 
 class BeastRestClient final : public RestClient {
@@ -438,6 +856,21 @@ class BeastRestClient final : public RestClient {
 
   absl::StatusOr<Response> Watch(const Request& request, const WatchEventFn& on_event) override {
     return Call(request, &on_event);
+  }
+
+  std::unique_ptr<BackgroundWatch> StartWatch(const Request& request, WatchEventFn on_event,
+                                              WatchEndFn on_end) override {
+    auto s = std::make_shared<Streaming>(std::move(on_event), std::move(on_end));
+    Handover h;
+    absl::StatusOr<Response> result = Call(request, &s->on_event, &h);
+    if (h.answer == nullptr) {
+      // Ended on this thread: refused, failed, or over before a 200's first frame.
+      s->EndNow(std::move(result));
+      return std::make_unique<StreamingWatch>(nullptr);
+    }
+    s->Begin(std::move(h), AnswerLimits{options_.max_body_bytes, base_url_}, request,
+             host_.authority, options_.on_request);
+    return std::make_unique<StreamingWatch>(std::move(s));
   }
 
  private:
@@ -548,7 +981,8 @@ class BeastRestClient final : public RestClient {
 
   // ---- one call ----
 
-  absl::StatusOr<Response> Call(const Request& request, const WatchEventFn* on_event) {
+  absl::StatusOr<Response> Call(const Request& request, const WatchEventFn* on_event,
+                                Handover* handover = nullptr) {
     if (request.path.empty() || request.path[0] != '/') {
       return absl::InvalidArgumentError(
           absl::StrCat("request path \"", AV(request.path), "\" must start with /"));
@@ -568,28 +1002,19 @@ class BeastRestClient final : public RestClient {
 
     absl::StatusOr<Response> result;
     try {
-      result = Perform(request, on_event);
+      result = Perform(request, on_event, handover);
     } catch (const std::exception& e) {
       result = absl::InternalError(absl::StrCat(AV(base_url_), ": ", e.what()));
     }
-
-    const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-    ClientMetrics& m = Metrics();
-    // As client-go: a watch counts as a request, but its (stream) duration is not a latency.
-    if (on_event == nullptr) {
-      m.latency.Add({{"host", host_.authority}, {"verb", request.method}}, LatencyBuckets())
-          .Observe(seconds);
-    }
-    m.requests
-        .Add({{"code", result.ok() ? std::to_string(result->code) : std::string("<error>")},
-              {"host", host_.authority},
-              {"method", request.method}})
-        .Increment();
-    if (options_.on_request) options_.on_request(request, result.ok() ? result->code : 0);
+    // A handed-over watch is counted when it ends.
+    if (handover != nullptr && handover->answer != nullptr) return result;
+    RecordRequest(host_.authority, request, result, on_event != nullptr,
+                  absl::ToDoubleSeconds(absl::Now() - start), options_.on_request);
     return result;
   }
 
-  absl::StatusOr<Response> Perform(const Request& request, const WatchEventFn* on_event) {
+  absl::StatusOr<Response> Perform(const Request& request, const WatchEventFn* on_event,
+                                   Handover* handover) {
     absl::Duration timeout = request.timeout;
     if (timeout <= absl::ZeroDuration() && on_event == nullptr) timeout = config_.timeout;
     const SteadyClock::time_point deadline =
@@ -608,7 +1033,11 @@ class BeastRestClient final : public RestClient {
         conn = std::make_unique<Connection>();
         conn->cert_generation = dynamic_cert.generation;
       }
-      Attempt a = Exchange(*conn, !reused, dynamic_cert, req, on_event, deadline);
+      Attempt a = Exchange(*conn, !reused, dynamic_cert, req, on_event, deadline, handover);
+      if (a.handed_over) {
+        handover->conn = std::move(conn);
+        return Response{.code = 200};
+      }
       if (a.keep) {
         Release(std::move(conn));
       } else {
@@ -664,32 +1093,56 @@ class BeastRestClient final : public RestClient {
     return req;
   }
 
-  // Outcome of running a connection's io_context until an operation completes.
-  enum class Wait { kDone, kCancelled, kTimedOut };
-
-  static Wait Drive(Connection& c, const bool& done, SteadyClock::time_point deadline,
-                    const std::atomic<bool>& cancelled) {
-    while (!done) {
-      if (cancelled.load(std::memory_order_acquire)) return Wait::kCancelled;
-      const auto now = SteadyClock::now();
-      if (now >= deadline) return Wait::kTimedOut;
-      if (c.ioc.stopped()) {
-        // Out of work after the previous operation, or stopped by a cancellation. The
-        // cancelling thread sets the flag before it stops the io_context: looking at the flag
-        // again after the restart sees a stop that the restart undid.
-        c.ioc.restart();
-        if (cancelled.load(std::memory_order_acquire)) return Wait::kCancelled;
-      }
-      c.ioc.run_one_for(std::min<SteadyClock::duration>(deadline - now, std::chrono::seconds(1)));
+  // One step: `start` runs on the connection's I/O thread and starts one asynchronous operation,
+  // whose completion handler stores its error in `ec` and calls cs.Finish(). Waits for that
+  // until `deadline` or a cancellation; then the socket is closed on the I/O thread, and the
+  // close and the (aborted) completion are waited for: nothing of this step runs after it
+  // returns, so `start` and its handler may capture the caller's locals by reference.
+  template <typename Start>
+  static Wait Drive(Connection& c, CallState& cs, SteadyClock::time_point deadline,
+                    beast::error_code& ec, Start start) {
+    {
+      absl::MutexLock lock(&cs.mu);
+      if (cs.cancelled) return Wait::kCancelled;
+      cs.done = false;
     }
-    return Wait::kDone;
+    net::post(*c.ioc, [&c, &cs, &ec, start]() mutable {
+      try {
+        start();
+      } catch (const std::exception& e) {
+        // Nothing was started: the step fails here (an allocation failure, say).
+        KLOG_ERROR(absl::InternalError(e.what()), "Failed to start an API client operation");
+        ec = boost::system::errc::make_error_code(boost::system::errc::io_error);
+        cs.Finish();
+      }
+    });
+    const absl::Time until = deadline == SteadyClock::time_point::max()
+                                 ? absl::InfiniteFuture()
+                                 : absl::Now() + absl::FromChrono(deadline - SteadyClock::now());
+    bool cancelled;
+    {
+      absl::MutexLock lock(&cs.mu);
+      auto ready = [&cs]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(cs.mu) { return cs.done || cs.cancelled; };
+      cs.mu.AwaitWithDeadline(absl::Condition(&ready), until);
+      if (cs.done) return Wait::kDone;
+      cancelled = cs.cancelled;
+    }
+    absl::Notification closed;
+    net::post(*c.ioc, [&c, &closed] {
+      c.Close();
+      closed.Notify();
+    });
+    closed.WaitForNotification();
+    absl::MutexLock lock(&cs.mu);
+    cs.mu.Await(absl::Condition(&cs.done));
+    return cancelled ? Wait::kCancelled : Wait::kTimedOut;
   }
 
   // Drive() as a status: OK once done, Cancelled, or what `timed_out` makes of the deadline.
-  template <typename TimedOut>
-  static absl::Status Await(Connection& c, const bool& done, SteadyClock::time_point deadline,
-                            const std::atomic<bool>& cancelled, const TimedOut& timed_out) {
-    switch (Drive(c, done, deadline, cancelled)) {
+  template <typename Start, typename TimedOut>
+  static absl::Status Await(Connection& c, CallState& cs, SteadyClock::time_point deadline,
+                            beast::error_code& ec, Start start, const TimedOut& timed_out) {
+    switch (Drive(c, cs, deadline, ec, std::move(start))) {
       case Wait::kCancelled:
         return absl::CancelledError("request cancelled");
       case Wait::kTimedOut:
@@ -706,7 +1159,7 @@ class BeastRestClient final : public RestClient {
 
   // Opens `c`: resolves, connects and, for https, shakes hands.
   absl::Status Open(Connection& c, const ClientCertificate& dynamic_cert,
-                    SteadyClock::time_point deadline, const std::atomic<bool>& cancelled) {
+                    SteadyClock::time_point deadline, CallState& cs) {
     const SteadyClock::time_point connect_deadline = std::min(
         deadline, SteadyClock::now() + absl::ToChronoNanoseconds(options_.connect_timeout));
     auto timed_out = [&] {
@@ -718,10 +1171,10 @@ class BeastRestClient final : public RestClient {
       endpoints.push_back(*literal_);
     } else {
       std::optional<Resolved> r = Resolve(dial_host_, dial_port_, [&] {
-        return cancelled.load(std::memory_order_acquire) || SteadyClock::now() >= connect_deadline;
+        return cs.Cancelled() || SteadyClock::now() >= connect_deadline;
       });
       if (!r) {
-        if (cancelled.load(std::memory_order_acquire)) {
+        if (cs.Cancelled()) {
           return absl::CancelledError("request cancelled");
         }
         return timed_out();
@@ -738,20 +1191,22 @@ class BeastRestClient final : public RestClient {
       absl::StatusOr<std::shared_ptr<TlsContext>> tls = CurrentTls(dynamic_cert);
       if (!tls.ok()) return Unavailable(SV(tls.status().message()));
       c.tls = *std::move(tls);
-      c.secure.emplace(c.ioc, c.tls->ctx());
+      c.secure.emplace(*c.ioc, c.tls->ctx());
     } else {
-      c.plain.emplace(c.ioc);
+      c.plain.emplace(*c.ioc);
     }
 
-    bool done = false;
     beast::error_code ec;
-    net::async_connect(c.socket(), endpoints,
-                       [&](const beast::error_code& e, const tcp::endpoint&) {
-                         ec = e;
-                         done = true;
-                       });
-    if (absl::Status st = Await(c, done, connect_deadline, cancelled, timed_out); !st.ok())
+    auto connect = [&] {
+      net::async_connect(c.socket(), endpoints,
+                         [&](const beast::error_code& e, const tcp::endpoint&) {
+                           ec = e;
+                           cs.Finish();
+                         });
+    };
+    if (absl::Status st = Await(c, cs, connect_deadline, ec, connect, timed_out); !st.ok()) {
       return st;
+    }
     if (ec) {
       return Unavailable(absl::StrCat(
           proxy_ ? absl::StrCat("proxy ", proxy_->Address(), ": connect: ") : "connect: ",
@@ -768,7 +1223,7 @@ class BeastRestClient final : public RestClient {
     ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
     if (!c.secure) return absl::OkStatus();
     if (proxy_) {
-      if (absl::Status s = Tunnel(c, connect_deadline, cancelled); !s.ok()) return s;
+      if (absl::Status s = Tunnel(c, connect_deadline, cs); !s.ok()) return s;
     }
 
     SSL* s = c.secure->native_handle();
@@ -782,13 +1237,15 @@ class BeastRestClient final : public RestClient {
       }
     }
     c.tls->Resume(s);
-    done = false;
-    c.secure->async_handshake(ssl::stream_base::client, [&](const beast::error_code& e) {
-      ec = e;
-      done = true;
-    });
-    if (absl::Status st = Await(c, done, connect_deadline, cancelled, timed_out); !st.ok())
+    auto handshake = [&] {
+      c.secure->async_handshake(ssl::stream_base::client, [&](const beast::error_code& e) {
+        ec = e;
+        cs.Finish();
+      });
+    };
+    if (absl::Status st = Await(c, cs, connect_deadline, ec, handshake, timed_out); !st.ok()) {
       return st;
+    }
     if (ec) {
       const long verify = SSL_get_verify_result(s);  // NOLINT(runtime/int): OpenSSL's type
       if (verify != X509_V_OK) {
@@ -803,8 +1260,7 @@ class BeastRestClient final : public RestClient {
   // Asks the proxy for a tunnel to the API server on `c`'s new TCP connection: CONNECT, then the
   // proxy's answer (a 2xx opens the tunnel; its body, if any, is the tunnel's first bytes and
   // there are none before the TLS handshake).
-  absl::Status Tunnel(Connection& c, SteadyClock::time_point deadline,
-                      const std::atomic<bool>& cancelled) {
+  absl::Status Tunnel(Connection& c, SteadyClock::time_point deadline, CallState& cs) {
     const std::string proxy = absl::StrCat("proxy ", proxy_->Address());
     auto timed_out = [&] {
       return absl::DeadlineExceededError(
@@ -819,25 +1275,27 @@ class BeastRestClient final : public RestClient {
       absl::StrAppend(&head, "Proxy-Authorization: ", AV(proxy_authorization_), "\r\n");
     }
     head += "\r\n";
-    bool done = false;
     beast::error_code ec;
-    net::async_write(c.socket(), net::buffer(head), [&](const beast::error_code& e, size_t) {
-      ec = e;
-      done = true;
-    });
-    if (absl::Status st = Await(c, done, deadline, cancelled, timed_out); !st.ok()) return st;
+    auto write = [&] {
+      net::async_write(c.socket(), net::buffer(head), [&](const beast::error_code& e, size_t) {
+        ec = e;
+        cs.Finish();
+      });
+    };
+    if (absl::Status st = Await(c, cs, deadline, ec, write, timed_out); !st.ok()) return st;
     if (ec) return Unavailable(absl::StrCat(AV(proxy), ": CONNECT: ", LowerFirst(ec.message())));
 
     http::response_parser<http::empty_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(kMaxHeaderBytes));
     parser.skip(true);  // the answer to a CONNECT has no body
     beast::flat_buffer buffer(kMaxBufferBytes);
-    done = false;
-    http::async_read_header(c.socket(), buffer, parser, [&](const beast::error_code& e, size_t) {
-      ec = e;
-      done = true;
-    });
-    if (absl::Status st = Await(c, done, deadline, cancelled, timed_out); !st.ok()) return st;
+    auto read = [&] {
+      http::async_read_header(c.socket(), buffer, parser, [&](const beast::error_code& e, size_t) {
+        ec = e;
+        cs.Finish();
+      });
+    };
+    if (absl::Status st = Await(c, cs, deadline, ec, read, timed_out); !st.ok()) return st;
     if (ec) {
       return Unavailable(
           absl::StrCat(AV(proxy), ": reading the CONNECT answer: ", LowerFirst(ec.message())));
@@ -857,49 +1315,47 @@ class BeastRestClient final : public RestClient {
   // One request and its answer on `c` (opened first when `fresh`).
   Attempt Exchange(Connection& c, bool fresh, const ClientCertificate& dynamic_cert,
                    const http::request<http::string_body>& req, const WatchEventFn* on_event,
-                   SteadyClock::time_point deadline) {
+                   SteadyClock::time_point deadline, Handover* handover) {
     Attempt a;
-    std::atomic<bool> cancelled{false};
-    OnCancel on_cancel([&cancelled, ioc = &c.ioc] {
-      cancelled.store(true, std::memory_order_release);
-      ioc->stop();
-    });
+    CallState cs;
+    OnCancel on_cancel([&cs] { cs.Cancel(); });
     if (on_cancel.cancelled()) {
       a.result = absl::CancelledError("request cancelled");
       return a;
     }
     if (fresh) {
-      if (absl::Status s = Open(c, dynamic_cert, deadline, cancelled); !s.ok()) {
+      if (absl::Status s = Open(c, dynamic_cert, deadline, cs); !s.ok()) {
         a.result = std::move(s);
         return a;
       }
     }
     if (c.secure) {
-      a = Transfer(*c.secure, c, req, on_event, deadline, cancelled);
+      a = Transfer(*c.secure, c, req, on_event, deadline, cs, handover);
       if (a.keep) c.tls->Remember(c.secure->native_handle());
     } else {
-      a = Transfer(*c.plain, c, req, on_event, deadline, cancelled);
+      a = Transfer(*c.plain, c, req, on_event, deadline, cs, handover);
     }
-    if (cancelled.load(std::memory_order_acquire)) a.keep = false;
+    if (cs.Cancelled()) a.keep = false;
     return a;
   }
 
   template <class Stream>
   Attempt Transfer(Stream& stream, Connection& c, const http::request<http::string_body>& req,
-                   const WatchEventFn* on_event, SteadyClock::time_point deadline,
-                   const std::atomic<bool>& cancelled) {
+                   const WatchEventFn* on_event, SteadyClock::time_point deadline, CallState& cs,
+                   Handover* handover) {
     Attempt a;
     auto timed_out = [&](std::string_view phase) {
       return absl::DeadlineExceededError(
           absl::StrCat("request timed out: ", AV(base_url_), ": ", AV(phase)));
     };
-    bool done = false;
     beast::error_code ec;
-    http::async_write(stream, req, [&](const beast::error_code& e, size_t) {
-      ec = e;
-      done = true;
-    });
-    switch (Drive(c, done, deadline, cancelled)) {
+    auto write = [&] {
+      http::async_write(stream, req, [&](const beast::error_code& e, size_t) {
+        ec = e;
+        cs.Finish();
+      });
+    };
+    switch (Drive(c, cs, deadline, ec, write)) {
       case Wait::kCancelled:
         a.result = absl::CancelledError("request cancelled");
         return a;
@@ -915,154 +1371,27 @@ class BeastRestClient final : public RestClient {
       return a;
     }
 
-    Response response;
-    std::optional<ResponseParser> parser(std::in_place, &response);
-    WatchStream watch(on_event, options_.max_frame_bytes);
-    std::optional<Gunzip> gunzip;
-    bool header_seen = false;
-    bool watching = false;  // a watch answered 200: frames go to on_event
-    bool too_large = false;
-    while (!parser->is_done()) {
-      done = false;
-      http::async_read_some(stream, c.buffer, *parser, [&](const beast::error_code& e, size_t) {
-        ec = e;
-        done = true;
-      });
-      const Wait w = Drive(c, done, deadline, cancelled);
-      if (w == Wait::kCancelled) {
-        a.result = absl::CancelledError("request cancelled");
-        return a;
-      }
-      if (w == Wait::kDone && !ec && parser->is_header_done() && !header_seen) {
-        if (response.code >= 100 && response.code < 200 && response.code != 101) {
-          // An interim answer: the real one follows.
-          parser.emplace(&response);
-          continue;
-        }
-        header_seen = true;
-        watching = on_event != nullptr && response.code == 200;
-        if (!watching && on_event == nullptr) {
-          const std::string encoding = absl::AsciiStrToLower(response.Header("content-encoding"));
-          if (encoding == "gzip" || encoding == "x-gzip") gunzip.emplace();
-        }
-      }
-      if (std::string data = parser->TakeBody(); !data.empty()) {
-        if (watching) {
-          if (!watch.Feed(data, /*at_end=*/false)) {
-            if (watch.stopped()) {
-              a.result = std::move(response);
-            } else {
-              a.result = watch.error();
-            }
-            return a;
-          }
-        } else if (gunzip) {
-          if (!gunzip->Decode(data, &response.body, options_.max_body_bytes, &too_large)) {
-            a.result = too_large ? BodyTooLarge() : Unavailable("corrupt gzip body");
-            return a;
-          }
-        } else {
-          if (response.body.size() + data.size() > options_.max_body_bytes) {
-            a.result = BodyTooLarge();
-            return a;
-          }
-          response.body.append(data);
-        }
-      }
-      if (w == Wait::kTimedOut) {
-        // The stream was cut by the request's timeout: the watch ended.
-        if (watching) {
-          a.result = std::move(response);
-        } else {
-          a.result = timed_out(header_seen ? "reading the body" : "awaiting the answer");
-        }
-        return a;
-      }
-      if (ec) {
-        if (watching) {
-          // The stream was cut (the connection dropped or reset): the watch ended.
-          KLOG_V(4, "Watch stream ended", "reason", ec.message());
-          a.result = std::move(response);
-          return a;
-        }
-        a.retry = !parser->got_some();
-        a.result = Unavailable(absl::StrCat(
-            a.retry ? "awaiting the answer: " : "reading the answer: ", LowerFirst(ec.message())));
+    auto st = std::make_unique<Answer>(on_event, options_.max_frame_bytes);
+    const AnswerLimits limits{options_.max_body_bytes, base_url_};
+    for (;;) {
+      auto read = [&] {
+        http::async_read_some(stream, c.buffer, *st->parser,
+                              [&](const beast::error_code& e, size_t) {
+                                ec = e;
+                                cs.Finish();
+                              });
+      };
+      const Wait w = Drive(c, cs, deadline, ec, read);
+      if (std::optional<Attempt> end = Absorb(*st, c, w, ec, limits)) return *std::move(end);
+      if (handover != nullptr && st->watching) {
+        // A watch answered 200: the rest is read on the I/O thread (StartWatch).
+        handover->answer = std::move(st);
+        handover->deadline = deadline;
+        a.handed_over = true;
         return a;
       }
     }
-    if (watching) {
-      if (!watch.Feed("", /*at_end=*/true) && !watch.stopped()) {
-        a.result = watch.error();
-        return a;
-      }
-    } else if (gunzip && !gunzip->ended()) {
-      a.result = Unavailable("truncated gzip body");
-      return a;
-    }
-    a.keep = parser->keep_alive() && c.buffer.size() == 0;
-    a.result = std::move(response);
-    return a;
   }
-
-  absl::Status BodyTooLarge() const {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("response body larger than ", options_.max_body_bytes, " bytes"));
-  }
-
-  // The frames of a watch answered 200: complete lines are decoded and delivered as they come.
-  class WatchStream {
-   public:
-    WatchStream(const WatchEventFn* on_event, size_t max_frame)
-        : on_event_(on_event), max_frame_(max_frame) {}
-    // Appends `data` and delivers the complete lines (and the last one at the end); false when a
-    // frame is bad or too large (error()) or on_event asked to stop (stopped()).
-    bool Feed(std::string_view data, bool at_end) {
-      frame_.append(data);
-      size_t start = 0;
-      while (true) {
-        size_t nl = frame_.find('\n', start);
-        std::string_view line;
-        if (nl == std::string::npos) {
-          if (!at_end) break;
-          line = std::string_view(frame_).substr(start);
-          start = frame_.size();
-        } else {
-          line = std::string_view(frame_).substr(start, nl - start);
-          start = nl + 1;
-        }
-        line = SV(absl::StripAsciiWhitespace(AV(line)));
-        if (!line.empty()) {
-          absl::StatusOr<WatchEvent> ev = DecodeWatchFrame(line);
-          if (!ev.ok()) {
-            error_ = ev.status();
-            return false;
-          }
-          if (!(*on_event_)(*std::move(ev))) {
-            stopped_ = true;
-            return false;
-          }
-        }
-        if (nl == std::string::npos) break;
-      }
-      frame_.erase(0, start);
-      if (frame_.size() > max_frame_) {
-        error_ = absl::ResourceExhaustedError(
-            absl::StrCat("watch frame larger than ", max_frame_, " bytes"));
-        return false;
-      }
-      return true;
-    }
-    bool stopped() const { return stopped_; }
-    const absl::Status& error() const { return error_; }
-
-   private:
-    const WatchEventFn* on_event_;
-    const size_t max_frame_;
-    std::string frame_;  // undelivered bytes
-    absl::Status error_;
-    bool stopped_ = false;
-  };
 
   const RestConfig config_;
   const RestClientOptions options_;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/guarded.h"
 #include "common/log.h"
+#include "common/loops.h"
 #include "common/object_key.h"
 #include "common/strings.h"
 
@@ -39,16 +40,11 @@ Reflector::Reflector(RestClient& client, ResourceEventHandler& handler, Reflecto
 Reflector::~Reflector() { Stop(); }
 
 void Reflector::Start() {
-  if (thread_.joinable()) return;
-  // Run() returns only once stopping. An exception (a handler's bug, a library throwing on odd
-  // input) ends that round: it is logged, and after a back-off the reflector starts over from a
-  // fresh list instead of leaving the resource unwatched or ending the process.
-  thread_ = std::thread([this] {
-    while (!Stopping()) {
-      if (RunGuarded(absl::StrCat("reflector ", options_.name), [this] { Run(); })) return;
-      if (!Backoff()) return;
-    }
-  });
+  absl::MutexLock lock(&stop_mu_);
+  if (loop_ || Stopping()) return;
+  Loops& loops = LoopsOrOwn(options_.loops, own_loops_, real_clock_);
+  loop_ = loops.Start(absl::StrCat("reflector ", options_.name), absl::InfinitePast(),
+                      [this](bool) { return TurnGuarded(); });
 }
 
 void Reflector::Stop() {
@@ -57,9 +53,12 @@ void Reflector::Stop() {
     stopping_ = true;
   }
   cancel_->Cancel();
-  // Several threads may stop the same reflector; one joins, the others wait for it.
-  absl::MutexLock join(&join_mu_);
-  if (thread_.joinable()) thread_.join();
+  // Several threads may stop the same reflector; one stops the loop, the others wait for it.
+  absl::MutexLock lock(&stop_mu_);
+  if (loop_) loop_->Stop();
+  // No turn runs any more: the watch is ours to end.
+  if (watch_) watch_->Stop();
+  watch_.reset();
 }
 
 bool Reflector::Stopping() const {
@@ -95,7 +94,7 @@ std::string Reflector::Query(
   return q;
 }
 
-bool Reflector::Backoff() {
+absl::Time Reflector::Backoff() {
   absl::Time now = clock_.Now();
   if (backoff_ == absl::ZeroDuration() || now - last_backoff_ > options_.backoff_reset) {
     backoff_ = options_.backoff_initial;
@@ -105,11 +104,8 @@ bool Reflector::Backoff() {
   last_backoff_ = now;
   absl::BitGen gen;
   absl::Duration sleep = backoff_ + backoff_ * (options_.jitter * absl::Uniform(gen, 0.0, 1.0));
-  absl::MutexLock lock(&mu_);
-  const absl::Time deadline = absl::Now() + sleep;
-  // Stop() sets stopping_ under mu_, which re-evaluates the condition: no polling.
-  mu_.AwaitWithDeadline(absl::Condition(&stopping_), deadline);
-  return !stopping_;
+  wait_until_ = absl::Now() + sleep;
+  return wait_until_;
 }
 
 absl::Status Reflector::List(const std::string& resource_version, bool* expired) {
@@ -168,7 +164,7 @@ absl::Status Reflector::List(const std::string& resource_version, bool* expired)
   return absl::OkStatus();
 }
 
-Reflector::WatchEnd Reflector::WatchOnce() {
+void Reflector::StartWatch() {
   absl::BitGen gen;
   const int64_t min_s = std::max<int64_t>(1, absl::ToInt64Seconds(options_.min_watch_timeout));
   const int64_t timeout_s = absl::Uniform<int64_t>(gen, min_s, 2 * min_s);
@@ -179,47 +175,70 @@ Reflector::WatchEnd Reflector::WatchOnce() {
                                     {"watch", "true"}});
   // A guard against a server that never ends the stream.
   req.timeout = absl::Seconds(timeout_s) + absl::Seconds(30);
+  watch_events_ = 0;
+  watch_end_ = WatchEnd::kClosed;
+  watch_start_ = absl::Now();
+  // The callbacks only queue and wake the loop (they run on the client's threads); an ERROR or
+  // unknown event ends the stream, as the loop will see when it delivers it.
+  watch_ = client_.StartWatch(
+      req,
+      [this](WatchEvent ev) {
+        const bool go_on = ev.type == "ADDED" || ev.type == "MODIFIED" || ev.type == "DELETED" ||
+                           ev.type == "BOOKMARK";
+        {
+          absl::MutexLock lock(&mu_);
+          queued_.push_back(std::move(ev));
+        }
+        loop_->Wake();
+        return go_on;
+      },
+      [this](absl::StatusOr<Response> result) {
+        {
+          absl::MutexLock lock(&mu_);
+          ended_ = std::move(result);
+        }
+        loop_->Wake();
+      });
+}
 
-  WatchEnd end = WatchEnd::kClosed;
-  int events = 0;
-  const absl::Time start = absl::Now();
-  absl::StatusOr<Response> resp = client_.Watch(req, [&](WatchEvent ev) {
-    ++events;
-    if (ev.type == "ADDED" || ev.type == "MODIFIED" || ev.type == "DELETED") {
-      // The version moves first: whoever sees the handler's effect sees the reflector there.
-      SetResourceVersion(ObjectResourceVersion(ev.object));
-      if (ev.type == "ADDED") {
-        handler_.Add(ev.object);
-      } else if (ev.type == "MODIFIED") {
-        handler_.Update(ev.object);
-      } else {
-        handler_.Delete(ev.object);
-      }
-      return true;
+void Reflector::Deliver(WatchEvent& ev) {
+  ++watch_events_;
+  if (ev.type == "ADDED" || ev.type == "MODIFIED" || ev.type == "DELETED") {
+    // The version moves first: whoever sees the handler's effect sees the reflector there.
+    SetResourceVersion(ObjectResourceVersion(ev.object));
+    if (ev.type == "ADDED") {
+      handler_.Add(ev.object);
+    } else if (ev.type == "MODIFIED") {
+      handler_.Update(ev.object);
+    } else {
+      handler_.Delete(ev.object);
     }
-    if (ev.type == "BOOKMARK") {
-      std::string rv = ObjectResourceVersion(ev.object);
-      SetResourceVersion(rv);
-      if (!rv.empty()) handler_.Bookmark(rv);
-      return true;
+    return;
+  }
+  if (ev.type == "BOOKMARK") {
+    std::string rv = ObjectResourceVersion(ev.object);
+    SetResourceVersion(rv);
+    if (!rv.empty()) handler_.Bookmark(rv);
+    return;
+  }
+  if (ev.type == "ERROR") {
+    ApiError e = DecodeApiError(ev.object);
+    if (IsResourceExpired(e)) {
+      KLOG_V(4, "Watch closed: resource version too old", "reflector", options_.name, "message",
+             e.message);
+      watch_end_ = WatchEnd::kExpired;
+    } else {
+      KLOG_V(2, "Watch ended with an error", "reflector", options_.name, "code", e.code, "reason",
+             e.reason, "message", e.message);
+      watch_end_ = WatchEnd::kRelist;
     }
-    if (ev.type == "ERROR") {
-      ApiError e = DecodeApiError(ev.object);
-      if (IsResourceExpired(e)) {
-        KLOG_V(4, "Watch closed: resource version too old", "reflector", options_.name, "message",
-               e.message);
-        end = WatchEnd::kExpired;
-      } else {
-        KLOG_V(2, "Watch ended with an error", "reflector", options_.name, "code", e.code, "reason",
-               e.reason, "message", e.message);
-        end = WatchEnd::kRelist;
-      }
-      return false;
-    }
-    KLOG_V(2, "Unexpected watch event type", "reflector", options_.name, "type", ev.type);
-    end = WatchEnd::kRelist;
-    return false;
-  });
+    return;
+  }
+  KLOG_V(2, "Unexpected watch event type", "reflector", options_.name, "type", ev.type);
+  watch_end_ = WatchEnd::kRelist;
+}
+
+Reflector::WatchEnd Reflector::Ended(const absl::StatusOr<Response>& resp) {
   if (Stopping()) return WatchEnd::kStopped;
   if (!resp.ok()) {
     if (resp.status().code() == absl::StatusCode::kCancelled) return WatchEnd::kStopped;
@@ -237,61 +256,89 @@ Reflector::WatchEnd Reflector::WatchOnce() {
            "message", e.message);
     return Retryable(resp->code) ? WatchEnd::kRetryWatch : WatchEnd::kRelist;
   }
-  if (end == WatchEnd::kClosed && events == 0 && absl::Now() - start < absl::Seconds(1)) {
+  if (watch_end_ == WatchEnd::kClosed && watch_events_ == 0 &&
+      absl::Now() - watch_start_ < absl::Seconds(1)) {
     KLOG_V(2, "Very short watch", "reflector", options_.name);
     return WatchEnd::kRetryWatch;
   }
-  if (end == WatchEnd::kClosed) {
-    KLOG_V(4, "Watch closed, watching again", "reflector", options_.name, "events", events);
+  if (watch_end_ == WatchEnd::kClosed) {
+    KLOG_V(4, "Watch closed, watching again", "reflector", options_.name, "events", watch_events_);
   }
-  return end;
+  return watch_end_;
 }
 
-void Reflector::Run() {
+absl::Time Reflector::TurnGuarded() {
+  absl::Time next = absl::InfiniteFuture();
+  // A throw (a handler's bug, a library throwing on odd input) ends that turn: it is logged,
+  // and after a back-off the reflector starts over from a fresh list instead of leaving the
+  // resource unwatched or ending the process.
+  if (RunGuarded(absl::StrCat("reflector ", options_.name), [&] { next = Turn(); })) return next;
+  if (watch_) watch_->Stop();
+  watch_.reset();
+  {
+    absl::MutexLock lock(&mu_);
+    queued_.clear();
+    ended_.reset();
+  }
+  need_list_ = true;
+  return Stopping() ? absl::InfiniteFuture() : Backoff();
+}
+
+absl::Time Reflector::Turn() {
+  if (Stopping()) return absl::InfiniteFuture();
   ScopedCancellation scope(cancel_);
-  bool need_list = true;
-  bool rv_unavailable = false;
-  absl::Time last_list = absl::InfinitePast();
-  while (!Stopping()) {
-    if (need_list) {
-      // First list from the watch cache ("0"); after an expiry a consistent read (""); other
-      // relists from the last version seen, as client-go does.
-      std::string rv = rv_unavailable ? "" : LastSyncResourceVersion();
-      if (rv.empty() && !rv_unavailable) rv = "0";
-      bool expired = false;
-      absl::Status s = List(rv, &expired);
-      if (!s.ok()) {
-        if (Stopping() || s.code() == absl::StatusCode::kCancelled) break;
-        if (expired) rv_unavailable = true;
-        KLOG_V(2, "Failed to list", "reflector", options_.name, "err", s);
-        if (!Backoff()) break;
-        continue;
-      }
-      rv_unavailable = false;
-      need_list = false;
-      last_list = absl::Now();
-    }
-    switch (WatchOnce()) {
+  // What the watch queued: its events first, then its end.
+  std::deque<WatchEvent> events;
+  std::optional<absl::StatusOr<Response>> ended;
+  {
+    absl::MutexLock lock(&mu_);
+    events.swap(queued_);
+    ended.swap(ended_);
+  }
+  for (WatchEvent& ev : events) Deliver(ev);
+  if (ended) {
+    watch_.reset();  // over: its callbacks are done
+    switch (Ended(*ended)) {
       case WatchEnd::kStopped:
-        return;
+        return absl::InfiniteFuture();
       case WatchEnd::kClosed:
         break;
       case WatchEnd::kExpired:
-        rv_unavailable = true;
-        need_list = true;
+        rv_unavailable_ = true;
+        need_list_ = true;
         // A version that expires right after a fresh list means the server keeps refusing it:
         // back off instead of relisting in a tight loop.
-        if (absl::Now() - last_list < absl::Seconds(1) && !Backoff()) return;
+        if (absl::Now() - last_list_ < absl::Seconds(1)) return Backoff();
         break;
       case WatchEnd::kRetryWatch:
-        if (!Backoff()) return;
-        break;
+        return Backoff();
       case WatchEnd::kRelist:
-        need_list = true;
-        if (!Backoff()) return;
-        break;
+        need_list_ = true;
+        return Backoff();
     }
   }
+  if (watch_) return absl::InfiniteFuture();  // watching: its callbacks wake the loop
+  if (absl::Now() < wait_until_) return wait_until_;
+  if (need_list_) {
+    // First list from the watch cache ("0"); after an expiry a consistent read (""); other
+    // relists from the last version seen, as client-go does.
+    std::string rv = rv_unavailable_ ? "" : LastSyncResourceVersion();
+    if (rv.empty() && !rv_unavailable_) rv = "0";
+    bool expired = false;
+    absl::Status s = List(rv, &expired);
+    if (!s.ok()) {
+      if (Stopping() || s.code() == absl::StatusCode::kCancelled) return absl::InfiniteFuture();
+      if (expired) rv_unavailable_ = true;
+      KLOG_V(2, "Failed to list", "reflector", options_.name, "err", s);
+      return Backoff();
+    }
+    rv_unavailable_ = false;
+    need_list_ = false;
+    last_list_ = absl::Now();
+  }
+  if (Stopping()) return absl::InfiniteFuture();
+  StartWatch();
+  return absl::InfiniteFuture();
 }
 
 // Store.

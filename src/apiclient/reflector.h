@@ -2,7 +2,8 @@
 // and a Store that keeps the latest copy of every object.
 //
 // Contract of Reflector:
-// - Start() runs one thread. It LISTs the collection (resourceVersion "0" at first, so the API
+// - Start() runs one loop (common/loops.h: on options.loops, else a thread of its own). It LISTs
+//   the collection (resourceVersion "0" at first, so the API
 //   server may answer from its watch cache; paged with limit/continue), hands the complete
 //   result to Replace(objects, rv), then WATCHes from the list's resourceVersion with
 //   allowWatchBookmarks=true and a random timeoutSeconds in [min_watch_timeout,
@@ -19,11 +20,13 @@
 //   backoff_max with up to 100% jitter, starting over once nothing failed for backoff_reset
 //   (client-go: 800 ms, 30 s, 2 min). Errors are logged at -v=2, expiry and re-watches at -v=4: a
 //   flapping API server does not flood logs.
-// - The handler's methods run on the reflector's thread, one at a time, never under a lock of the
+// - The watch runs in the background (RestClient::StartWatch): its events are queued and the
+//   loop delivers them, so between events and while backing off the reflector holds no thread
+//   (the Beast client reads the stream on its I/O threads).
+// - The handler's methods run in the reflector's loop, one at a time, never under a lock of the
 //   reflector; they must not call Stop().
-// - Stop() (any thread but the handler's, several at once too) cancels the call in flight, wakes a
-// back-off sleep and
-//   joins the thread. The destructor stops.
+// - Stop() (any thread but the handler's, several at once too) cancels the call in flight, ends
+//   the watch and waits for the loop. The destructor stops.
 // Ownership: `client` and `handler` are borrowed and must outlive the reflector.
 //
 // Contract of Store: a thread-safe ResourceEventHandler that keeps the latest object per key
@@ -34,12 +37,12 @@
 #define KUBELET_APICLIENT_REFLECTOR_H_
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -49,6 +52,7 @@
 #include "apiclient/rest_client.h"
 #include "common/cancellation.h"
 #include "common/clock.h"
+#include "common/loops.h"
 #include "nlohmann/json.hpp"
 
 namespace kubelet::apiclient {
@@ -95,11 +99,13 @@ struct ReflectorOptions {
   absl::Duration backoff_max = absl::Seconds(30);
   absl::Duration backoff_reset = absl::Minutes(2);
   double jitter = 1.0;  // a back-off of d sleeps d + rand[0,1)*jitter*d
+  // The runner of the reflector's loop; null: a thread of its own. Must outlive the reflector.
+  Loops* loops = nullptr;
 };
 
 class Reflector {
  public:
-  // `clock` times the back-off's reset window; sleeps are in real time.
+  // `clock` times the back-off's reset window; back-off waits are in real time.
   Reflector(RestClient& client, ResourceEventHandler& handler, ReflectorOptions options,
             Clock& clock);
   ~Reflector();
@@ -117,11 +123,18 @@ class Reflector {
  private:
   enum class WatchEnd { kStopped, kClosed, kExpired, kRetryWatch, kRelist };
 
-  void Run();
+  // The loop's body (guarded: a throw starts over from a list after a back-off).
+  absl::Time Turn();
+  absl::Time TurnGuarded();
   absl::Status List(const std::string& resource_version, bool* expired);
-  WatchEnd WatchOnce();
-  // Sleeps the next back-off step; false when stopping.
-  bool Backoff();
+  // Starts the background watch from the last resourceVersion.
+  void StartWatch();
+  // One queued event of the watch to the handler.
+  void Deliver(WatchEvent& event);
+  // How the watch that ended with `result` ended.
+  WatchEnd Ended(const absl::StatusOr<Response>& result);
+  // When the next back-off step ends (real time).
+  absl::Time Backoff();
   std::string Query(std::initializer_list<std::pair<std::string, std::string>> extra) const;
   void SetResourceVersion(const std::string& rv);
   bool Stopping() const;
@@ -130,19 +143,32 @@ class Reflector {
   ResourceEventHandler& handler_;
   const ReflectorOptions options_;
   Clock& clock_;
-  // Cancels the call in flight on Stop(); installed on the reflector thread.
+  // Cancels the call in flight on Stop(); installed in each turn of the loop.
   std::shared_ptr<Cancellation> cancel_ = std::make_shared<Cancellation>();
-  absl::Mutex join_mu_;  // serializes Stop()'s join: several threads may stop one reflector
-  std::thread thread_;
+  RealClock real_clock_;  // the own runner's: back-off waits are in real time
+  std::unique_ptr<Loops> own_loops_;
+  std::unique_ptr<Loop> loop_;  // set by Start(), before any watch
+  absl::Mutex stop_mu_;         // serializes Start() and Stop()
 
-  // Reflector thread only.
+  // The loop only.
   absl::Duration backoff_ = absl::ZeroDuration();
   absl::Time last_backoff_ = absl::InfinitePast();
+  bool need_list_ = true;
+  bool rv_unavailable_ = false;
+  absl::Time last_list_ = absl::InfinitePast();
+  absl::Time wait_until_ = absl::InfinitePast();  // backing off until then (real time)
+  std::unique_ptr<BackgroundWatch> watch_;
+  absl::Time watch_start_;
+  int watch_events_ = 0;
+  WatchEnd watch_end_ = WatchEnd::kClosed;  // what an ERROR event said
 
   mutable absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool synced_ ABSL_GUARDED_BY(mu_) = false;
   std::string rv_ ABSL_GUARDED_BY(mu_);
+  // What the watch's callbacks left for the loop.
+  std::deque<WatchEvent> queued_ ABSL_GUARDED_BY(mu_);
+  std::optional<absl::StatusOr<Response>> ended_ ABSL_GUARDED_BY(mu_);
 };
 
 class Store final : public ResourceEventHandler {

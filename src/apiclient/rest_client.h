@@ -49,10 +49,22 @@
 //   to an http server carry the absolute URL as target. Credentials in the proxy URL
 //   (user:pass@, percent-decoded) are sent as "Proxy-Authorization: Basic" on the CONNECT (on
 //   each request for http). Pooling, retries, watches and cancellation work as without a proxy.
-// Thread-safety: a RestClient is thread-safe; calls run on the caller's thread (no thread per
-// request; resolving a host name that is not an IP address runs getaddrinfo on a short-lived
-// detached thread so that a cancellation does not wait for it). Ownership: the factory's result
-// owns its connections; the callback is borrowed for the duration of Watch().
+// - StartWatch() is Watch() in the background: the request is sent and its answer's header read
+//   on the calling thread; a watch answered 200 then goes on without holding a thread (the Beast
+//   client reads its frames on the I/O threads), `on_event` is called for each frame, one at a
+//   time, on a thread of the client's, and `on_end` once with what Watch() would have returned
+//   when the stream ends. A refusal (or a failure before the header) calls `on_end` before
+//   StartWatch returns. The callbacks must be quick (queue, wake) and must not call Stop().
+//   BackgroundWatch::Stop() (and its destructor) ends the stream: after it returns no callback
+//   runs, and `on_end` is not called for a stopped watch. The default implementation runs
+//   Watch() on a thread of its own.
+// Thread-safety: a RestClient is thread-safe; calls wait on the caller's thread (no thread per
+// request). The Beast client's network steps run on a few I/O threads shared by every connection
+// of the process (one per core, at most 4, started with the first connection); resolving a host
+// name that is not an IP address runs getaddrinfo on a short-lived detached thread so that a
+// cancellation does not wait for it. Ownership: the factory's result owns its connections; the
+// callback is borrowed for the duration of Watch(), the StartWatch callbacks are owned by the
+// BackgroundWatch.
 #ifndef KUBELET_APICLIENT_REST_CLIENT_H_
 #define KUBELET_APICLIENT_REST_CLIENT_H_
 
@@ -150,11 +162,25 @@ absl::StatusOr<WatchEvent> DecodeWatchFrame(std::string_view line);
 // types; "" otherwise (never throws on what the API server sent).
 std::string MetadataString(const nlohmann::json& object, const char* key);
 
+// A watch running in the background (RestClient::StartWatch).
+class BackgroundWatch {
+ public:
+  virtual ~BackgroundWatch() = default;
+  // Ends the stream and waits for a callback in progress; idempotent. Not from a callback.
+  virtual void Stop() = 0;
+};
+
+// Called once when a background watch ends by itself, with what Watch() would have returned.
+using WatchEndFn = std::function<void(absl::StatusOr<Response> result)>;
+
 class RestClient {
  public:
   virtual ~RestClient() = default;
   virtual absl::StatusOr<Response> Do(const Request& request) = 0;
   virtual absl::StatusOr<Response> Watch(const Request& request, const WatchEventFn& on_event) = 0;
+  // See the header comment. The default runs Watch() on a thread of the BackgroundWatch.
+  virtual std::unique_ptr<BackgroundWatch> StartWatch(const Request& request, WatchEventFn on_event,
+                                                      WatchEndFn on_end);
 };
 
 struct RestClientOptions {

@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -822,6 +823,202 @@ TEST(RestClientTest, WatchIsCancelledPromptlyAndStopsOnRequest) {
   t.join();
   EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled);
   EXPECT_LT(absl::Now() - start, absl::Milliseconds(500));
+}
+
+// The threads of this process named `name` (/proc/self/task/*/comm).
+int ThreadsNamed(const std::string& name) {
+  int n = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string line;
+    if (std::getline(comm, line) && line == name) ++n;
+  }
+  return n;
+}
+
+int OpenDescriptors() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+// A watch server: two events, then silence (blank keep-alive lines) until the client goes or
+// the server stops; /gone answers 410.
+Handler SilentWatchServer(const TestServer* const* server) {
+  return [server](const ServerRequest& r, Conn& c) {
+    if (r.target.find("gone") != std::string::npos) {
+      c.Respond(410, StatusBody(410, "Expired", "too old resource version: 1 (5)"));
+      return;
+    }
+    c.StartChunked(200);
+    c.Chunk(R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"1"}}})"
+            "\n"
+            R"({"type":"MODIFIED","object":{"metadata":{"name":"a","resourceVersion":"2"}}})"
+            "\n");
+    if (r.target.find("end") != std::string::npos) {
+      c.EndChunked();
+      return;
+    }
+    while (!(*server)->stopping().WaitForNotificationWithTimeout(absl::Milliseconds(50))) {
+      if (!c.Chunk("\n")) return;
+    }
+  };
+}
+
+TEST(RestClientTest, StartWatchStreamsWithoutTheCallersThreadAndEndsOnce) {
+  const TestServer* self = nullptr;
+  TestServer server(SilentWatchServer(&self));
+  self = &server;
+  std::unique_ptr<RestClient> client = Client(Config(server));
+  absl::Mutex mu;
+  std::vector<std::string> seen;
+  int ends = 0;
+  absl::StatusOr<Response> end_result;
+  bool callbacks_on_caller = false;
+  const std::thread::id caller = std::this_thread::get_id();
+  absl::Notification ended;
+  std::unique_ptr<BackgroundWatch> w = client->StartWatch(
+      Get("/api/v1/pods?watch=true&end=1"),
+      [&](WatchEvent ev) {
+        absl::MutexLock lock(&mu);
+        seen.push_back(ev.type);
+        return true;
+      },
+      [&](absl::StatusOr<Response> r) {
+        absl::MutexLock lock(&mu);
+        ++ends;
+        end_result = std::move(r);
+        if (std::this_thread::get_id() == caller) callbacks_on_caller = true;
+        ended.Notify();
+      });
+  ASSERT_TRUE(ended.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  w->Stop();
+  absl::MutexLock lock(&mu);
+  EXPECT_THAT(seen, ::testing::ElementsAre("ADDED", "MODIFIED"));
+  EXPECT_EQ(ends, 1);
+  ASSERT_TRUE(end_result.ok()) << end_result.status();
+  EXPECT_EQ(end_result->code, 200);
+  EXPECT_FALSE(callbacks_on_caller);
+}
+
+TEST(RestClientTest, StartWatchStopEndsTheStreamPromptlyWithoutOnEnd) {
+  const TestServer* self = nullptr;
+  TestServer server(SilentWatchServer(&self));
+  self = &server;
+  std::unique_ptr<RestClient> client = Client(Config(server));
+  std::atomic<int> events{0}, ends{0};
+  std::unique_ptr<BackgroundWatch> w = client->StartWatch(
+      Get("/w?watch=true"),
+      [&](WatchEvent) {
+        ++events;
+        return true;
+      },
+      [&](absl::StatusOr<Response>) { ++ends; });
+  for (int i = 0; i < 1000 && events < 2; ++i) absl::SleepFor(absl::Milliseconds(10));
+  ASSERT_EQ(events, 2);
+  const absl::Time start = absl::Now();
+  w->Stop();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  w->Stop();  // idempotent
+  w.reset();
+  EXPECT_EQ(ends, 0);
+  for (int i = 0; i < 1000 && server.ended_connections() < 1; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(server.ended_connections(), 1);  // the client closed it
+}
+
+TEST(RestClientTest, StartWatchRefusedOrTimedOut) {
+  const TestServer* self = nullptr;
+  TestServer server(SilentWatchServer(&self));
+  self = &server;
+  std::unique_ptr<RestClient> client = Client(Config(server));
+  // A refusal ends the watch before StartWatch returns.
+  std::optional<absl::StatusOr<Response>> refused;
+  std::unique_ptr<BackgroundWatch> w = client->StartWatch(
+      Get("/gone?watch=true"), [](WatchEvent) { return true; },
+      [&](absl::StatusOr<Response> r) { refused = std::move(r); });
+  ASSERT_TRUE(refused.has_value());
+  ASSERT_TRUE(refused->ok()) << refused->status();
+  EXPECT_EQ((*refused)->code, 410);
+  w.reset();
+  // The request's timeout cuts a silent stream: the watch ended, as Watch() says it.
+  Request r = Get("/w?watch=true");
+  r.timeout = absl::Milliseconds(300);
+  absl::Notification ended;
+  absl::StatusOr<Response> result;
+  w = client->StartWatch(
+      r, [](WatchEvent) { return true; },
+      [&](absl::StatusOr<Response> got) {
+        result = std::move(got);
+        ended.Notify();
+      });
+  ASSERT_TRUE(ended.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->code, 200);
+}
+
+TEST(RestClientTest, ConnectionsOfAllClientsShareTheProcessIoThreads) {
+  const TestServer* self = nullptr;
+  TestServer server(SilentWatchServer(&self));
+  self = &server;
+  constexpr int kClients = 4, kWatchesEach = 10;
+  std::vector<std::unique_ptr<RestClient>> clients;
+  for (int i = 0; i < kClients; ++i) clients.push_back(Client(Config(server)));
+  // One watch first: the I/O threads and the server's accept loop exist before counting.
+  std::unique_ptr<BackgroundWatch> first = clients[0]->StartWatch(
+      Get("/w?watch=true"), [](WatchEvent) { return true; }, [](absl::StatusOr<Response>) {});
+  const int fds_before = OpenDescriptors();
+  std::atomic<int> events{0};
+  std::vector<std::unique_ptr<BackgroundWatch>> watches;
+  for (auto& c : clients) {
+    for (int i = 0; i < kWatchesEach; ++i) {
+      watches.push_back(c->StartWatch(
+          Get("/w?watch=true"),
+          [&](WatchEvent) {
+            ++events;
+            return true;
+          },
+          [](absl::StatusOr<Response>) {}));
+    }
+  }
+  constexpr int kWatches = kClients * kWatchesEach;
+  for (int i = 0; i < 1000 && events < 2 * kWatches; ++i) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(events, 2 * kWatches);
+  // Each open stream: the client's socket and the test server's; nothing else per connection
+  // (no reactor, eventfd or timer of its own: before, 3 more each), and no thread per watch.
+  // The slack: the reactors of I/O threads that got their first connection now (3 each).
+  EXPECT_LE(OpenDescriptors() - fds_before, 2 * kWatches + 3 * 4);
+  EXPECT_GE(ThreadsNamed("api-io"), 1);
+  EXPECT_LE(ThreadsNamed("api-io"), 4);
+  for (auto& w : watches) w->Stop();
+  first->Stop();
+}
+
+TEST(RestClientTest, DeadlinesRacingTheAnswerLeaveNothingBehind) {
+  // The answer comes about when the deadline passes: whichever wins, the call returns an answer
+  // or DeadlineExceeded, and nothing of it runs afterwards on a connection already dropped (the
+  // sanitized build's check).
+  std::atomic<int> delay_us{0};
+  TestServer server([&](const ServerRequest&, Conn& c) {
+    absl::SleepFor(absl::Microseconds(delay_us.load()));
+    c.Respond(200, "{}");
+  });
+  std::unique_ptr<RestClient> client = Client(Config(server));
+  int answered = 0, timed_out = 0;
+  for (int i = 0; i < 500; ++i) {
+    delay_us = 1000 + (i % 7) * 300;
+    Request r = Get("/race");
+    r.timeout = absl::Microseconds(1000 + (i % 5) * 400);
+    absl::StatusOr<Response> resp = client->Do(r);
+    if (resp.ok()) {
+      ++answered;
+    } else {
+      ASSERT_EQ(resp.status().code(), absl::StatusCode::kDeadlineExceeded) << resp.status();
+      ++timed_out;
+    }
+  }
+  EXPECT_EQ(answered + timed_out, 500);
 }
 
 TEST(RestClientTest, RateLimiterSpacesRequests) {

@@ -196,7 +196,8 @@ int RunHollow(Settings& s, const HollowOptions& h) {
           absl::MutexLock lock(&services->mu);
           if (services->watch == nullptr) {
             services->watch = StartServiceWatch(
-                node->clients.api, s.flags.root_directory + "/services-checkpoint.json", clock);
+                node->clients.api, s.flags.root_directory + "/services-checkpoint.json", clock,
+                loops.get());
           }
           service_watch = services->watch;
         }

@@ -28,6 +28,11 @@ class SharedClient final : public apiclient::RestClient {
                                             const apiclient::WatchEventFn& on_event) override {
     return client_->Watch(request, on_event);
   }
+  std::unique_ptr<apiclient::BackgroundWatch> StartWatch(const apiclient::Request& request,
+                                                         apiclient::WatchEventFn on_event,
+                                                         apiclient::WatchEndFn on_end) override {
+    return client_->StartWatch(request, std::move(on_event), std::move(on_end));
+  }
 
  private:
   std::shared_ptr<apiclient::RestClient> client_;

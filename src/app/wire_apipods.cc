@@ -78,6 +78,7 @@ class RestMirrorClient final : public MirrorClient {
 struct ApiPodSource {
   std::shared_ptr<apiclient::RestClient> client;
   Clock* clock = nullptr;
+  Loops* loops = nullptr;
   std::string node_name;
   std::string checkpoint_path;
   absl::Mutex mu;
@@ -93,8 +94,10 @@ struct ApiPodSource {
     handler = std::make_unique<apiclient::HandlerFor<podsource::ApiSource>>(*source);
     reflector = std::make_unique<apiclient::CheckpointedReflector>(
         *client, *handler,
-        apiclient::ReflectorOptions{
-            .name = "pods", .path = "/api/v1/pods", .field_selector = "spec.nodeName=" + node_name},
+        apiclient::ReflectorOptions{.name = "pods",
+                                    .path = "/api/v1/pods",
+                                    .field_selector = "spec.nodeName=" + node_name,
+                                    .loops = loops},
         apiclient::CheckpointOptions{
             .path = checkpoint_path, .list_kind = "PodList", .strip = {"status"}},
         *clock);
@@ -124,6 +127,7 @@ absl::Status WireApiPods(WiringStage stage, WiringContext& ctx) {
   auto src = std::make_shared<ApiPodSource>();
   src->client = ctx.api_client;
   src->clock = ctx.clock;
+  src->loops = ctx.loops;
   src->node_name = ctx.node_name;
   src->checkpoint_path = ctx.settings->flags.root_directory + "/api-pods-checkpoint.json";
   ctx.components.keep_alive.push_back(status_client);

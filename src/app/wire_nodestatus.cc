@@ -81,6 +81,7 @@ void WireAdmissionNode(WiringContext& ctx) {
   ro.name = "nodes";
   ro.path = "/api/v1/nodes";
   ro.field_selector = "metadata.name=" + ctx.node_name;
+  ro.loops = ctx.loops;
   watch->reflector =
       std::make_unique<apiclient::Reflector>(*ctx.api_client, watch->store, ro, *ctx.clock);
   watch->reflector->Start();

@@ -31,12 +31,13 @@ struct ServiceWatch {
 };
 
 std::shared_ptr<ServiceWatch> StartServiceWatch(std::shared_ptr<apiclient::RestClient> client,
-                                                const std::string& checkpoint_path, Clock& clock) {
+                                                const std::string& checkpoint_path, Clock& clock,
+                                                Loops* loops) {
   auto watch = std::make_shared<ServiceWatch>();
   watch->client = std::move(client);
   watch->reflector = std::make_unique<apiclient::CheckpointedReflector>(
       *watch->client, watch->handler,
-      apiclient::ReflectorOptions{.name = "services", .path = "/api/v1/services"},
+      apiclient::ReflectorOptions{.name = "services", .path = "/api/v1/services", .loops = loops},
       apiclient::CheckpointOptions{.path = checkpoint_path, .list_kind = "ServiceList"}, clock);
   watch->reflector->Start();
   return watch;
@@ -52,7 +53,7 @@ absl::Status WireServices(WiringStage stage, WiringContext& ctx) {
   if (watch == nullptr) {
     watch = StartServiceWatch(ctx.api_client,
                               ctx.settings->flags.root_directory + "/services-checkpoint.json",
-                              *ctx.clock);
+                              *ctx.clock, ctx.loops);
     ctx.AtShutdown([watch] { StopServiceWatch(*watch); });
   }
   ctx.runtime_options->service_env = [watch](const api::Pod& pod) {

@@ -220,9 +220,11 @@ absl::Status WireApiPods(WiringStage stage, WiringContext& ctx);
 // API-server mode only: the services watch behind the containers' service variables.
 absl::Status WireServices(WiringStage stage, WiringContext& ctx);
 // A services watch on `client` (checkpointed at `checkpoint_path`), for nodes that share one
-// (WiringContext::shared_services); StopServiceWatch ends it.
+// (WiringContext::shared_services); its reflector's loop on `loops` (null: a thread of its own).
+// StopServiceWatch ends it.
 std::shared_ptr<ServiceWatch> StartServiceWatch(std::shared_ptr<apiclient::RestClient> client,
-                                                const std::string& checkpoint_path, Clock& clock);
+                                                const std::string& checkpoint_path, Clock& clock,
+                                                Loops* loops = nullptr);
 void StopServiceWatch(ServiceWatch& watch);
 
 // The event recorder every subsystem records to (upstream makeEventRecorder), made once in

@@ -128,6 +128,10 @@ class ForwardingRestClient final : public RestClient {
   absl::StatusOr<Response> Watch(const Request& request, const WatchEventFn& on_event) override {
     return to_->Watch(request, on_event);
   }
+  std::unique_ptr<BackgroundWatch> StartWatch(const Request& request, WatchEventFn on_event,
+                                              WatchEndFn on_end) override {
+    return to_->StartWatch(request, std::move(on_event), std::move(on_end));
+  }
 
  private:
   RestClient* to_;
