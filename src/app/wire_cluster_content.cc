@@ -71,6 +71,7 @@ absl::Status WireClusterContent(WiringStage stage, WiringContext& ctx) {
   std::shared_ptr<clustercontent::ClusterObjectSource> objects;
   if (ctx.api_client != nullptr) {
     clustercontent::ObjectSourceOptions oo;
+    oo.reflector.loops = ctx.loops;
     // Read when a Get needs it; KubeletOptions outlives the wiring (app::Run owns it) and its
     // `node` hook is set once during start-up.
     const KubeletOptions* ko = ctx.kubelet_options;

@@ -172,6 +172,24 @@ TEST_F(HollowNodesTest, FiftyNodesRegisterRunADeploymentAndSurviveAnApiServerOut
       << ReadyNodes() << " of " << kNodes << " Ready\n"
       << hollow_->Log().substr(0, 20000);
 
+  // Shared, not copied: at rest a node holds no thread of its own (its loops run on the
+  // process's shared runner, its watches on the API client's I/O threads) and a few
+  // descriptors (its connections). Threads that start with work (event senders after the
+  // start-up events, start workers) leave when idle, so this waits for them.
+  auto count = [&](const std::string& what) {
+    int n = 0;
+    std::error_code ec;
+    for (auto it = std::filesystem::directory_iterator(
+             absl::StrCat("/proc/", hollow_->pid(), "/", what), ec);
+         !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+      ++n;
+    }
+    return n;
+  };
+  EXPECT_TRUE(WaitUntil([&] { return count("task") < kNodes; }, absl::Seconds(120)))
+      << count("task") << " threads for " << kNodes << " nodes";
+  EXPECT_LT(count("fd"), 5 * kNodes) << "open descriptors";
+
   // Each node its own identity: a CSR per node from the bootstrap token, and the certificate
   // it got names the node.
   json csrs = cp_->KubectlJson({"get", "csr"});

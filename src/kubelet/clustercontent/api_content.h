@@ -66,7 +66,7 @@ struct ObjectSourceOptions {
   // Cache: the TTL the Node announces (node.alpha.kubernetes.io/ttl); nullopt: default_ttl.
   std::function<std::optional<absl::Duration>()> ttl;
   absl::Duration default_ttl = absl::Minutes(1);
-  // Watch: called (on a reflector thread, no lock held) with the UID of each registered pod
+  // Watch: called (in a reflector's loop, no lock held) with the UID of each registered pod
   // referencing an object whose content changed after it was first listed, so the kubelet can
   // sync the pod and republish its volumes at once (upstream waits for the pod's next periodic
   // sync, up to syncFrequency later). Unset: nothing is called.
