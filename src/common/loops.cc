@@ -1,5 +1,7 @@
 #include "common/loops.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <map>
 #include <thread>
@@ -116,8 +118,17 @@ class SharedLoop final : public Loop {
 class SharedLoops final : public Loops {
  public:
   SharedLoops(const Clock& clock, SharedLoopsOptions options)
-      : clock_(clock), pool_(0, std::max(1, options.max_threads), options.idle_timeout) {
-    timer_ = GuardedThread("loop timer", [this] { TimerLoop(); });
+      : clock_(clock),
+        // Bodies are short but come in bursts (loops started together stay due together): the
+        // pool grows only when none of its threads is idle, so a burst is run by the threads
+        // there are, and a body that blocks still gets the others a new thread.
+        pool_(0, std::max(1, options.max_threads), options.idle_timeout,
+              ThreadPool::Growth::kWhenStalled) {
+    pool_.SetThreadName("loops");
+    timer_ = GuardedThread("loop timer", [this] {
+      pthread_setname_np(pthread_self(), "loop timer");
+      TimerLoop();
+    });
   }
 
   ~SharedLoops() override {
@@ -219,8 +230,13 @@ class SharedLoops final : public Loops {
         s->queued = false;
         DispatchLocked(s);
       }
-      const absl::Time deadline =
-          timers_.empty() ? absl::InfiniteFuture() : timers_.begin()->first.first;
+      absl::Time deadline = timers_.empty() ? absl::InfiniteFuture() : timers_.begin()->first.first;
+      // While bodies wait for a thread, the pool is looked at every millisecond: one whose
+      // threads are all blocked grows (real time: the pool's own measure).
+      const absl::Time stalled_check = pool_.GrowIfStalled();
+      if (stalled_check != absl::InfiniteFuture()) {
+        deadline = std::min(deadline, clock_.Now() + (stalled_check - absl::Now()));
+      }
       changed_ = false;
       auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return changed_ || shutdown_; };
       clock_.AwaitWithDeadline(mu_, absl::Condition(&woken), deadline);

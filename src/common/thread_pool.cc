@@ -1,5 +1,7 @@
 #include "common/thread_pool.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <system_error>
 
@@ -11,10 +13,11 @@ namespace kubelet {
 ThreadPool::ThreadPool(int threads)
     : ThreadPool(std::max(1, threads), std::max(1, threads), absl::InfiniteDuration()) {}
 
-ThreadPool::ThreadPool(int min_threads, int max_threads, absl::Duration idle_timeout)
+ThreadPool::ThreadPool(int min_threads, int max_threads, absl::Duration idle_timeout, Growth growth)
     : min_threads_(std::max(0, min_threads)),
       max_threads_(std::max({1, min_threads, max_threads})),
-      idle_timeout_(idle_timeout) {
+      idle_timeout_(idle_timeout),
+      growth_(growth) {
   absl::MutexLock lock(&mu_);
   for (int i = 0; i < min_threads_; ++i) SpawnLocked();
 }
@@ -41,10 +44,29 @@ void ThreadPool::Submit(std::function<void()> fn) {
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) return;
-    queue_.push_back(std::move(fn));
-    if (static_cast<size_t>(idle_) < queue_.size() && live_ < max_threads_) SpawnLocked();
+    const absl::Time now = absl::Now();
+    queue_.push_back(Task{std::move(fn), now});
+    if (!idle_.empty()) {
+      // The thread that became idle last takes it.
+      idle_.back()->woken = true;
+      idle_.pop_back();
+    } else if (live_ < max_threads_ && (growth_ == Growth::kPerQueuedClosure || live_ == 0 ||
+                                        now - queue_.front().queued > absl::Milliseconds(1))) {
+      SpawnLocked();
+    }
   }
   ReapExited();
+}
+
+absl::Time ThreadPool::GrowIfStalled() {
+  constexpr absl::Duration kStalled = absl::Milliseconds(1);
+  absl::MutexLock lock(&mu_);
+  if (queue_.empty() || stopping_) return absl::InfiniteFuture();
+  const absl::Time now = absl::Now();
+  if (idle_.empty() && live_ < max_threads_ && now - queue_.front().queued > kStalled) {
+    SpawnLocked();
+  }
+  return now + kStalled;
 }
 
 void ThreadPool::ReapExited() {
@@ -76,24 +98,37 @@ int ThreadPool::threads() const {
   return live_;
 }
 
+void ThreadPool::SetThreadName(std::string name) {
+  absl::MutexLock lock(&mu_);
+  thread_name_ = std::move(name);
+}
+
 void ThreadPool::Loop() {
   mu_.Lock();
+  if (!thread_name_.empty()) {
+    pthread_setname_np(pthread_self(), thread_name_.substr(0, 15).c_str());
+  }
   for (;;) {
-    auto ready = [this]()
-                     ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !queue_.empty(); };
-    ++idle_;
-    bool woken = true;
-    if (live_ > min_threads_ && idle_timeout_ != absl::InfiniteDuration()) {
-      woken = mu_.AwaitWithTimeout(absl::Condition(&ready), idle_timeout_);
-    } else {
-      mu_.Await(absl::Condition(&ready));
+    if (queue_.empty() && !stopping_) {
+      Waiter w;
+      idle_.push_back(&w);
+      auto ready = [this, &w]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return w.woken || stopping_; };
+      if (live_ > min_threads_ && idle_timeout_ != absl::InfiniteDuration()) {
+        mu_.AwaitWithTimeout(absl::Condition(&ready), idle_timeout_);
+      } else {
+        mu_.Await(absl::Condition(&ready));
+      }
+      if (!w.woken) {
+        // Timed out or stopping: no longer idle.
+        idle_.erase(std::find(idle_.begin(), idle_.end(), &w));
+        if (stopping_ ? queue_.empty() : live_ > min_threads_) break;
+      }
     }
-    --idle_;
     if (queue_.empty()) {
-      if (stopping_ || (!woken && live_ > min_threads_)) break;
-      continue;
+      if (stopping_) break;
+      continue;  // handed work another thread took first
     }
-    std::function<void()> fn = std::move(queue_.front());
+    std::function<void()> fn = std::move(queue_.front().fn);
     queue_.pop_front();
     mu_.Unlock();
     RunGuarded("thread pool task", fn);

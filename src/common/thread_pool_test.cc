@@ -66,6 +66,65 @@ TEST(ThreadPoolTest, GrowthStopsAtMaxThreads) {
   ASSERT_TRUE(Eventually([&] { return done.load() == 6; }));
 }
 
+TEST(ThreadPoolTest, GrowingWhenStalledRunsABurstOnTheThreadsThereAre) {
+  ThreadPool pool(0, 64, absl::Seconds(30), ThreadPool::Growth::kWhenStalled);
+  std::atomic<int> done{0};
+  pool.Submit([&done] { ++done; });
+  ASSERT_TRUE(Eventually([&] { return done == 1; }));
+  EXPECT_EQ(pool.threads(), 1);
+  // A burst of short closures while that thread is idle: no thread per closure.
+  for (int i = 0; i < 200; ++i) pool.Submit([&done] { ++done; });
+  ASSERT_TRUE(Eventually([&] { return done == 201; }));
+  EXPECT_LE(pool.threads(), 2);
+  // Closures that block still get the others a thread each.
+  absl::Notification release;
+  std::atomic<int> blocked{0};
+  for (int i = 0; i < 3; ++i) {
+    pool.Submit([&] {
+      ++blocked;
+      release.WaitForNotification();
+    });
+    const bool started = Eventually([&] {
+      pool.GrowIfStalled();
+      return blocked == i + 1;
+    });
+    if (!started) release.Notify();
+    ASSERT_TRUE(started);
+  }
+  pool.Submit([&done] { ++done; });
+  // Every thread blocked: the queued closure stalls, and the owner's check adds a thread.
+  ASSERT_TRUE(Eventually([&] {
+    pool.GrowIfStalled();
+    return done == 202;
+  }));
+  EXPECT_EQ(pool.GrowIfStalled(), absl::InfiniteFuture());  // nothing queued
+  release.Notify();
+}
+
+TEST(ThreadPoolTest, ThreadsTheLoadNoLongerNeedsLeave) {
+  // Work goes to the thread idle last: after a burst of blocking closures made 8 threads, a
+  // steady trickle keeps one busy and the other 7 time out.
+  ThreadPool pool(0, 64, absl::Milliseconds(200));
+  absl::Notification release;
+  std::atomic<int> blocked{0};
+  for (int i = 0; i < 8; ++i) {
+    pool.Submit([&] {
+      ++blocked;
+      release.WaitForNotification();
+    });
+  }
+  ASSERT_TRUE(Eventually([&] { return blocked == 8; }));
+  EXPECT_EQ(pool.threads(), 8);
+  release.Notify();
+  std::atomic<int> done{0};
+  for (int i = 0; i < 100; ++i) {
+    pool.Submit([&done] { ++done; });
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_TRUE(Eventually([&] { return done == 100; }));
+  EXPECT_LE(pool.threads(), 2);
+}
+
 TEST(ThreadPoolTest, SubmitAfterStopIsDropped) {
   ThreadPool pool(0, 4, absl::Seconds(1));
   std::atomic<int> ran{0};

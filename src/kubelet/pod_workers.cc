@@ -41,7 +41,9 @@ PodWorkers::PodWorkers(PodWorkersOptions options, PodSyncer& syncer, container::
       cache_(cache),
       clock_(clock),
       pool_(std::make_unique<ThreadPool>(std::min(options.idle_threads, options.threads),
-                                         options.threads, absl::Seconds(30))) {}
+                                         options.threads, absl::Seconds(30))) {
+  pool_->SetThreadName("pod worker");
+}
 
 PodWorkers::~PodWorkers() { Stop(); }
 

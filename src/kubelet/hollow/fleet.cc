@@ -33,7 +33,10 @@ Fleet::~Fleet() { Stop(); }
 void Fleet::Start() {
   absl::MutexLock lock(&mu_);
   if (pool_ || stopped_) return;
-  pool_ = std::make_unique<ThreadPool>(std::max(1, options_.start_concurrency));
+  // Elastic: the start threads leave once every node has started.
+  pool_ =
+      std::make_unique<ThreadPool>(0, std::max(1, options_.start_concurrency), absl::Seconds(10));
+  pool_->SetThreadName("fleet start");
   for (int i = 0; i < options_.nodes; ++i) {
     pool_->Submit([this, i] { StartOne(i); });
   }

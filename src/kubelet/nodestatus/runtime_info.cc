@@ -10,7 +10,9 @@ RuntimeInfoCache::RuntimeInfoCache(VersionFn version, ImagesFn images,
                                    absl::Duration refresher_idle)
     : version_fn_(std::move(version)),
       images_fn_(std::move(images)),
-      pool_(/*min_threads=*/0, /*max_threads=*/1, refresher_idle) {}
+      pool_(/*min_threads=*/0, /*max_threads=*/1, refresher_idle) {
+  pool_.SetThreadName("runtime info");
+}
 
 RuntimeInfoCache::~RuntimeInfoCache() { Stop(); }
 

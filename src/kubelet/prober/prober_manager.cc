@@ -122,7 +122,9 @@ ProberManager::ProberManager(cri::RuntimeService& runtime, Clock& clock, Options
       pool_(std::max(0, options_.probe_threads), std::max(1, options_.max_probe_threads),
             absl::Seconds(30)),
       start_(clock.Now()),
-      rng_(std::random_device{}()) {}
+      rng_(std::random_device{}()) {
+  pool_.SetThreadName("prober");
+}
 
 ProberManager::~ProberManager() { Stop(); }
 
