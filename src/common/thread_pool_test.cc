@@ -99,6 +99,7 @@ TEST(ThreadPoolTest, GrowingWhenStalledRunsABurstOnTheThreadsThereAre) {
   }));
   EXPECT_EQ(pool.GrowIfStalled(), absl::InfiniteFuture());  // nothing queued
   release.Notify();
+  pool.Stop();  // before `release` and `blocked` go: the closures wake on them
 }
 
 TEST(ThreadPoolTest, ThreadsTheLoadNoLongerNeedsLeave) {
@@ -123,6 +124,7 @@ TEST(ThreadPoolTest, ThreadsTheLoadNoLongerNeedsLeave) {
   }
   ASSERT_TRUE(Eventually([&] { return done == 100; }));
   EXPECT_LE(pool.threads(), 2);
+  pool.Stop();
 }
 
 TEST(ThreadPoolTest, SubmitAfterStopIsDropped) {
