@@ -724,7 +724,7 @@ class Streaming : public std::enable_shared_from_this<Streaming> {
   void Stop() {
     {
       absl::MutexLock lock(&mu_);
-      if (finished_ || conn_ == nullptr) return;
+      if (finished_) return;
       stopping_ = true;
     }
     net::post(*conn_->ioc, [self = shared_from_this()] {
