@@ -76,7 +76,8 @@ struct TypeMeta {
   std::string api_version;
 };
 
-absl::StatusOr<TypeMeta> InterpretTypeMeta(const Doc& doc) {
+// `absent`: what a member that is not there reads as (a list's items come without them).
+absl::StatusOr<TypeMeta> InterpretTypeMeta(const Doc& doc, const TypeMeta* absent = nullptr) {
   TypeMeta tm;
   if (doc.is_null()) {
     return absl::InvalidArgumentError("Object 'Kind' is missing in 'null'");
@@ -94,6 +95,10 @@ absl::StatusOr<TypeMeta> InterpretTypeMeta(const Doc& doc) {
   }
   auto get = [&](const char* key, std::string* out) -> absl::Status {
     auto it = doc.find(key);
+    if (it == doc.end() && absent != nullptr) {
+      *out = std::string_view(key) == "kind" ? absent->kind : absent->api_version;
+      return absl::OkStatus();
+    }
     if (it == doc.end() || it->is_null()) return absl::OkStatus();
     if (!it->is_string()) {
       return absl::InvalidArgumentError(
@@ -157,24 +162,23 @@ struct Fields<PodListDoc> {
 
 namespace {
 
-absl::StatusOr<std::vector<Pod>> DecodeImpl(std::string_view data, bool allow_list,
-                                            std::vector<std::string>* unknown) {
+absl::StatusOr<std::vector<Pod>> DecodeDoc(const Doc& doc, bool allow_list,
+                                           std::vector<std::string>* unknown,
+                                           const TypeMeta* absent) {
   try {
-    absl::StatusOr<Doc> doc = ParseDocument(data);
-    if (!doc.ok()) return doc.status();
-    absl::StatusOr<TypeMeta> tm = InterpretTypeMeta(*doc);
+    absl::StatusOr<TypeMeta> tm = InterpretTypeMeta(doc, absent);
     if (!tm.ok()) return tm.status();
     codec::Path root;
     root.unknown_paths = unknown;
     if (tm->kind == "Pod") {
       std::vector<Pod> out(1);
-      KRETURN_IF_ERROR(codec::DecodeStruct(*doc, root, &out[0]));
+      KRETURN_IF_ERROR(codec::DecodeStruct(doc, root, &out[0]));
       Normalize(&out[0]);
       return out;
     }
     if (allow_list && tm->kind == "PodList") {
       PodListDoc list;
-      KRETURN_IF_ERROR(codec::DecodeStruct(*doc, root, &list));
+      KRETURN_IF_ERROR(codec::DecodeStruct(doc, root, &list));
       for (Pod& pod : list.items) Normalize(&pod);
       return std::move(list.items);
     }
@@ -189,7 +193,25 @@ absl::StatusOr<std::vector<Pod>> DecodeImpl(std::string_view data, bool allow_li
   }
 }
 
+absl::StatusOr<std::vector<Pod>> DecodeImpl(std::string_view data, bool allow_list,
+                                            std::vector<std::string>* unknown) {
+  try {
+    absl::StatusOr<Doc> doc = ParseDocument(data);
+    if (!doc.ok()) return doc.status();
+    return DecodeDoc(*doc, allow_list, unknown, nullptr);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("failed to decode pod: ", e.what()));
+  }
+}
+
 }  // namespace
+
+absl::StatusOr<Pod> DecodePodDocument(const nlohmann::json& doc, bool list_item) {
+  static const TypeMeta kListItem{"Pod", "v1"};
+  auto pods = DecodeDoc(doc, /*allow_list=*/false, nullptr, list_item ? &kListItem : nullptr);
+  if (!pods.ok()) return pods.status();
+  return std::move((*pods)[0]);
+}
 
 absl::StatusOr<Pod> DecodePod(std::string_view data, std::vector<std::string>* unknown_fields) {
   auto pods = DecodeImpl(data, /*allow_list=*/false, unknown_fields);

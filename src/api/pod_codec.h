@@ -35,12 +35,18 @@
 
 #include "absl/status/statusor.h"
 #include "api/pod.h"
+#include "nlohmann/json.hpp"
 
 namespace kubelet::api {
 
 // Decodes one Pod (kind Pod, apiVersion v1).
 absl::StatusOr<Pod> DecodePod(std::string_view data,
                               std::vector<std::string>* unknown_fields = nullptr);
+
+// Decodes one Pod from a parsed JSON document (a watch event's or a list's object), as DecodePod
+// decodes its text, without writing and parsing it again. A list's items come without kind and
+// apiVersion: with `list_item` those that are absent read as Pod and v1.
+absl::StatusOr<Pod> DecodePodDocument(const nlohmann::json& doc, bool list_item = false);
 
 // Decodes a Pod (-> one element) or a PodList (-> its items, possibly none).
 absl::StatusOr<std::vector<Pod>> DecodePodOrPodList(

@@ -179,6 +179,43 @@ TEST(PodCodec, DecodesJson) {
   EXPECT_EQ(cs.last_state.terminated->reason, "OOMKilled");
 }
 
+TEST(PodCodec, ParsedDocumentsDecodeAsTheirText) {
+  const std::string text = R"({"apiVersion":"v1","kind":"Pod",
+    "metadata":{"name":"d","namespace":"ns","uid":"u1","labels":{"a":"b"},
+                "managedFields":[{"manager":"m"}]},
+    "spec":{"containers":[{"name":"c","image":"img","ports":[{"containerPort":8080}]}],
+            "nodeName":"n1"},
+    "status":{"phase":"Pending"}})";
+  absl::StatusOr<Pod> from_text = DecodePod(text);
+  ASSERT_TRUE(from_text.ok()) << from_text.status();
+  absl::StatusOr<Pod> from_doc = DecodePodDocument(nlohmann::json::parse(text));
+  ASSERT_TRUE(from_doc.ok()) << from_doc.status();
+  EXPECT_EQ(EncodePodJson(*from_doc), EncodePodJson(*from_text));
+  EXPECT_EQ(from_doc->spec.containers[0].ports[0].container_port, 8080);
+
+  // A list's item has no kind or apiVersion: as a list item that reads as a v1 Pod; alone it is
+  // refused as its text would be.
+  nlohmann::json item = nlohmann::json::parse(text);
+  item.erase("kind");
+  item.erase("apiVersion");
+  absl::StatusOr<Pod> as_item = DecodePodDocument(item, /*list_item=*/true);
+  ASSERT_TRUE(as_item.ok()) << as_item.status();
+  EXPECT_EQ(EncodePodJson(*as_item), EncodePodJson(*from_text));
+  absl::StatusOr<Pod> alone = DecodePodDocument(item);
+  ASSERT_FALSE(alone.ok());
+  EXPECT_EQ(alone.status().message(), DecodePod(item.dump()).status().message());
+
+  // What is there still counts: another kind, or a wrong type, is refused even as a list item.
+  item["kind"] = "Service";
+  EXPECT_THAT(DecodePodDocument(item, true).status().message(), testing::HasSubstr("is not a Pod"));
+  item["kind"] = 7;
+  EXPECT_FALSE(DecodePodDocument(item, true).ok());
+  item["kind"] = "Pod";
+  item["spec"]["containers"][0]["ports"][0]["containerPort"] = "abc";
+  EXPECT_THAT(DecodePodDocument(item, true).status().message(),
+              testing::HasSubstr("spec.containers[0].ports[0].containerPort"));
+}
+
 TEST(PodCodec, WrongTypesNameTheFieldPath) {
   auto bad = DecodePod(R"(apiVersion: v1
 kind: Pod

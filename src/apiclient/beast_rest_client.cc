@@ -1,8 +1,10 @@
 // The Boost.Beast/Asio + OpenSSL implementation of RestClient (rest_client.h).
 //
 // Design: a call borrows a connection from a small pool of idle keep-alive connections (or opens
-// one) and waits on the caller's thread, one step at a time (connect, handshake, write, each
-// read), with the call's deadline. The steps themselves run on the process's I/O threads: a few
+// one) and waits on the caller's thread, one step at a time, with the call's deadline: connect,
+// handshake, then the exchange (the request's write and its answer's reads, chained on the I/O
+// thread until the answer is complete, so a call waits for one wake-up; a watch whose frames go
+// to the caller's callback waits for each read). The steps run on the process's I/O threads: a few
 // single-threaded io_contexts (one per core, at most 4, each thread started with its first
 // connection) that every connection of every client shares, a connection staying on one of them
 // for its life. A step is started on its connection's I/O thread, so the socket, the TLS stream
@@ -572,7 +574,7 @@ absl::Status BodyTooLarge(const AnswerLimits& limits) {
 
 // Takes what one read brought (`w`, `ec`, and what the parser has) into `st`: the attempt's end
 // once the answer is complete or failed, nullopt while more is to be read. A watch's frames
-// are delivered from here, on the caller's thread.
+// are delivered from here, on the thread that calls it.
 std::optional<Attempt> Absorb(Answer& st, Connection& c, Wait w, const beast::error_code& ec,
                               const AnswerLimits& limits) {
   Attempt a;
@@ -1339,6 +1341,49 @@ class BeastRestClient final : public RestClient {
     return a;
   }
 
+  // The answer's reads, chained on the I/O thread: each read is absorbed there, and the next
+  // one started, until the answer is complete or failed (`end`), a watch answered 200 and is
+  // to be handed over, or a read fails (`ec`: the connection dropped, or Drive closed it).
+  // Then the step is finished. Lives on the caller's stack for the Drive.
+  template <class Stream>
+  struct ChainedReads {
+    Stream& stream;
+    Connection& c;
+    Answer& st;
+    const AnswerLimits& limits;
+    const bool handing_over;
+    CallState& cs;
+    beast::error_code& ec;
+    std::optional<Attempt>& end;
+
+    void Next() {
+      http::async_read_some(stream, c.buffer, *st.parser,
+                            [this](const beast::error_code& e, size_t) { OnRead(e); });
+    }
+    void OnRead(const beast::error_code& e) {
+      if (e) {
+        ec = e;  // the caller absorbs the failure, knowing whether it was the deadline
+        cs.Finish();
+        return;
+      }
+      std::string error;
+      if (!RunGuarded(
+              "API answer", [&] { end = Absorb(st, c, Wait::kDone, e, limits); }, &error)) {
+        end.emplace();
+        end->result = absl::InternalError(absl::StrCat(AV(limits.base_url), ": ", AV(error)));
+      }
+      if (end || (handing_over && st.watching)) {
+        cs.Finish();
+        return;
+      }
+      Next();
+    }
+  };
+
+  // Sends `req` and reads its answer. A unary request's (or a handed-over watch's header) write
+  // and reads run on the I/O thread as one step, so the caller's thread waits once; a watch
+  // whose frames go to the caller's on_event waits for each read, and its frames are delivered
+  // on the caller's thread.
   template <class Stream>
   Attempt Transfer(Stream& stream, Connection& c, const http::request<http::string_body>& req,
                    const WatchEventFn* on_event, SteadyClock::time_point deadline, CallState& cs,
@@ -1348,41 +1393,40 @@ class BeastRestClient final : public RestClient {
       return absl::DeadlineExceededError(
           absl::StrCat("request timed out: ", AV(base_url_), ": ", AV(phase)));
     };
-    beast::error_code ec;
-    auto write = [&] {
-      http::async_write(stream, req, [&](const beast::error_code& e, size_t) {
-        ec = e;
-        cs.Finish();
-      });
-    };
-    switch (Drive(c, cs, deadline, ec, write)) {
-      case Wait::kCancelled:
-        a.result = absl::CancelledError("request cancelled");
-        return a;
-      case Wait::kTimedOut:
-        a.result = timed_out("sending the request");
-        return a;
-      case Wait::kDone:
-        break;
-    }
-    if (ec) {
-      a.result = Unavailable(absl::StrCat("sending the request: ", LowerFirst(ec.message())));
-      a.retry = true;
-      return a;
-    }
-
     auto st = std::make_unique<Answer>(on_event, options_.max_frame_bytes);
     const AnswerLimits limits{options_.max_body_bytes, base_url_};
+    const bool chained = on_event == nullptr || handover != nullptr;
+    beast::error_code ec;
+    bool sent = false;
+    std::optional<Attempt> end;
+    ChainedReads<Stream> reads{stream, c, *st, limits, handover != nullptr, cs, ec, end};
+    auto write = [&] {
+      http::async_write(stream, req, [&](const beast::error_code& e, size_t) {
+        sent = !e;
+        if (e || !chained) {
+          ec = e;
+          cs.Finish();
+          return;
+        }
+        reads.Next();
+      });
+    };
+    Wait w = Drive(c, cs, deadline, ec, write);
+    if (w == Wait::kCancelled) {
+      a.result = absl::CancelledError("request cancelled");
+      return a;
+    }
+    if (!sent) {
+      if (w == Wait::kTimedOut) {
+        a.result = timed_out("sending the request");
+      } else {
+        a.result = Unavailable(absl::StrCat("sending the request: ", LowerFirst(ec.message())));
+        a.retry = true;
+      }
+      return a;
+    }
     for (;;) {
-      auto read = [&] {
-        http::async_read_some(stream, c.buffer, *st->parser,
-                              [&](const beast::error_code& e, size_t) {
-                                ec = e;
-                                cs.Finish();
-                              });
-      };
-      const Wait w = Drive(c, cs, deadline, ec, read);
-      if (std::optional<Attempt> end = Absorb(*st, c, w, ec, limits)) return *std::move(end);
+      if (end) return *std::move(end);
       if (handover != nullptr && st->watching) {
         // A watch answered 200: the rest is read on the I/O thread (StartWatch).
         handover->answer = std::move(st);
@@ -1390,6 +1434,24 @@ class BeastRestClient final : public RestClient {
         a.handed_over = true;
         return a;
       }
+      if (chained) {
+        // The reads stopped on a failure, the deadline or a cancellation: that is the end.
+        end = Absorb(*st, c, w, ec, limits);
+        if (!end) {
+          end.emplace();
+          end->result = Unavailable("reading the answer: stopped before its end");
+        }
+        continue;
+      }
+      auto read = [&] {
+        http::async_read_some(stream, c.buffer, *st->parser,
+                              [&](const beast::error_code& e, size_t) {
+                                ec = e;
+                                cs.Finish();
+                              });
+      };
+      w = Drive(c, cs, deadline, ec, read);
+      end = Absorb(*st, c, w, ec, limits);
     }
   }
 

@@ -1,5 +1,6 @@
 #include "apiclient/checkpointed_reflector.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -74,12 +75,23 @@ void CheckpointedReflector::Restore() {
 void CheckpointedReflector::Put(const nlohmann::json& object) {
   const std::string key = Store::KeyOf(object);
   if (key.empty() || !object.is_object()) return;
-  nlohmann::json item = object;
-  for (const std::string& member : checkpoint_.strip) item.erase(member);
-  auto md = item.find("metadata");
-  if (md != item.end() && md->is_object()) {
-    md->erase("resourceVersion");
-    md->erase("managedFields");
+  // Built from what is kept: the stripped members (a pod's status, its managed fields) are
+  // never copied.
+  nlohmann::json item = nlohmann::json::object();
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    const std::string& name = it.key();
+    if (std::find(checkpoint_.strip.begin(), checkpoint_.strip.end(), name) !=
+        checkpoint_.strip.end()) {
+      continue;
+    }
+    if (name != "metadata" || !it->is_object()) {
+      item[name] = *it;
+      continue;
+    }
+    nlohmann::json& md = item[name] = nlohmann::json::object();
+    for (auto m = it->begin(); m != it->end(); ++m) {
+      if (m.key() != "resourceVersion" && m.key() != "managedFields") md[m.key()] = *m;
+    }
   }
   items_[key] = item.dump();
 }

@@ -83,7 +83,9 @@ class CheckpointedReflectorTest : public ::testing::Test {
 
 TEST_F(CheckpointedReflectorTest, TheListAndItsChangesAreCheckpointedWithoutStatus) {
   FakeRestClient fake;
-  fake.Upsert(kPods, Pod("a"));
+  Json a = Pod("a");
+  a["metadata"]["managedFields"] = Json::array({{{"manager", "kubectl"}}});
+  fake.Upsert(kPods, a);
   fake.Upsert(kPods, Pod("b"));
   Recorder rec;
   auto r = Make(fake, rec);
@@ -95,6 +97,10 @@ TEST_F(CheckpointedReflectorTest, TheListAndItsChangesAreCheckpointedWithoutStat
   ASSERT_EQ(saved["items"].size(), 2u);
   EXPECT_FALSE(saved["items"][0].contains("status"));
   EXPECT_FALSE(saved["items"][0]["metadata"].contains("resourceVersion"));
+  EXPECT_FALSE(saved["items"][0]["metadata"].contains("managedFields"));
+  EXPECT_EQ(saved["items"][0]["metadata"]["name"], "a");
+  EXPECT_EQ(saved["items"][0]["spec"]["nodeName"], "node-1");
+  EXPECT_EQ(saved["items"][0]["apiVersion"], "v1");
   struct stat st {};
   ASSERT_EQ(::stat(path_.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/log.h"
 
 namespace kubelet::app {
@@ -41,6 +42,10 @@ absl::Status SetMaxOpenFiles(int64_t max) {
         absl::StrCat("failed to set max open files to ", max, ": ", std::strerror(errno)));
   }
   return absl::OkStatus();
+}
+
+void DisableLockOrderChecks() {
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 }
 
 // Blocks SIGTERM/SIGINT for every thread (call before any thread starts) and returns a

@@ -23,6 +23,13 @@ absl::Status ApplyOOMScoreAdj(int value);
 // RLIMIT_NOFILE, soft and hard.
 absl::Status SetMaxOpenFiles(int64_t max);
 
+// Turns off abseil's lock-order checking for the process. The distribution's abseil is built
+// without NDEBUG, as a debug build is, so absl::Mutex checks every Lock against a process-wide
+// graph of the lock orders it has seen (a global spinlock on every Lock, a graph update on every
+// Mutex's destruction) and aborts the process on an order it thinks could deadlock. A release
+// build of abseil does neither. Tests, which do not call this, keep the checks. Call first.
+void DisableLockOrderChecks();
+
 // Blocks SIGTERM/SIGINT for every thread (call before any thread starts) and returns a
 // signalfd that reports them. SIGPIPE is ignored, as the Go runtime ignores it for everything
 // but stdout/stderr: a peer that hangs up on a socket or pipe (an HTTP client, a probe, a

@@ -263,6 +263,7 @@ std::unique_ptr<server::HttpServer> StartHealthz(const config::KubeletConfigurat
 }
 
 int RunUnguarded(Settings& s) {
+  DisableLockOrderChecks();
   int signal_fd = BlockShutdownSignals();
   const config::KubeletConfiguration& cfg = s.config;
   auto fail = [](const absl::Status& st) {

@@ -48,8 +48,10 @@ void ThreadPool::Submit(std::function<void()> fn) {
     queue_.push_back(Task{std::move(fn), now});
     if (!idle_.empty()) {
       // The thread that became idle last takes it.
-      idle_.back()->woken = true;
+      Waiter* w = idle_.back();
       idle_.pop_back();
+      w->woken = true;
+      w->cv.Signal();
     } else if (live_ < max_threads_ && (growth_ == Growth::kPerQueuedClosure || live_ == 0 ||
                                         now - queue_.front().queued > absl::Milliseconds(1))) {
       SpawnLocked();
@@ -83,6 +85,7 @@ void ThreadPool::Stop() {
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
+    for (Waiter* w : idle_) w->cv.Signal();
     for (auto& [id, t] : threads_) all.push_back(std::move(t));
     threads_.clear();
     for (auto& t : exited_) all.push_back(std::move(t));
@@ -110,13 +113,15 @@ void ThreadPool::Loop() {
   }
   for (;;) {
     if (queue_.empty() && !stopping_) {
+      // Each idle thread waits on a condition variable of its own, signalled when work is handed
+      // to it: waits on the mutex with a Condition would have every Unlock evaluate the idle
+      // threads' conditions one by one.
       Waiter w;
       idle_.push_back(&w);
-      auto ready = [this, &w]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return w.woken || stopping_; };
-      if (live_ > min_threads_ && idle_timeout_ != absl::InfiniteDuration()) {
-        mu_.AwaitWithTimeout(absl::Condition(&ready), idle_timeout_);
-      } else {
-        mu_.Await(absl::Condition(&ready));
+      const absl::Time give_up =
+          live_ > min_threads_ ? absl::Now() + idle_timeout_ : absl::InfiniteFuture();
+      while (!w.woken && !stopping_) {
+        if (w.cv.WaitWithDeadline(&mu_, give_up) && !w.woken) break;  // timed out
       }
       if (!w.woken) {
         // Timed out or stopping: no longer idle.

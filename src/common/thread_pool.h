@@ -78,6 +78,7 @@ class ThreadPool {
   // An idle thread's wait: set when work is handed to it.
   struct Waiter {
     bool woken = false;
+    absl::CondVar cv;
   };
 
   mutable absl::Mutex mu_;

@@ -18,15 +18,8 @@ void ApiSource::Store(const std::string& key, const nlohmann::json& object,
                       std::map<std::string, api::PodPtr>* previous) {
   absl::StatusOr<api::Pod> pod = absl::UnknownError("not decoded");
   try {
-    if (object.is_object() && (!object.contains("kind") || !object.contains("apiVersion"))) {
-      // A list item: the API server leaves out the type of a list's items.
-      nlohmann::json typed = object;
-      if (!typed.contains("kind")) typed["kind"] = "Pod";
-      if (!typed.contains("apiVersion")) typed["apiVersion"] = "v1";
-      pod = api::DecodePod(typed.dump());
-    } else {
-      pod = api::DecodePod(object.dump());
-    }
+    // A list's items come without kind and apiVersion.
+    pod = api::DecodePodDocument(object, /*list_item=*/true);
   } catch (const std::exception& e) {
     pod = absl::InvalidArgumentError(e.what());
   }
