@@ -45,7 +45,8 @@ absl::StatusOr<Pod> DecodePod(std::string_view data,
 
 // Decodes one Pod from a parsed JSON document (a watch event's or a list's object), as DecodePod
 // decodes its text, without writing and parsing it again. A list's items come without kind and
-// apiVersion: with `list_item` those that are absent read as Pod and v1.
+// apiVersion: with `list_item` those that are absent read as Pod and v1. The document's nesting
+// is what its parser allowed (the text decoders' 1000 levels do not apply).
 absl::StatusOr<Pod> DecodePodDocument(const nlohmann::json& doc, bool list_item = false);
 
 // Decodes a Pod (-> one element) or a PodList (-> its items, possibly none).

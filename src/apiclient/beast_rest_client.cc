@@ -1357,8 +1357,15 @@ class BeastRestClient final : public RestClient {
     std::optional<Attempt>& end;
 
     void Next() {
-      http::async_read_some(stream, c.buffer, *st.parser,
-                            [this](const beast::error_code& e, size_t) { OnRead(e); });
+      try {
+        http::async_read_some(stream, c.buffer, *st.parser,
+                              [this](const beast::error_code& e, size_t) { OnRead(e); });
+      } catch (const std::exception& e) {
+        // Nothing was started (an allocation failure, say): the step ends here.
+        KLOG_ERROR(absl::InternalError(e.what()), "Failed to start an API client read");
+        ec = boost::system::errc::make_error_code(boost::system::errc::io_error);
+        cs.Finish();
+      }
     }
     void OnRead(const beast::error_code& e) {
       if (e) {
@@ -1425,24 +1432,28 @@ class BeastRestClient final : public RestClient {
       }
       return a;
     }
-    for (;;) {
-      if (end) return *std::move(end);
-      if (handover != nullptr && st->watching) {
+    if (chained) {
+      // An answer the reads completed just as the deadline passed is not taken (the socket was
+      // closed meanwhile): the call ends timed out, as it would have a moment later.
+      if (w == Wait::kDone && end) return *std::move(end);
+      if (w == Wait::kDone && handover != nullptr && st->watching) {
         // A watch answered 200: the rest is read on the I/O thread (StartWatch).
         handover->answer = std::move(st);
         handover->deadline = deadline;
         a.handed_over = true;
         return a;
       }
-      if (chained) {
-        // The reads stopped on a failure, the deadline or a cancellation: that is the end.
-        end = Absorb(*st, c, w, ec, limits);
-        if (!end) {
-          end.emplace();
-          end->result = Unavailable("reading the answer: stopped before its end");
-        }
-        continue;
+      // The reads stopped on a failure or the deadline: that is the end.
+      std::optional<Attempt> last = Absorb(*st, c, w, ec, limits);
+      if (!last) {
+        last.emplace();
+        last->result = Unavailable("reading the answer: stopped before its end");
       }
+      last->keep = last->keep && w == Wait::kDone;
+      return *std::move(last);
+    }
+    // A watch whose frames go to the caller's on_event: a step per read, absorbed here.
+    for (;;) {
       auto read = [&] {
         http::async_read_some(stream, c.buffer, *st->parser,
                               [&](const beast::error_code& e, size_t) {
@@ -1451,7 +1462,7 @@ class BeastRestClient final : public RestClient {
                               });
       };
       w = Drive(c, cs, deadline, ec, read);
-      end = Absorb(*st, c, w, ec, limits);
+      if (std::optional<Attempt> last = Absorb(*st, c, w, ec, limits)) return *std::move(last);
     }
   }
 
