@@ -49,6 +49,7 @@
 // runtime's CPU is crio's and its conmons'), IDLE_SECONDS, SETTLE_SECONDS, RESTARTS, REQUESTS.
 #include <dirent.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -372,6 +373,12 @@ Result RunKubelet(const std::string& bin, const std::string& kind, int n,
                                          "--cert-dir",
                                          absl::StrCat(dir, "/pki-", node),
                                          "--v=2"};
+  // The upstream kubelet bind-mounts its root dir onto itself (to make it rshared) and leaves that
+  // mount behind when it exits: undone on every way out of here, after the kubelet stopped.
+  struct UnmountRootDir {
+    std::string path;
+    ~UnmountRootDir() { (void)::umount2(path.c_str(), MNT_DETACH); }
+  } unmount_root_dir{absl::StrCat(dir, "/root-", node)};
   // The first start generates the self-signed serving certificate in the empty cert dir; the
   // second finds it (a restart of a node agent).
   std::unique_ptr<KubeletProcess> first = StartHealthy(
