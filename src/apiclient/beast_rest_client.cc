@@ -39,7 +39,6 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 #include <poll.h>
-#include <pthread.h>
 #include <sys/socket.h>
 #include <zlib.h>
 
@@ -396,7 +395,6 @@ class IoThreads {
     Slot& slot = *slots_[next_.fetch_add(1, std::memory_order_relaxed) % slots_.size()];
     std::call_once(slot.started, [&slot] {
       slot.thread = GuardedThread("api-io", [&slot] {
-        pthread_setname_np(pthread_self(), "api-io");
         // Handlers that throw are logged; the thread goes on with the next (run() returns only
         // on a throw: the work guard keeps it busy).
         for (;;) RunGuarded("API client I/O", [&slot] { slot.ioc.run(); });

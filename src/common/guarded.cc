@@ -1,5 +1,9 @@
 #include "common/guarded.h"
 
+#include <pthread.h>
+
+#include <string>
+
 #include "absl/status/status.h"
 #include "common/log.h"
 
@@ -26,8 +30,16 @@ void AssignNoThrow(std::string* out, const char* message) noexcept {
 
 }  // namespace internal
 
+void NameThisThread(std::string_view name) {
+  const std::string comm(name.substr(0, 15));
+  pthread_setname_np(pthread_self(), comm.c_str());
+}
+
 std::thread GuardedThread(std::string name, std::function<void()> fn) {
-  return std::thread([name = std::move(name), fn = std::move(fn)] { RunGuarded(name, fn); });
+  return std::thread([name = std::move(name), fn = std::move(fn)] {
+    NameThisThread(name);
+    RunGuarded(name, fn);
+  });
 }
 
 }  // namespace kubelet

@@ -47,9 +47,12 @@ bool RunGuarded(std::string_view what, Fn&& fn, std::string* error = nullptr) no
   return false;
 }
 
-// A thread whose entry point runs `fn` under RunGuarded(name, ...): if fn throws, the thread
-// logs and ends instead of terminating the process. A long-running loop should also guard each
-// round itself, so it goes on after one round fails.
+// Names the calling thread: the kernel's comm, `name`'s first 15 characters (ps, top, debuggers).
+void NameThisThread(std::string_view name);
+
+// A thread named `name` (NameThisThread) whose entry point runs `fn` under RunGuarded(name, ...):
+// if fn throws, the thread logs and ends instead of terminating the process. A long-running loop
+// should also guard each round itself, so it goes on after one round fails.
 std::thread GuardedThread(std::string name, std::function<void()> fn);
 
 }  // namespace kubelet

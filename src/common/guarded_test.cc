@@ -1,5 +1,7 @@
 #include "common/guarded.h"
 
+#include <pthread.h>
+
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -72,6 +74,14 @@ TEST_F(GuardedTest, GuardedThreadEndsInsteadOfTerminating) {
   std::vector<std::string> lines = Lines();
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find("boundary=\"worker\""), std::string::npos) << lines[0];
+}
+
+TEST_F(GuardedTest, GuardedThreadIsNamedAfterItsFirstFifteenCharacters) {
+  char comm[16] = {};
+  std::thread t = GuardedThread("a rather long thread name",
+                                [&comm] { pthread_getname_np(pthread_self(), comm, sizeof comm); });
+  t.join();
+  EXPECT_STREQ(comm, "a rather long t");
 }
 
 }  // namespace

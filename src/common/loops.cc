@@ -1,7 +1,5 @@
 #include "common/loops.h"
 
-#include <pthread.h>
-
 #include <algorithm>
 #include <map>
 #include <thread>
@@ -125,10 +123,7 @@ class SharedLoops final : public Loops {
         pool_(0, std::max(1, options.max_threads), options.idle_timeout,
               ThreadPool::Growth::kWhenStalled) {
     pool_.SetThreadName("loops");
-    timer_ = GuardedThread("loop timer", [this] {
-      pthread_setname_np(pthread_self(), "loop timer");
-      TimerLoop();
-    });
+    timer_ = GuardedThread("loop timer", [this] { TimerLoop(); });
   }
 
   ~SharedLoops() override {

@@ -9,6 +9,12 @@
 #include "common/log.h"
 
 namespace kubelet {
+namespace {
+
+// Growth::kWhenStalled: how long the oldest queued closure waits before the pool grows.
+constexpr absl::Duration kStalled = absl::Milliseconds(1);
+
+}  // namespace
 
 ThreadPool::ThreadPool(int threads)
     : ThreadPool(std::max(1, threads), std::max(1, threads), absl::InfiniteDuration()) {}
@@ -52,22 +58,23 @@ void ThreadPool::Submit(std::function<void()> fn) {
       idle_.pop_back();
       w->woken = true;
       w->cv.Signal();
-    } else if (live_ < max_threads_ && (growth_ == Growth::kPerQueuedClosure || live_ == 0 ||
-                                        now - queue_.front().queued > absl::Milliseconds(1))) {
+    } else if (live_ < max_threads_ &&
+               (growth_ == Growth::kPerQueuedClosure || live_ == 0 || StalledLocked(now))) {
       SpawnLocked();
     }
   }
   ReapExited();
 }
 
+bool ThreadPool::StalledLocked(absl::Time now) const {
+  return !queue_.empty() && now - queue_.front().queued > kStalled;
+}
+
 absl::Time ThreadPool::GrowIfStalled() {
-  constexpr absl::Duration kStalled = absl::Milliseconds(1);
   absl::MutexLock lock(&mu_);
   if (queue_.empty() || stopping_) return absl::InfiniteFuture();
   const absl::Time now = absl::Now();
-  if (idle_.empty() && live_ < max_threads_ && now - queue_.front().queued > kStalled) {
-    SpawnLocked();
-  }
+  if (idle_.empty() && live_ < max_threads_ && StalledLocked(now)) SpawnLocked();
   return now + kStalled;
 }
 
@@ -104,13 +111,14 @@ int ThreadPool::threads() const {
 void ThreadPool::SetThreadName(std::string name) {
   absl::MutexLock lock(&mu_);
   thread_name_ = std::move(name);
+  // The threads already running (the core ones the constructor started) are named here.
+  const std::string comm = thread_name_.substr(0, 15);
+  for (auto& [id, t] : threads_) pthread_setname_np(t.native_handle(), comm.c_str());
 }
 
 void ThreadPool::Loop() {
   mu_.Lock();
-  if (!thread_name_.empty()) {
-    pthread_setname_np(pthread_self(), thread_name_.substr(0, 15).c_str());
-  }
+  if (!thread_name_.empty()) NameThisThread(thread_name_);
   for (;;) {
     if (queue_.empty() && !stopping_) {
       // Each idle thread waits on a condition variable of its own, signalled when work is handed

@@ -52,8 +52,8 @@ class ThreadPool {
   // no thread is idle (Submit checks too, but only when something is submitted). Returns when
   // to call it again: InfiniteFuture() while nothing is queued.
   absl::Time GrowIfStalled();
-  // Names the pool's threads from now on (the kernel's comm, 15 characters; for ps/top and
-  // debuggers). Call before the first Submit.
+  // Names the pool's threads, those running and those to come (the kernel's comm, 15
+  // characters; for ps/top and debuggers).
   void SetThreadName(std::string name);
 
   // Threads alive now (tests and metrics).
@@ -61,6 +61,8 @@ class ThreadPool {
 
  private:
   void SpawnLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The oldest queued closure has waited too long (Growth::kWhenStalled).
+  bool StalledLocked(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Loop();
   // Joins the threads that have left Loop(). Must not hold mu_.
   void ReapExited();

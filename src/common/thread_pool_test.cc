@@ -1,7 +1,10 @@
 #include "common/thread_pool.h"
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
+#include <string>
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -12,6 +15,17 @@ namespace kubelet {
 namespace {
 
 using testing::Eventually;
+
+// Submits `n` closures that each count themselves in `blocked` and then wait for `release`.
+void SubmitBlocking(ThreadPool& pool, int n, std::atomic<int>& blocked,
+                    absl::Notification& release) {
+  for (int i = 0; i < n; ++i) {
+    pool.Submit([&] {
+      ++blocked;
+      release.WaitForNotification();
+    });
+  }
+}
 
 TEST(ThreadPoolTest, FixedPoolRunsEverythingInOrderPerThread) {
   std::atomic<int> sum{0};
@@ -28,12 +42,7 @@ TEST(ThreadPoolTest, BlockedClosuresDoNotStarveOthersInAnElasticPool) {
   absl::Notification release;
   std::atomic<int> blocked{0};
   // Five closures block at once: a fixed pool of one thread would run only the first.
-  for (int i = 0; i < 5; ++i) {
-    pool.Submit([&] {
-      ++blocked;
-      release.WaitForNotification();
-    });
-  }
+  SubmitBlocking(pool, 5, blocked, release);
   ASSERT_TRUE(Eventually([&] { return blocked.load() == 5; })) << blocked.load();
   absl::Notification quick;
   pool.Submit([&] { quick.Notify(); });
@@ -80,10 +89,7 @@ TEST(ThreadPoolTest, GrowingWhenStalledRunsABurstOnTheThreadsThereAre) {
   absl::Notification release;
   std::atomic<int> blocked{0};
   for (int i = 0; i < 3; ++i) {
-    pool.Submit([&] {
-      ++blocked;
-      release.WaitForNotification();
-    });
+    SubmitBlocking(pool, 1, blocked, release);
     const bool started = Eventually([&] {
       pool.GrowIfStalled();
       return blocked == i + 1;
@@ -108,12 +114,7 @@ TEST(ThreadPoolTest, ThreadsTheLoadNoLongerNeedsLeave) {
   ThreadPool pool(0, 64, absl::Milliseconds(200));
   absl::Notification release;
   std::atomic<int> blocked{0};
-  for (int i = 0; i < 8; ++i) {
-    pool.Submit([&] {
-      ++blocked;
-      release.WaitForNotification();
-    });
-  }
+  SubmitBlocking(pool, 8, blocked, release);
   ASSERT_TRUE(Eventually([&] { return blocked == 8; }));
   EXPECT_EQ(pool.threads(), 8);
   release.Notify();
@@ -124,6 +125,29 @@ TEST(ThreadPoolTest, ThreadsTheLoadNoLongerNeedsLeave) {
   }
   ASSERT_TRUE(Eventually([&] { return done == 100; }));
   EXPECT_LE(pool.threads(), 2);
+  pool.Stop();
+}
+
+TEST(ThreadPoolTest, ThreadsAreNamedThoseRunningAndThoseToCome) {
+  auto named = [] {
+    int n = 0;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+      std::ifstream f(task.path() / "comm");
+      std::string comm;
+      std::getline(f, comm);
+      if (comm == "named pool") ++n;
+    }
+    return n;
+  };
+  ThreadPool pool(/*min_threads=*/2, /*max_threads=*/3, absl::Seconds(30));
+  pool.SetThreadName("named pool");
+  EXPECT_EQ(named(), 2);  // the core threads, started before the name was set
+  absl::Notification release;
+  std::atomic<int> blocked{0};
+  SubmitBlocking(pool, 3, blocked, release);
+  ASSERT_TRUE(Eventually([&] { return blocked == 3; }));
+  EXPECT_EQ(named(), 3);
+  release.Notify();
   pool.Stop();
 }
 
