@@ -93,12 +93,9 @@ absl::StatusOr<TypeMeta> InterpretTypeMeta(const Doc& doc, const TypeMeta* absen
                      "\"json:\\\"apiVersion,omitempty\\\"\"; Kind string "
                      "\"json:\\\"kind,omitempty\\\"\" }"));
   }
-  auto get = [&](const char* key, std::string* out) -> absl::Status {
+  auto get = [&](const char* key, std::string* out, const std::string* fallback) -> absl::Status {
     auto it = doc.find(key);
-    if (it == doc.end() && absent != nullptr) {
-      *out = std::string_view(key) == "kind" ? absent->kind : absent->api_version;
-      return absl::OkStatus();
-    }
+    if (it == doc.end() && fallback != nullptr) *out = *fallback;
     if (it == doc.end() || it->is_null()) return absl::OkStatus();
     if (!it->is_string()) {
       return absl::InvalidArgumentError(
@@ -112,8 +109,9 @@ absl::StatusOr<TypeMeta> InterpretTypeMeta(const Doc& doc, const TypeMeta* absen
     *out = it->get<std::string>();
     return absl::OkStatus();
   };
-  KRETURN_IF_ERROR(get("apiVersion", &tm.api_version));
-  KRETURN_IF_ERROR(get("kind", &tm.kind));
+  KRETURN_IF_ERROR(
+      get("apiVersion", &tm.api_version, absent != nullptr ? &absent->api_version : nullptr));
+  KRETURN_IF_ERROR(get("kind", &tm.kind, absent != nullptr ? &absent->kind : nullptr));
   if (tm.kind.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("Object 'Kind' is missing in '", Dump(doc), "'"));
