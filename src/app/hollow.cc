@@ -119,7 +119,7 @@ int RunHollow(Settings& s, const HollowOptions& h) {
   sim.pull_delay = h.runtime_pull_delay;
   if (absl::Status st = cri::ValidateSimRuntimeOptions(sim); !st.ok()) return fail(st);
 
-  LimitMallocArenas();
+  LimitMallocArenas(2);
   if (absl::Status st = SetMaxOpenFiles(s.config.max_open_files); !st.ok()) {
     KLOG_WARNING("Failed to set the open files limit", "err", st);
   }

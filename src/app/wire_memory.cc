@@ -1,4 +1,4 @@
-// The process's own memory (common/memory_trim.h): malloc arenas capped at start-up, free pages
+// The process's own memory (common/memory_trim.h): one malloc arena, free pages
 // returned to the kernel once a minute.
 #include <memory>
 
@@ -8,7 +8,7 @@
 namespace kubelet::app {
 
 absl::Status WireMemory(WiringStage stage, WiringContext& ctx) {
-  if (stage == WiringStage::kBeforeRuntimeManager) LimitMallocArenas();
+  if (stage == WiringStage::kBeforeRuntimeManager) LimitMallocArenas(1);
   if (stage == WiringStage::kAfterKubeletStart) {
     auto trimmer = std::make_shared<MemoryTrimmer>(*ctx.clock);
     ctx.AtShutdown([trimmer]() mutable { trimmer.reset(); });

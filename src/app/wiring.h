@@ -189,7 +189,7 @@ struct WiringContext {
 };
 
 // One per subsystem (wire_<name>.cc).
-// The process's malloc: arenas capped, free pages returned to the kernel once a minute.
+// The process's malloc: one arena, free pages returned to the kernel once a minute.
 absl::Status WireMemory(WiringStage stage, WiringContext& ctx);
 absl::Status WireContainerManager(WiringStage stage, WiringContext& ctx);
 // A simulated node's machine (ctx.simulated): the Kubelet's allocatable from it, as the

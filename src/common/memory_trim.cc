@@ -16,8 +16,8 @@
 
 namespace kubelet {
 
-void LimitMallocArenas() {
-  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) (void)mallopt(M_ARENA_MAX, 2);
+void LimitMallocArenas(int arenas) {
+  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) (void)mallopt(M_ARENA_MAX, arenas);
 }
 
 absl::StatusOr<size_t> PageOutCode() {
