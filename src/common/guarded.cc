@@ -30,9 +30,19 @@ void AssignNoThrow(std::string* out, const char* message) noexcept {
 
 }  // namespace internal
 
-void NameThisThread(std::string_view name) {
+namespace {
+
+void SetComm(pthread_t thread, std::string_view name) {
   const std::string comm(name.substr(0, 15));
-  pthread_setname_np(pthread_self(), comm.c_str());
+  pthread_setname_np(thread, comm.c_str());
+}
+
+}  // namespace
+
+void NameThisThread(std::string_view name) { SetComm(pthread_self(), name); }
+
+void NameThread(std::thread& thread, std::string_view name) {
+  SetComm(thread.native_handle(), name);
 }
 
 std::thread GuardedThread(std::string name, std::function<void()> fn) {

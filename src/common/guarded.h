@@ -47,8 +47,10 @@ bool RunGuarded(std::string_view what, Fn&& fn, std::string* error = nullptr) no
   return false;
 }
 
-// Names the calling thread: the kernel's comm, `name`'s first 15 characters (ps, top, debuggers).
+// Names the calling thread, or `thread`: the kernel's comm, `name`'s first 15 characters (ps,
+// top, debuggers).
 void NameThisThread(std::string_view name);
+void NameThread(std::thread& thread, std::string_view name);
 
 // A thread named `name` (NameThisThread) whose entry point runs `fn` under RunGuarded(name, ...):
 // if fn throws, the thread logs and ends instead of terminating the process. A long-running loop

@@ -8,8 +8,8 @@
 //   keeps free space of its own between long-lived chunks. Measured with 30 and then 250 static
 //   pods (bench/run-side-by-side.sh), private memory grew 25-34 KiB per extra pod over four runs
 //   with one arena and 33 KiB in a run with two the same day: no clear gain, and no cost in idle
-//   CPU or pod start either. jemalloc (one
-//   arena, no thread caches) gave 23-24 KiB with about 30% more idle CPU and was not kept.
+//   CPU or pod start either. jemalloc (one arena, no thread caches) gave 23-24 KiB with about
+//   30% more idle CPU and was not kept.
 //   Hollow nodes keep two: a thousand nodes' loops allocate on many threads.
 // - MemoryTrimmer: every `period` of `clock`'s time, returns the free pages of every arena to the
 //   kernel (`trim`, by default malloc_trim(0), and on the first round PageOutCode() too) on a

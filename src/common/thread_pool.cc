@@ -1,7 +1,5 @@
 #include "common/thread_pool.h"
 
-#include <pthread.h>
-
 #include <algorithm>
 #include <system_error>
 
@@ -112,8 +110,7 @@ void ThreadPool::SetThreadName(std::string name) {
   absl::MutexLock lock(&mu_);
   thread_name_ = std::move(name);
   // The threads already running (the core ones the constructor started) are named here.
-  const std::string comm = thread_name_.substr(0, 15);
-  for (auto& [id, t] : threads_) pthread_setname_np(t.native_handle(), comm.c_str());
+  for (auto& [id, t] : threads_) NameThread(t, thread_name_);
 }
 
 void ThreadPool::Loop() {
